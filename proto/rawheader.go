@@ -1,0 +1,160 @@
+package proto
+
+import (
+	"bytes"
+	"iter"
+)
+
+// RawHeader is a header block as received in an HMSG, read in place:
+//
+//	NATS/1.0[ <3-digit status>[ <description>]]\r\n
+//	Key: Value\r\n ...
+//	\r\n
+//
+// Its methods allocate nothing (except Header) and never modify the block.
+// Keys are matched byte for byte. The status line is not a header: read it
+// with Status. A RawHeader views memory owned by whoever owns the message;
+// it is valid exactly as long as that memory is.
+type RawHeader []byte
+
+// Validate checks the block's structure: the NATS/1.0 line with an optional
+// 3-digit status, "Key: Value" lines whose keys are RFC 7230 tokens, and the
+// final empty line at the very end. It returns an error matching
+// ErrBadHeader otherwise. An empty RawHeader (no block) is valid.
+func (r RawHeader) Validate() error {
+	if len(r) == 0 {
+		return nil
+	}
+	if len(r) < minHeaderLen || !bytes.HasPrefix(r, []byte(headerVersion)) ||
+		!bytes.HasSuffix(r, []byte("\r\n\r\n")) {
+		return ErrBadHeader
+	}
+	first, rest, ok := cutLine(r)
+	if !ok || !validStatusLine(first) {
+		return ErrBadHeader
+	}
+	for {
+		line, next, ok := cutLine(rest)
+		if !ok {
+			return ErrBadHeader
+		}
+		if len(line) == 0 {
+			if len(next) != 0 {
+				return ErrBadHeader
+			}
+			return nil
+		}
+		k, v, ok := bytes.Cut(line, []byte{':'})
+		if !ok || len(k) == 0 {
+			return ErrBadHeader
+		}
+		for _, c := range k {
+			if !isTokenChar(c) {
+				return ErrBadHeader
+			}
+		}
+		if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+			return ErrBadHeader
+		}
+		rest = next
+	}
+}
+
+// validStatusLine checks "NATS/1.0", "NATS/1.0 ddd" or "NATS/1.0 ddd text".
+func validStatusLine(l []byte) bool {
+	if !bytes.HasPrefix(l, []byte(headerVersion)) {
+		return false
+	}
+	l = l[len(headerVersion):]
+	if len(l) == 0 {
+		return true
+	}
+	if l[0] != ' ' {
+		return false
+	}
+	l = bytes.TrimLeft(l, " ")
+	if len(l) < 3 || !isDigit(l[0]) || !isDigit(l[1]) || !isDigit(l[2]) {
+		return false
+	}
+	return len(l) == 3 || l[3] == ' '
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// cutLine splits b at the first "\r\n"; ok is false when there is none or a
+// bare '\n' comes first.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 1 || b[i-1] != '\r' {
+		return nil, nil, false
+	}
+	return b[:i-1], b[i+1:], true
+}
+
+// Status returns the inline status code and description of the block
+// ("NATS/1.0 503" gives 503 and ""), or 0 when it has none or is malformed.
+// The description is a view into r.
+func (r RawHeader) Status() (code int, description []byte) {
+	first, _, ok := cutLine(r)
+	if !ok || !bytes.HasPrefix(first, []byte(headerVersion)) {
+		return 0, nil
+	}
+	l := bytes.TrimLeft(first[len(headerVersion):], " ")
+	if len(l) < 3 || !isDigit(l[0]) || !isDigit(l[1]) || !isDigit(l[2]) || (len(l) > 3 && l[3] != ' ') {
+		return 0, nil
+	}
+	code = int(l[0]-'0')*100 + int(l[1]-'0')*10 + int(l[2]-'0')
+	return code, bytes.TrimSpace(l[3:])
+}
+
+// Lookup returns the first value of key, with surrounding blanks removed,
+// as a view into r, and whether key is present.
+func (r RawHeader) Lookup(key string) ([]byte, bool) {
+	for k, v := range r.All() {
+		if string(k) == key {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Get returns the first value of key, or nil.
+func (r RawHeader) Get(key string) []byte {
+	v, _ := r.Lookup(key)
+	return v
+}
+
+// All yields each key and value (blanks trimmed) in order, as views into r;
+// it stops at the first malformed line.
+func (r RawHeader) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func([]byte, []byte) bool) {
+		_, rest, ok := cutLine(r)
+		for ok {
+			var line []byte
+			line, rest, ok = cutLine(rest)
+			if !ok || len(line) == 0 {
+				return
+			}
+			k, v, found := bytes.Cut(line, []byte{':'})
+			if !found {
+				return
+			}
+			if !yield(k, bytes.Trim(v, " \t")) {
+				return
+			}
+		}
+	}
+}
+
+// Header copies the block's fields into a new Header. It returns an error
+// matching ErrBadHeader when the block is malformed.
+func (r RawHeader) Header() (*Header, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Header{}
+	for k, v := range r.All() {
+		h.Add(string(k), string(v))
+	}
+	return h, nil
+}
