@@ -106,11 +106,13 @@ func (p *Proxy) Conns() int {
 // refused ones.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
 
-// BytesUp returns the number of bytes written to servers so far.
+// BytesUp returns the number of bytes written to servers so far (after
+// Corrupt). Bytes are counted as a write starts, so data a server has read is
+// always included.
 func (p *Proxy) BytesUp() int64 { return p.bytes[Up].Load() }
 
-// BytesDown returns the number of bytes forwarded to clients so far
-// (InjectDown not included).
+// BytesDown returns the number of bytes forwarded to clients so far, counted
+// like BytesUp (InjectDown not included).
 func (p *Proxy) BytesDown() int64 { return p.bytes[Down].Load() }
 
 // Close closes the listener and every live connection and waits until all

@@ -412,7 +412,6 @@ func TestCorrupt(t *testing.T) {
 	p := newProxy(t, e.addr())
 	c := dial(t, p)
 	p.Corrupt(Down, bytes.ToUpper)
-	roundTrip(t, c, "") // no-op
 	write(t, c, []byte("hello"))
 	if got := string(readN(t, c, 5)); got != "HELLO" {
 		t.Fatalf("got %q, want HELLO", got)
@@ -463,9 +462,9 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("200 bytes at %d B/s took %v", rate, d)
 	}
 	// Switching the throttle off releases a crawling transfer at once.
-	p.Throttle(Up, 1)
+	p.Throttle(Up, 20) // 200 bytes would take 10s
 	write(t, c, msg)
-	e.waitReceived(t, 2) // the first byte crawled through
+	e.waitReceived(t, 1+len(msg)+1) // the first byte crawled through
 	p.Throttle(Up, 0)
 	if got := readN(t, c, len(msg)); !bytes.Equal(got, msg) {
 		t.Fatal("data mismatch after unthrottle")
@@ -538,11 +537,11 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		conns = append(conns, c)
 	}
 	// Leave pumps blocked in every interesting state.
-	p.Stall(Up, true)
-	write(t, conns[0], []byte("held up"))
 	p.Stall(Down, true)
 	write(t, conns[1], []byte("held down"))
 	e.waitReceived(t, 4*2+9)
+	p.Stall(Up, true)
+	write(t, conns[0], []byte("held up"))
 	p.Throttle(Up, 1)
 	write(t, conns[2], pattern(100))
 
@@ -588,4 +587,33 @@ func TestInvalidDirectionPanics(t *testing.T) {
 		}
 	}()
 	p.Stall(Direction(7), true)
+}
+
+func TestCloseAbortsThrottle(t *testing.T) {
+	e := newEcho(t)
+	p, err := New(e.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, p)
+	roundTrip(t, c, "x")
+	p.Throttle(Down, 20) // 1000 bytes would take 50s
+	write(t, c, pattern(1000))
+	e.waitReceived(t, 1001)
+	c.SetReadDeadline(time.Now().Add(wait))
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil { // it is crawling
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Close blocked by a throttled pump")
+	}
+	eventually(t, "proxy goroutines to exit", func() bool { return len(proxyGoroutines()) == 0 })
+	expectClosed(t, c)
 }

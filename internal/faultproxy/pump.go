@@ -97,10 +97,13 @@ func (p *Proxy) forward(l *link, dir Direction, dst net.Conn, data []byte, tb *b
 			out = cfg.corrupt(out)
 		}
 		if len(out) > 0 {
-			w, err := dst.Write(out)
-			p.bytes[dir].Add(int64(w))
+			// Count before writing so that the counters already include
+			// the data by the time the peer can observe it.
+			p.bytes[dir].Add(int64(len(out)))
 			p.writes[dir].Add(1)
+			w, err := dst.Write(out)
 			if err != nil {
+				p.bytes[dir].Add(int64(w - len(out)))
 				return false
 			}
 		}
