@@ -90,7 +90,9 @@ type Options struct {
 
 	// Configure, when not nil, is called with the final server options
 	// right before the server is created (also on every restart). It is
-	// the last-resort escape hatch; ports set here are not remembered.
+	// the last-resort escape hatch for anything not covered above (for
+	// example JetStreamMaxMemory). Restart reuses the ports that were
+	// actually bound, whatever set them.
 	Configure func(*server.Options)
 }
 
