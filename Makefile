@@ -1,0 +1,51 @@
+# natsio — build, test, fuzz, benchmark.
+# `make test` is the project's test command (CI runs it through .ci/run).
+
+GO        ?= go
+FUZZTIME  ?= 2m
+# Short fuzz run per target inside `make test`.
+FUZZSHORT ?= 15s
+PKGS      := ./...
+FUZZ_TARGETS = $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | cut -c6-)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all test vet race fuzz-short fuzz bench bench-pkg lint soak
+
+all: test
+
+test: vet race fuzz-short
+
+vet:
+	$(GO) vet $(PKGS)
+
+race:
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZSHORT)"; \
+		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZSHORT) || exit 1; \
+	done
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) || exit 1; \
+	done
+
+# The side-by-side benchmark lives in bench/ once it exists; until then the
+# package benchmarks.
+bench:
+	@if [ -f bench/go.mod ]; then \
+		cd bench && $(GO) run ./cmd/bench; \
+	else \
+		$(MAKE) bench-pkg; \
+	fi
+
+bench-pkg:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)

@@ -1,0 +1,319 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type connState uint8
+
+const (
+	stateConnecting connState = iota
+	stateConnected
+	stateReconnecting
+	stateClosed
+)
+
+// Conn is a connection to a NATS server or cluster. It reconnects on its own
+// (see Connect) and is safe for concurrent use. Close it when done; after
+// Close returns no goroutine or timer of the connection remains.
+type Conn struct {
+	opts   options
+	ev     *eventQueue
+	evStop chan struct{}
+	evDone chan struct{}
+
+	flusherDone chan struct{}
+	closeDone   chan struct{}
+
+	mu       sync.Mutex
+	wcond    sync.Cond // publishers waiting for the flusher; L is &mu
+	state    connState
+	pool     *serverPool
+	cur      *server
+	link     *link
+	gen      uint64
+	info     *ServerInfo
+	wbuf     []byte // outbound bytes not yet taken by the flusher
+	spare    []byte
+	kicked   bool
+	pongs    []chan error // one per outstanding PING; nil for keepalive pings
+	pingsOut int
+	draining bool
+	closeErr error
+	out      struct{ msgs, bytes uint64 }
+	reconn   uint64
+	lastErr  error
+
+	kick   chan struct{}
+	closed chan struct{}
+	ctx    context.Context // canceled by Close; bounds reconnect dials
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	subMu sync.RWMutex
+	subs  map[uint64]*Subscription
+	sid   uint64
+
+	resp respMux
+
+	hookMu  sync.Mutex
+	hooks   map[uint64]func()
+	hookSeq uint64
+
+	stats struct {
+		inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped atomic.Uint64
+	}
+}
+
+// Connect connects to the servers in url (one URL or a comma-separated
+// list; schemes nats://, tls://, ws://, wss://; user:pass@ or token@
+// credentials allowed) and returns once the handshake with one of them has
+// completed: INFO, TLS when required, CONNECT, and the first PONG. Each
+// attempt is bounded by ConnectTimeout; the whole call by ctx. Servers are
+// tried in random order (DontRandomize keeps the given order), each once;
+// the errors of every attempt are joined in the returned error.
+//
+// Once connected, a lost connection is re-established in the background
+// (see ReconnectWait, MaxReconnects, ReconnectBuffer); subscriptions are
+// restored and buffered publishes are sent.
+func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	servers, err := parseServerURLs(url)
+	if err != nil {
+		return nil, err
+	}
+	nc := &Conn{
+		opts:      o,
+		pool:      newPool(servers, !o.noRandomize),
+		kick:      make(chan struct{}, 1),
+		closed:    make(chan struct{}),
+		closeDone: make(chan struct{}),
+		subs:      make(map[uint64]*Subscription),
+	}
+	nc.wcond.L = &nc.mu
+	nc.ctx, nc.cancel = context.WithCancel(context.Background())
+	if o.onEvent != nil {
+		nc.ev = &eventQueue{wake: make(chan struct{}, 1), f: o.onEvent,
+			dropped: func() { nc.stats.eventsDropped.Add(1) }}
+	}
+
+	var errs []error
+	for _, s := range append([]*server(nil), nc.pool.servers...) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
+		l, info, err := nc.handshake(ctx, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.redacted(), err))
+			continue
+		}
+		nc.start(l, info, s)
+		return nc, nil
+	}
+	nc.cancel()
+	return nil, fmt.Errorf("%w: %w", ErrNoServers, errors.Join(errs...))
+}
+
+// start installs the first connection and starts the goroutines.
+func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
+	if nc.ev != nil {
+		nc.evStop = make(chan struct{})
+		nc.evDone = make(chan struct{})
+		go func() {
+			defer close(nc.evDone)
+			nc.ev.run(nc.evStop)
+		}()
+	}
+	nc.mu.Lock()
+	nc.wg.Add(2)
+	nc.flusherDone = make(chan struct{})
+	go nc.flusher()
+	go nc.pinger()
+	nc.install(l, info, s)
+	nc.mu.Unlock()
+	nc.opts.logger.Info("nats: connected", "server", s.redacted())
+	nc.ev.push(Event{Kind: EventConnected, Server: s.redacted()})
+}
+
+// ServerInfo returns the INFO of the server currently (or last) connected.
+func (nc *Conn) ServerInfo() ServerInfo {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return *nc.info
+}
+
+// MaxPayload returns the server's largest accepted message size.
+func (nc *Conn) MaxPayload() int64 {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.info.MaxPayload
+}
+
+// ConnectedURL returns the URL of the current server without credentials,
+// or "" while disconnected.
+func (nc *Conn) ConnectedURL() string {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.state != stateConnected {
+		return ""
+	}
+	return nc.cur.redacted()
+}
+
+// Servers lists the server pool (named and discovered) without credentials.
+func (nc *Conn) Servers() []string {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.pool.urls()
+}
+
+// IsConnected reports whether the connection is up.
+func (nc *Conn) IsConnected() bool {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.state == stateConnected
+}
+
+// IsClosed reports whether the connection has been closed.
+func (nc *Conn) IsClosed() bool {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.state == stateClosed
+}
+
+// Closed returns a channel closed when the connection closes.
+func (nc *Conn) Closed() <-chan struct{} { return nc.closed }
+
+// Err returns why the connection closed (nil after Close), or the last
+// reason it was lost while it is reconnecting.
+func (nc *Conn) Err() error {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.state == stateClosed {
+		return nc.closeErr
+	}
+	return nc.lastErr
+}
+
+// Stats are a connection's counters.
+type Stats struct {
+	InMsgs, InBytes   uint64
+	OutMsgs, OutBytes uint64
+	Reconnects        uint64
+	// Dropped counts messages dropped because a subscription's queue was
+	// full (slow consumer).
+	Dropped uint64
+	// UnknownSID counts messages for subscriptions that no longer exist
+	// (normal right after an unsubscribe).
+	UnknownSID uint64
+	// BadHeaders counts messages dropped for a malformed header block.
+	BadHeaders uint64
+	// EventsDropped counts events the handler could not keep up with.
+	EventsDropped uint64
+}
+
+// Stats returns the connection's counters.
+func (nc *Conn) Stats() Stats {
+	nc.mu.Lock()
+	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn}
+	nc.mu.Unlock()
+	s.InMsgs = nc.stats.inMsgs.Load()
+	s.InBytes = nc.stats.inBytes.Load()
+	s.Dropped = nc.stats.dropped.Load()
+	s.UnknownSID = nc.stats.unknownSID.Load()
+	s.BadHeaders = nc.stats.badHeaders.Load()
+	s.EventsDropped = nc.stats.eventsDropped.Load()
+	return s
+}
+
+// Close closes the connection. Buffered publishes are written first (bounded
+// by the write timeout, at most 2 s); pending requests and flushes fail with
+// ErrClosed; iterators end with ErrClosed; callback handlers finish the
+// message they are handling. Close waits for every goroutine of the
+// connection to return. It is safe to call more than once.
+func (nc *Conn) Close() error {
+	nc.closeWith(nil)
+	return nil
+}
+
+// closeWith closes with reason err (nil for a user's Close).
+func (nc *Conn) closeWith(err error) {
+	nc.mu.Lock()
+	if nc.state == stateClosed {
+		nc.mu.Unlock()
+		<-nc.closeDone
+		return
+	}
+	defer close(nc.closeDone)
+	nc.state = stateClosed
+	nc.closeErr = err
+	l := nc.link
+	nc.link = nil
+	pongs := nc.pongs
+	nc.pongs = nil
+	pending := nc.wbuf
+	nc.wbuf = nil
+	nc.wcond.Broadcast()
+	nc.mu.Unlock()
+
+	nc.cancel()
+	close(nc.closed)
+	if l != nil {
+		// The flusher has written what it took; what is left follows it.
+		<-nc.flusherDone
+		if len(pending) > 0 {
+			d := min(nc.opts.writeTimeout, 2*time.Second)
+			_ = l.c.SetWriteDeadline(time.Now().Add(d))
+			_, _ = l.c.Write(pending)
+		}
+		_ = l.c.Close()
+	}
+	for _, ch := range pongs {
+		if ch != nil {
+			ch <- ErrClosed
+		}
+	}
+	nc.resp.failAll(closedMsg)
+	for _, s := range nc.allSubs() {
+		s.close(ErrClosed)
+	}
+	nc.wg.Wait()
+	if err != nil {
+		nc.opts.logger.Warn("nats: connection closed", "err", err)
+	} else {
+		nc.opts.logger.Info("nats: connection closed")
+	}
+	nc.ev.push(Event{Kind: EventClosed, Err: err})
+	if nc.evDone != nil {
+		close(nc.evStop)
+		<-nc.evDone
+	}
+}
+
+func (nc *Conn) allSubs() []*Subscription {
+	nc.subMu.RLock()
+	defer nc.subMu.RUnlock()
+	out := make([]*Subscription, 0, len(nc.subs))
+	for _, s := range nc.subs {
+		out = append(out, s)
+	}
+	return out
+}
+
+// logger returns the connection's logger.
+func (nc *Conn) logger() *slog.Logger { return nc.opts.logger }

@@ -1,0 +1,43 @@
+// Package conn is a NATS client connection: connecting (TCP, TLS,
+// WebSocket), authentication, publishing, subscriptions, request/reply,
+// reconnection and draining. It knows nothing of JetStream; the JetStream
+// packages build on it.
+//
+// # Connecting
+//
+//	nc, err := conn.Connect(ctx, "nats://127.0.0.1:4222", conn.Name("svc"))
+//	if err != nil { … }
+//	defer nc.Close()
+//
+// Connect returns when the handshake with one server has completed. A lost
+// connection is re-established in the background with exponential backoff
+// and jitter per server; subscriptions are restored and publishes made while
+// disconnected (up to ReconnectBuffer bytes, 8 MiB by default) are sent.
+// Beyond the buffer, Publish fails at once with ErrReconnectBuffer: nothing
+// is dropped silently and nothing blocks.
+//
+// # Goroutines and lifetimes
+//
+// A connection runs a reader, a flusher, a pinger, and while disconnected a
+// reconnect loop, plus one goroutine per SubscribeFunc handler and one for
+// OnEvent. Close stops every one of them before it returns.
+//
+// Messages delivered to a subscription belong to the receiver: the client
+// never reuses their memory. They are carved from shared slabs, so
+// delivering a message allocates far less than once per message.
+//
+// # Errors
+//
+// Every blocking call takes a context and ends by it, by its default timeout,
+// or by Close. Errors are matched with errors.Is: ErrTimeout,
+// ErrNoResponders, ErrDisconnected, ErrClosed, ErrMaxPayload, ErrBadSubject…
+// Server -ERR messages arrive as *ServerError, classified by kind
+// (ErrAuthorization, ErrPermissions, …). Bytes from the server that break the
+// protocol are a *ProtocolError: the connection is dropped and reconnects.
+//
+// # Liveness
+//
+// The client pings every PingInterval (10 s) and drops a connection after
+// MaxPingsOut (2) unanswered pings, so a dead link is noticed within 30 s
+// even while the client keeps publishing.
+package conn

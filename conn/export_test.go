@@ -1,0 +1,8 @@
+package conn
+
+// PendingRequests reports the requests waiting for a response.
+func PendingRequests(nc *Conn) int {
+	nc.resp.mu.Lock()
+	defer nc.resp.mu.Unlock()
+	return len(nc.resp.waiters)
+}

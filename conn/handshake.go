@@ -1,0 +1,263 @@
+package conn
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// readBufSize is the size of a connection's read buffer.
+const readBufSize = 64 << 10
+
+// payloadSlack is added to the server's max_payload for the parser's limit:
+// servers add headers (JetStream metadata, republish) to messages they
+// deliver.
+const payloadSlack = 64 << 10
+
+// link is one transport connection with its parser. The reader goroutine
+// owns it after the handshake.
+type link struct {
+	c     net.Conn
+	p     proto.Parser
+	buf   []byte
+	err   error // read error held back until buffered ops are consumed
+	alloc msgAlloc
+	// sidCache remembers the last routed subscription.
+	lastSID uint64
+	lastSub *Subscription
+}
+
+func newLink(c net.Conn) *link {
+	l := &link{c: c, buf: make([]byte, readBufSize)}
+	l.p.Alloc = l.alloc.bytes
+	return l
+}
+
+// next returns the next op, reading from the connection as needed. The op
+// is valid until the next call.
+func (l *link) next() (*proto.Op, error) {
+	for {
+		op, err := l.p.Next()
+		if err != nil {
+			return nil, &ProtocolError{Err: err}
+		}
+		if op != nil {
+			return op, nil
+		}
+		if l.err != nil {
+			return nil, l.err
+		}
+		n, err := l.c.Read(l.buf)
+		if n > 0 {
+			l.p.Feed(l.buf[:n])
+		}
+		if err != nil {
+			l.err = err
+		}
+	}
+}
+
+func (l *link) setMaxPayload(n int64) {
+	l.p.Limits.MaxPayload = int(n) + payloadSlack
+}
+
+// connectMsg is the CONNECT JSON.
+type connectMsg struct {
+	Verbose      bool   `json:"verbose"`
+	Pedantic     bool   `json:"pedantic"`
+	TLSRequired  bool   `json:"tls_required"`
+	Name         string `json:"name,omitempty"`
+	Lang         string `json:"lang"`
+	Version      string `json:"version"`
+	Protocol     int    `json:"protocol"`
+	Echo         bool   `json:"echo"`
+	Headers      bool   `json:"headers"`
+	NoResponders bool   `json:"no_responders"`
+	User         string `json:"user,omitempty"`
+	Pass         string `json:"pass,omitempty"`
+	Token        string `json:"auth_token,omitempty"`
+	JWT          string `json:"jwt,omitempty"`
+	NKey         string `json:"nkey,omitempty"`
+	Sig          string `json:"sig,omitempty"`
+}
+
+// Version is the client version sent in CONNECT.
+const Version = "0.1.0"
+
+// handshake dials s and completes INFO, TLS, CONNECT and PING/PONG within
+// the connect timeout (and ctx).
+func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, nc.opts.connectTimeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+
+	dial := nc.opts.dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	c, err := dial(ctx, "tcp", s.addr())
+	if err != nil {
+		return nil, nil, err
+	}
+	// Canceling ctx interrupts blocking reads and writes at once.
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_ = c.SetDeadline(deadline)
+
+	l, info, err := nc.handshakeOn(ctx, c, s)
+	if err != nil {
+		_ = c.Close()
+		if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+		}
+		return nil, nil, err
+	}
+	if !stop() {
+		_ = l.c.Close()
+		return nil, nil, ctx.Err()
+	}
+	_ = l.c.SetDeadline(time.Time{})
+	return l, info, nil
+}
+
+func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, *ServerInfo, error) {
+	secure := false
+	wantTLS := nc.opts.secure || s.wantsTLS()
+	if nc.opts.tlsFirst || (s.isWS() && s.wantsTLS()) {
+		tc, err := nc.tlsUpgrade(ctx, c, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, secure = tc, true
+	}
+	if s.isWS() {
+		wc, err := wsHandshake(ctx, c, s.url, wsOptions{Compression: nc.opts.wsCompression})
+		if err != nil {
+			return nil, nil, err
+		}
+		c = wc
+	}
+	l := newLink(c)
+	op, err := l.next()
+	if err != nil {
+		return nil, nil, err
+	}
+	if op.Kind != proto.KindInfo {
+		return nil, nil, &ProtocolError{Err: fmt.Errorf("expected INFO, got %v", op.Kind)}
+	}
+	info, err := parseInfo(op.Text)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.setMaxPayload(info.MaxPayload)
+	if !secure && !s.isWS() && (info.TLSRequired || wantTLS) {
+		if !info.TLSRequired && !info.TLSAvailable {
+			return nil, nil, ErrTLSRequired
+		}
+		tc, err := nc.tlsUpgrade(ctx, c, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		l.c, secure = tc, true
+	}
+	if wantTLS && !secure {
+		return nil, nil, ErrTLSRequired
+	}
+	cm, err := nc.connectMsg(s, info, secure)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := json.Marshal(cm)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := proto.AppendConnect(nil, js)
+	out = proto.AppendPing(out)
+	wipe(js)
+	_, err = l.c.Write(out)
+	wipe(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	for {
+		op, err := l.next()
+		if err != nil {
+			return nil, nil, err
+		}
+		switch op.Kind {
+		case proto.KindPong:
+			return l, info, nil
+		case proto.KindErr:
+			return nil, nil, classifyErr(op.Text)
+		case proto.KindPing:
+			if _, err := l.c.Write(proto.AppendPong(nil)); err != nil {
+				return nil, nil, err
+			}
+		case proto.KindInfo:
+			if ni, err := parseInfo(op.Text); err == nil {
+				info = ni
+				l.setMaxPayload(info.MaxPayload)
+			}
+		}
+	}
+}
+
+func (nc *Conn) tlsUpgrade(ctx context.Context, c net.Conn, s *server) (net.Conn, error) {
+	tc := tls.Client(c, nc.opts.clientTLS(s.tlsName))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	return tc, nil
+}
+
+// connectMsg builds CONNECT for server s. Passwords and tokens go to a
+// discovered server only over TLS unless SendCredentialsToDiscovered.
+func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMsg, error) {
+	o := &nc.opts
+	cm := &connectMsg{
+		TLSRequired:  secure,
+		Name:         o.name,
+		Lang:         "go-natsio",
+		Version:      Version,
+		Protocol:     1,
+		Echo:         !o.noEcho,
+		Headers:      true,
+		NoResponders: true,
+	}
+	user, pass, token := o.user, o.pass, o.token
+	if user == "" && token == "" && s.url.User != nil {
+		if p, ok := s.url.User.Password(); ok {
+			user, pass = s.url.User.Username(), p
+		} else {
+			token = s.url.User.Username()
+		}
+	}
+	if s.discovered && !secure && !o.discoveredCreds {
+		user, pass, token = "", "", ""
+	}
+	cm.User, cm.Pass, cm.Token = user, pass, token
+	if o.userJWT != nil {
+		jwt, err := o.userJWT()
+		if err != nil {
+			return nil, fmt.Errorf("%w: user JWT: %v", ErrBadCredentials, err)
+		}
+		cm.JWT = jwt
+	} else if o.nkeyPub != "" {
+		cm.NKey = o.nkeyPub
+	}
+	if o.signer != nil && info.Nonce != "" {
+		sig, err := o.signNonce(info.Nonce)
+		if err != nil {
+			return nil, err
+		}
+		cm.Sig = sig
+	}
+	return cm, nil
+}

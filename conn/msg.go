@@ -1,0 +1,138 @@
+package conn
+
+import (
+	"unsafe"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// Msg is a message delivered to a subscription. It and every field belong to
+// the receiver: the client never reuses a delivered message's memory, so a
+// Msg may be kept, passed to other goroutines and read at any time.
+//
+// Messages are carved from shared slabs to keep allocation far below one per
+// message; a retained message keeps its slab (64 KiB) reachable. Copy Data
+// out of messages you keep for long if that matters.
+type Msg struct {
+	Subject string
+	Reply   string
+	// Header is the raw header block, nil when the message has none. Read
+	// it with its methods (Lookup, Status), or copy it with Header().
+	Header proto.RawHeader
+	Data   []byte
+	sub    *Subscription
+}
+
+// Sub returns the subscription that received m.
+func (m *Msg) Sub() *Subscription { return m.sub }
+
+// Status returns the status code of a status message (for example 503 for
+// no responders, 100 for a JetStream heartbeat), or 0.
+func (m *Msg) Status() int {
+	if len(m.Header) == 0 {
+		return 0
+	}
+	code, _ := m.Header.Status()
+	return code
+}
+
+// Respond publishes data to m's reply subject.
+func (m *Msg) Respond(data []byte) error {
+	if m.Reply == "" {
+		return ErrNoReply
+	}
+	if m.sub == nil {
+		return ErrBadSubscription
+	}
+	return m.sub.nc.Publish(m.Reply, data)
+}
+
+// RespondMsg publishes data with headers to m's reply subject.
+func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
+	if m.Reply == "" {
+		return ErrNoReply
+	}
+	if m.sub == nil {
+		return ErrBadSubscription
+	}
+	return m.sub.nc.PublishMsg(m.Reply, "", h, data)
+}
+
+// Slab sizes: message bodies up to slabBytes/4 are carved from 64 KiB
+// slabs, Msg structs from arrays of msgChunk.
+const (
+	slabBytes = 64 << 10
+	msgChunk  = 128
+)
+
+// msgAlloc carves messages and their bytes out of slabs. It belongs to the
+// connection's reader goroutine and is not safe for concurrent use.
+type msgAlloc struct {
+	msgs []Msg
+	slab []byte
+}
+
+func (a *msgAlloc) msg() *Msg {
+	if len(a.msgs) == 0 {
+		a.msgs = make([]Msg, msgChunk)
+	}
+	m := &a.msgs[0]
+	a.msgs = a.msgs[1:]
+	return m
+}
+
+// bytes returns n bytes no one else references.
+func (a *msgAlloc) bytes(n int) []byte {
+	if n > slabBytes/4 {
+		return make([]byte, n)
+	}
+	if len(a.slab) < n {
+		a.slab = make([]byte, slabBytes)
+	}
+	b := a.slab[:n:n]
+	a.slab = a.slab[n:]
+	return b
+}
+
+// string returns a string holding a copy of b, carved from a slab. The
+// slab bytes are never written again, so the string is immutable.
+func (a *msgAlloc) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	c := a.bytes(len(b))
+	copy(c, b)
+	return unsafe.String(&c[0], len(c))
+}
+
+// build turns a parsed MSG/HMSG into an owned Msg for sub.
+func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
+	m := a.msg()
+	m.sub = sub
+	if sub.literal && string(op.Subject) == sub.Subject {
+		m.Subject = sub.Subject
+	} else {
+		m.Subject = a.string(op.Subject)
+	}
+	m.Reply = a.string(op.Reply)
+	var body []byte
+	if op.Owned {
+		if n := len(op.Header); n > 0 {
+			body = op.Header[:n+len(op.Payload)]
+		} else {
+			body = op.Payload
+		}
+	} else if n := op.Size(); n > 0 {
+		body = a.bytes(n)
+		copy(body, op.Header)
+		copy(body[len(op.Header):], op.Payload)
+	}
+	h := len(op.Header)
+	if h > 0 {
+		m.Header = proto.RawHeader(body[:h:h])
+	} else {
+		m.Header = nil
+	}
+	m.Data = body[h:len(body):len(body)]
+	return m
+}

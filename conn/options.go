@@ -1,0 +1,320 @@
+package conn
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// Defaults for options left unset.
+const (
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultReconnectWait    = 2 * time.Second
+	DefaultMaxReconnectWait = 30 * time.Second
+	DefaultReconnectJitter  = 100 * time.Millisecond
+	DefaultReconnectBuffer  = 8 << 20
+	DefaultPingInterval     = 10 * time.Second
+	DefaultMaxPingsOut      = 2
+	DefaultPendingMsgs      = 512 * 1024
+	DefaultPendingBytes     = 64 << 20
+	DefaultDrainTimeout     = 30 * time.Second
+	DefaultWriteTimeout     = 10 * time.Second
+	DefaultRequestTimeout   = 5 * time.Second
+	DefaultInboxPrefix      = "_INBOX"
+)
+
+// Option configures a connection; pass options to Connect.
+type Option func(*options) error
+
+// DialFunc dials a server address ("host:port"). The default is a
+// net.Dialer's DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// NonceSigner signs the server's nonce for nkey or JWT authentication.
+type NonceSigner func(nonce []byte) ([]byte, error)
+
+type options struct {
+	name             string
+	user, pass       string
+	token            string
+	nkeyPub          string
+	signer           NonceSigner
+	userJWT          func() (string, error)
+	tlsConfig        *tls.Config
+	secure           bool
+	tlsFirst         bool
+	connectTimeout   time.Duration
+	noReconnect      bool
+	maxReconnects    int
+	reconnectWait    time.Duration
+	maxReconnectWait time.Duration
+	reconnectJitter  time.Duration
+	reconnectDelay   func(attempt int) time.Duration
+	reconnectBuf     int
+	pingInterval     time.Duration
+	maxPingsOut      int
+	noRandomize      bool
+	ignoreDiscovered bool
+	discoveredCreds  bool
+	noEcho           bool
+	inboxPrefix      string
+	logger           *slog.Logger
+	onEvent          func(Event)
+	pendingMsgs      int
+	pendingBytes     int
+	dial             DialFunc
+	wsCompression    bool
+	drainTimeout     time.Duration
+	writeTimeout     time.Duration
+	requestTimeout   time.Duration
+}
+
+func defaultOptions() options {
+	return options{
+		connectTimeout:   DefaultConnectTimeout,
+		maxReconnects:    -1,
+		reconnectWait:    DefaultReconnectWait,
+		maxReconnectWait: DefaultMaxReconnectWait,
+		reconnectJitter:  DefaultReconnectJitter,
+		reconnectBuf:     DefaultReconnectBuffer,
+		pingInterval:     DefaultPingInterval,
+		maxPingsOut:      DefaultMaxPingsOut,
+		inboxPrefix:      DefaultInboxPrefix,
+		pendingMsgs:      DefaultPendingMsgs,
+		pendingBytes:     DefaultPendingBytes,
+		drainTimeout:     DefaultDrainTimeout,
+		writeTimeout:     DefaultWriteTimeout,
+		requestTimeout:   DefaultRequestTimeout,
+		logger:           slog.New(slog.DiscardHandler),
+	}
+}
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
+}
+
+// Name sets the client name the server shows in monitoring.
+func Name(name string) Option {
+	return func(o *options) error { o.name = name; return nil }
+}
+
+// UserInfo authenticates with a user name and password. It overrides
+// credentials in the URL.
+func UserInfo(user, password string) Option {
+	return func(o *options) error { o.user, o.pass = user, password; return nil }
+}
+
+// Token authenticates with a token. It overrides a token in the URL.
+func Token(token string) Option {
+	return func(o *options) error { o.token = token; return nil }
+}
+
+// ConnectTimeout bounds each connection attempt as a whole: dial, TLS, the
+// INFO/CONNECT handshake and the first PONG. Default 5 s.
+func ConnectTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("connect timeout %v", d)
+		}
+		o.connectTimeout = d
+		return nil
+	}
+}
+
+// NoReconnect closes the connection when it is lost instead of reconnecting.
+func NoReconnect() Option {
+	return func(o *options) error { o.noReconnect = true; return nil }
+}
+
+// MaxReconnects caps failed reconnect attempts (per server, counted since
+// its last successful connection) before the connection closes with
+// ErrNoServers. A negative value, the default, retries forever.
+func MaxReconnects(n int) Option {
+	return func(o *options) error { o.maxReconnects = n; return nil }
+}
+
+// ReconnectWait sets the base delay between attempts to the same server; it
+// doubles after each failure up to max (default 2 s doubling to 30 s), plus
+// a random jitter of up to jitter (default 100 ms).
+func ReconnectWait(base, max, jitter time.Duration) Option {
+	return func(o *options) error {
+		if base < 0 || max < base || jitter < 0 {
+			return invalid("reconnect wait %v/%v/%v", base, max, jitter)
+		}
+		o.reconnectWait, o.maxReconnectWait, o.reconnectJitter = base, max, jitter
+		return nil
+	}
+}
+
+// ReconnectDelay replaces the backoff with f, given the number of failed
+// attempts to the chosen server so far (1 after the first failure).
+func ReconnectDelay(f func(attempt int) time.Duration) Option {
+	return func(o *options) error {
+		if f == nil {
+			return invalid("nil reconnect delay")
+		}
+		o.reconnectDelay = f
+		return nil
+	}
+}
+
+// ReconnectBuffer bounds the bytes of publishes buffered while
+// disconnected (default 8 MiB). Beyond it Publish fails at once with
+// ErrReconnectBuffer. A negative size disables buffering: every publish
+// while disconnected fails.
+func ReconnectBuffer(size int) Option {
+	return func(o *options) error { o.reconnectBuf = size; return nil }
+}
+
+// PingInterval sets how often the client pings the server and how many
+// pings may go unanswered; a dead link is detected within
+// interval × (maxOut + 1). Defaults 10 s and 2: at most 30 s.
+func PingInterval(interval time.Duration, maxOut int) Option {
+	return func(o *options) error {
+		if interval <= 0 || maxOut < 1 {
+			return invalid("ping interval %v, max out %d", interval, maxOut)
+		}
+		o.pingInterval, o.maxPingsOut = interval, maxOut
+		return nil
+	}
+}
+
+// DontRandomize keeps the server list in the given order.
+func DontRandomize() Option {
+	return func(o *options) error { o.noRandomize = true; return nil }
+}
+
+// IgnoreDiscoveredServers ignores the servers a cluster gossips in INFO.
+func IgnoreDiscoveredServers() Option {
+	return func(o *options) error { o.ignoreDiscovered = true; return nil }
+}
+
+// SendCredentialsToDiscovered allows credentials to be sent to gossiped
+// servers over plaintext connections. By default they are sent to a
+// discovered server only over TLS.
+func SendCredentialsToDiscovered() Option {
+	return func(o *options) error { o.discoveredCreds = true; return nil }
+}
+
+// NoEcho stops the server from delivering this connection's own publishes
+// to its subscriptions.
+func NoEcho() Option {
+	return func(o *options) error { o.noEcho = true; return nil }
+}
+
+// InboxPrefix sets the prefix of request inboxes (default "_INBOX"). It must
+// be a valid subject without wildcards.
+func InboxPrefix(prefix string) Option {
+	return func(o *options) error {
+		if err := validateInboxPrefix(prefix); err != nil {
+			return err
+		}
+		o.inboxPrefix = prefix
+		return nil
+	}
+}
+
+// Logger sets the logger for connection state changes (never per message).
+// Default: discard.
+func Logger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return invalid("nil logger")
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// OnEvent registers f for connection events. Events are delivered in order
+// from one goroutine; f should return quickly. Events that find the queue
+// full are dropped and counted (Stats.EventsDropped).
+func OnEvent(f func(Event)) Option {
+	return func(o *options) error {
+		if f == nil {
+			return invalid("nil event handler")
+		}
+		o.onEvent = f
+		return nil
+	}
+}
+
+// PendingLimits sets the default per-subscription bounds of messages held
+// for a slow consumer (default 524288 messages and 64 MiB). Beyond them
+// messages are dropped, counted and reported as a slow consumer.
+func PendingLimits(msgs, bytes int) Option {
+	return func(o *options) error {
+		if msgs <= 0 || bytes <= 0 {
+			return invalid("pending limits %d msgs, %d bytes", msgs, bytes)
+		}
+		o.pendingMsgs, o.pendingBytes = msgs, bytes
+		return nil
+	}
+}
+
+// Dialer replaces how TCP connections are dialed (tests use it to insert
+// proxies or pipes).
+func Dialer(f DialFunc) Option {
+	return func(o *options) error {
+		if f == nil {
+			return invalid("nil dialer")
+		}
+		o.dial = f
+		return nil
+	}
+}
+
+// WebSocketCompression offers permessage-deflate on ws:// and wss://
+// connections.
+func WebSocketCompression() Option {
+	return func(o *options) error { o.wsCompression = true; return nil }
+}
+
+// DrainTimeout bounds Drain when its context has no deadline (default 30 s).
+func DrainTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("drain timeout %v", d)
+		}
+		o.drainTimeout = d
+		return nil
+	}
+}
+
+// WriteTimeout bounds one socket write; a write that cannot complete in
+// time drops the connection (default 10 s).
+func WriteTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("write timeout %v", d)
+		}
+		o.writeTimeout = d
+		return nil
+	}
+}
+
+// RequestTimeout bounds Request and Flush calls whose context has no
+// deadline (default 5 s).
+func RequestTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("request timeout %v", d)
+		}
+		o.requestTimeout = d
+		return nil
+	}
+}
+
+// validateInboxPrefix checks an inbox prefix: a valid subject without
+// wildcards and without a trailing dot.
+func validateInboxPrefix(p string) error {
+	if err := proto.ValidatePublishSubject(p); err != nil {
+		return fmt.Errorf("%w: inbox prefix %q", ErrInvalidOption, p)
+	}
+	return nil
+}

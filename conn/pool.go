@@ -1,0 +1,198 @@
+package conn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// server is one entry of the server pool.
+type server struct {
+	url        *url.URL
+	tlsName    string // name to verify a TLS certificate against
+	discovered bool
+	failures   int       // consecutive failed attempts
+	readyAt    time.Time // earliest time of the next attempt
+}
+
+func (s *server) addr() string { return s.url.Host }
+
+// redacted is the URL without credentials, for logs and events.
+func (s *server) redacted() string {
+	u := *s.url
+	u.User = nil
+	return u.String()
+}
+
+func (s *server) isWS() bool { return s.url.Scheme == "ws" || s.url.Scheme == "wss" }
+
+func (s *server) wantsTLS() bool { return s.url.Scheme == "tls" || s.url.Scheme == "wss" }
+
+// parseServerURLs parses a comma-separated list of server URLs. A bare
+// "host:port" or "host" means nats://; the default port is 4222 (80 and 443
+// for ws and wss).
+func parseServerURLs(list string) ([]*server, error) {
+	var out []*server
+	for _, raw := range strings.Split(list, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		s, err := parseServerURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no server URL", ErrInvalidOption)
+	}
+	return out, nil
+}
+
+func parseServerURL(raw string) (*server, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "nats://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse errors quote the input, which may hold credentials.
+		return nil, fmt.Errorf("%w: malformed server URL", ErrInvalidOption)
+	}
+	port := "4222"
+	switch u.Scheme {
+	case "nats", "tls":
+	case "ws":
+		port = "80"
+	case "wss":
+		port = "443"
+	default:
+		return nil, fmt.Errorf("%w: unsupported URL scheme %q", ErrInvalidOption, u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return nil, fmt.Errorf("%w: server URL without host", ErrInvalidOption)
+	}
+	if u.Port() == "" {
+		u.Host = net.JoinHostPort(host, port)
+	}
+	return &server{url: u, tlsName: host}, nil
+}
+
+// serverPool is the ordered set of servers to (re)connect to.
+type serverPool struct {
+	servers []*server
+	tlsName string // TLS name of the first named server, for gossiped IPs
+}
+
+func newPool(servers []*server, randomize bool) *serverPool {
+	if randomize {
+		rand.Shuffle(len(servers), func(i, j int) { servers[i], servers[j] = servers[j], servers[i] })
+	}
+	p := &serverPool{servers: servers}
+	for _, s := range servers {
+		if net.ParseIP(s.tlsName) == nil {
+			p.tlsName = s.tlsName
+			break
+		}
+	}
+	return p
+}
+
+// pick returns the server that may be tried soonest, first in pool order
+// among equals.
+func (p *serverPool) pick() *server {
+	var best *server
+	for _, s := range p.servers {
+		if best == nil || s.readyAt.Before(best.readyAt) {
+			best = s
+		}
+	}
+	return best
+}
+
+// remove drops s from the pool.
+func (p *serverPool) remove(s *server) {
+	for i, x := range p.servers {
+		if x == s {
+			p.servers = append(p.servers[:i], p.servers[i+1:]...)
+			return
+		}
+	}
+}
+
+// moveToEnd puts s last, so that among servers ready at once the others are
+// tried first.
+func (p *serverPool) moveToEnd(s *server) {
+	p.remove(s)
+	p.servers = append(p.servers, s)
+}
+
+// discover adds gossiped "host:port" URLs with the scheme of cur. It returns
+// how many were added and how many malformed ones were skipped.
+func (p *serverPool) discover(urls []string, cur *server, randomize bool) (added, bad int) {
+	var fresh []*server
+	for _, hp := range urls {
+		host, port, err := net.SplitHostPort(strings.TrimSpace(hp))
+		if err != nil || host == "" || port == "" {
+			bad++
+			continue
+		}
+		addr := net.JoinHostPort(host, port)
+		if p.has(addr) {
+			continue
+		}
+		u := &url.URL{Scheme: cur.url.Scheme, Host: addr}
+		name := host
+		if net.ParseIP(host) != nil {
+			name = cur.tlsName
+			if p.tlsName != "" {
+				name = p.tlsName
+			}
+		}
+		fresh = append(fresh, &server{url: u, tlsName: name, discovered: true})
+	}
+	if randomize {
+		rand.Shuffle(len(fresh), func(i, j int) { fresh[i], fresh[j] = fresh[j], fresh[i] })
+	}
+	p.servers = append(p.servers, fresh...)
+	return len(fresh), bad
+}
+
+func (p *serverPool) has(addr string) bool {
+	for _, s := range p.servers {
+		if strings.EqualFold(s.addr(), addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// urls lists the pool's servers without credentials.
+func (p *serverPool) urls() []string {
+	out := make([]string, len(p.servers))
+	for i, s := range p.servers {
+		out[i] = s.redacted()
+	}
+	return out
+}
+
+// backoff is the delay before the next attempt to a server after its
+// failures-th consecutive failure.
+func (o *options) backoff(failures int) time.Duration {
+	if o.reconnectDelay != nil {
+		return o.reconnectDelay(failures)
+	}
+	d := o.reconnectWait
+	for i := 1; i < failures && d < o.maxReconnectWait; i++ {
+		d *= 2
+	}
+	d = min(d, o.maxReconnectWait)
+	if o.reconnectJitter > 0 {
+		d += rand.N(o.reconnectJitter)
+	}
+	return d
+}

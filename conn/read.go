@@ -1,0 +1,158 @@
+package conn
+
+import (
+	"github.com/natsio/natsio/proto"
+)
+
+// readLoop reads and dispatches ops of connection generation gen until the
+// connection fails.
+func (nc *Conn) readLoop(l *link, gen uint64) {
+	defer nc.wg.Done()
+	for {
+		op, err := l.next()
+		if err != nil {
+			if IsProtocolError(err) {
+				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
+			}
+			nc.connLost(gen, err)
+			return
+		}
+		switch op.Kind {
+		case proto.KindMsg, proto.KindHMsg:
+			nc.deliver(l, op)
+		case proto.KindPing:
+			nc.mu.Lock()
+			if nc.gen == gen && nc.state == stateConnected {
+				nc.wbuf = proto.AppendPong(nc.wbuf)
+				nc.kickLocked()
+			}
+			nc.mu.Unlock()
+		case proto.KindPong:
+			nc.gotPong(gen)
+		case proto.KindInfo:
+			if err := nc.asyncInfo(l, gen, op.Text); err != nil {
+				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
+				nc.connLost(gen, err)
+				return
+			}
+		case proto.KindErr:
+			se := classifyErr(op.Text)
+			nc.opts.logger.Warn("nats: server error", "err", se)
+			if !se.Fatal() {
+				nc.ev.push(Event{Kind: EventServerError, Err: se})
+				continue
+			}
+			nc.ev.push(Event{Kind: EventServerError, Err: se})
+			nc.connLost(gen, se)
+			return
+		}
+	}
+}
+
+// lookup finds the subscription of sid, remembering the last one.
+func (nc *Conn) lookup(l *link, sid uint64) *Subscription {
+	if l.lastSub != nil && l.lastSID == sid {
+		return l.lastSub
+	}
+	nc.subMu.RLock()
+	s := nc.subs[sid]
+	nc.subMu.RUnlock()
+	if s != nil {
+		l.lastSID, l.lastSub = sid, s
+	}
+	return s
+}
+
+// deliver routes a MSG or HMSG to its subscription.
+func (nc *Conn) deliver(l *link, op *proto.Op) {
+	nc.stats.inMsgs.Add(1)
+	nc.stats.inBytes.Add(uint64(op.Size()))
+	s := nc.lookup(l, op.SID)
+	if s == nil {
+		nc.stats.unknownSID.Add(1)
+		return
+	}
+	if len(op.Header) > 0 && proto.RawHeader(op.Header).Validate() != nil {
+		nc.stats.badHeaders.Add(1)
+		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
+		return
+	}
+	m := l.alloc.build(op, s)
+	if s.inline != nil {
+		s.inline(m)
+		return
+	}
+	if s.max.Load() == 0 {
+		s.push(m)
+		return
+	}
+	// Auto-unsubscribe: count under the lock shared with AutoUnsubscribe.
+	s.mu.Lock()
+	s.received++
+	limit := s.max.Load()
+	reached := s.received >= limit
+	over := s.received > limit
+	s.mu.Unlock()
+	if over {
+		return
+	}
+	s.push(m)
+	if reached {
+		nc.removeSub(s)
+		s.close(nil)
+	}
+}
+
+// gotPong answers the oldest outstanding PING.
+func (nc *Conn) gotPong(gen uint64) {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.gen != gen {
+		return
+	}
+	nc.pingsOut = 0
+	if len(nc.pongs) == 0 {
+		return
+	}
+	ch := nc.pongs[0]
+	nc.pongs[0] = nil
+	nc.pongs = nc.pongs[1:]
+	if ch != nil {
+		ch <- nil
+	}
+}
+
+// asyncInfo applies an INFO received after the handshake.
+func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
+	info, err := parseInfo(text)
+	if err != nil {
+		return err
+	}
+	l.setMaxPayload(info.MaxPayload)
+	nc.mu.Lock()
+	if nc.gen != gen {
+		nc.mu.Unlock()
+		return nil
+	}
+	nc.info = info
+	cur := nc.cur
+	added, bad := 0, 0
+	if !nc.opts.ignoreDiscovered {
+		urls := info.ConnectURLs
+		if cur.isWS() {
+			urls = info.WSConnectURL
+		}
+		added, bad = nc.pool.discover(urls, cur, !nc.opts.noRandomize)
+	}
+	nc.mu.Unlock()
+	if added > 0 || bad > 0 {
+		nc.opts.logger.Info("nats: servers discovered", "added", added, "malformed", bad)
+		nc.ev.push(Event{Kind: EventDiscovered, Server: cur.redacted()})
+	}
+	if info.LameDuck {
+		nc.opts.logger.Warn("nats: server entering lame duck mode", "server", cur.redacted())
+		nc.ev.push(Event{Kind: EventLameDuck, Server: cur.redacted()})
+		nc.leaveLameDuck(gen)
+	}
+	return nil
+}

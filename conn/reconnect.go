@@ -1,0 +1,215 @@
+package conn
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// ErrForcedReconnect is the reason of a disconnect asked for by
+// ForceReconnect or by a server's lame duck mode.
+var ErrForcedReconnect = errors.New("nats: reconnect forced")
+
+// install makes l the current connection. nc.mu is held. Subscriptions are
+// sent again ahead of any buffered publish.
+func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
+	nc.link = l
+	nc.info = info
+	nc.cur = s
+	nc.gen++
+	s.failures = 0
+	nc.state = stateConnected
+	nc.lastErr = nil
+
+	var out []byte
+	for _, sub := range nc.sortedSubs() {
+		out, _ = proto.AppendSub(out, sub.Subject, sub.Queue, sub.sid)
+		if limit := sub.max.Load(); limit > 0 {
+			sub.mu.Lock()
+			left := limit - min(sub.received, limit)
+			sub.mu.Unlock()
+			out = proto.AppendUnsub(out, sub.sid, max(left, 1))
+		}
+	}
+	nc.wbuf = append(out, nc.wbuf...)
+	nc.wg.Add(1)
+	go nc.readLoop(l, nc.gen)
+	nc.kicked = false
+	nc.kickLocked()
+}
+
+func (nc *Conn) sortedSubs() []*Subscription {
+	nc.subMu.RLock()
+	subs := make([]*Subscription, 0, len(nc.subs))
+	for _, s := range nc.subs {
+		subs = append(subs, s)
+	}
+	nc.subMu.RUnlock()
+	slices.SortFunc(subs, func(a, b *Subscription) int { return cmp.Compare(a.sid, b.sid) })
+	return subs
+}
+
+// connLost handles the loss of connection generation gen: it releases
+// pending flushes and requests with ErrDisconnected and starts reconnecting
+// (or closes). Calls for an older generation are ignored.
+func (nc *Conn) connLost(gen uint64, reason error) {
+	nc.mu.Lock()
+	if nc.gen != gen || nc.state != stateConnected {
+		nc.mu.Unlock()
+		return
+	}
+	l := nc.link
+	nc.link = nil
+	pongs := nc.pongs
+	nc.pongs = nil
+	nc.pingsOut = 0
+	lost := nc.cur
+	nc.lastErr = reason
+	reconnect := !nc.opts.noReconnect && !nc.draining
+	if reconnect {
+		nc.state = stateReconnecting
+		// Retry the lost server only after a delay; others at once.
+		lost.readyAt = time.Now().Add(nc.opts.backoff(1))
+		nc.pool.moveToEnd(lost)
+		nc.wg.Add(1)
+		go nc.reconnectLoop()
+	}
+	nc.wcond.Broadcast()
+	nc.mu.Unlock()
+
+	_ = l.c.Close()
+	for _, ch := range pongs {
+		if ch != nil {
+			ch <- ErrDisconnected
+		}
+	}
+	nc.resp.failAll(disconnectedMsg)
+	nc.opts.logger.Warn("nats: disconnected", "server", lost.redacted(), "err", reason)
+	nc.ev.push(Event{Kind: EventDisconnected, Server: lost.redacted(), Err: reason})
+	if !reconnect {
+		go nc.closeWith(reason)
+	}
+}
+
+// reconnectLoop dials servers from the pool, each no sooner than its
+// backoff allows, until one accepts or the connection is closed.
+func (nc *Conn) reconnectLoop() {
+	defer nc.wg.Done()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		nc.mu.Lock()
+		if nc.state == stateClosed {
+			nc.mu.Unlock()
+			return
+		}
+		s := nc.pool.pick()
+		if s == nil {
+			nc.mu.Unlock()
+			go nc.closeWith(ErrNoServers)
+			return
+		}
+		wait := time.Until(s.readyAt)
+		nc.mu.Unlock()
+		if wait > 0 {
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			select {
+			case <-timer.C:
+			case <-nc.closed:
+				return
+			}
+		}
+		l, info, err := nc.handshake(nc.ctx, s)
+		nc.mu.Lock()
+		if nc.state == stateClosed {
+			nc.mu.Unlock()
+			if l != nil {
+				_ = l.c.Close()
+			}
+			return
+		}
+		if err != nil {
+			s.failures++
+			s.readyAt = time.Now().Add(nc.opts.backoff(s.failures))
+			if nc.opts.maxReconnects >= 0 && s.failures > nc.opts.maxReconnects {
+				nc.pool.remove(s)
+			}
+			nc.lastErr = err
+			nc.mu.Unlock()
+			nc.opts.logger.Info("nats: reconnect attempt failed", "server", s.redacted(), "err", err)
+			continue
+		}
+		nc.reconn++
+		nc.install(l, info, s)
+		nc.mu.Unlock()
+		nc.opts.logger.Info("nats: reconnected", "server", s.redacted())
+		nc.ev.push(Event{Kind: EventReconnected, Server: s.redacted()})
+		nc.runReconnectHooks()
+		return
+	}
+}
+
+// ForceReconnect drops the current connection and reconnects, as after a
+// network failure. It does nothing while disconnected or closed.
+func (nc *Conn) ForceReconnect() {
+	nc.mu.Lock()
+	gen, ok := nc.gen, nc.state == stateConnected
+	nc.mu.Unlock()
+	if ok {
+		nc.connLost(gen, ErrForcedReconnect)
+	}
+}
+
+// leaveLameDuck moves to another server when the pool has one; with a
+// single server it stays until the server closes the connection.
+func (nc *Conn) leaveLameDuck(gen uint64) {
+	nc.mu.Lock()
+	others := len(nc.pool.servers) > 1
+	nc.mu.Unlock()
+	if others {
+		nc.connLost(gen, ErrForcedReconnect)
+	}
+}
+
+// OnReconnect registers f to run after each successful reconnect, once the
+// subscriptions have been restored; upper layers (JetStream consumers) use
+// it to re-pull. f runs on the reconnecting goroutine and should not block.
+// The returned function unregisters f.
+func (nc *Conn) OnReconnect(f func()) (remove func()) {
+	nc.hookMu.Lock()
+	defer nc.hookMu.Unlock()
+	nc.hookSeq++
+	id := nc.hookSeq
+	if nc.hooks == nil {
+		nc.hooks = make(map[uint64]func())
+	}
+	nc.hooks[id] = f
+	return func() {
+		nc.hookMu.Lock()
+		delete(nc.hooks, id)
+		nc.hookMu.Unlock()
+	}
+}
+
+func (nc *Conn) runReconnectHooks() {
+	nc.hookMu.Lock()
+	fs := make([]func(), 0, len(nc.hooks))
+	for _, f := range nc.hooks {
+		fs = append(fs, f)
+	}
+	nc.hookMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}

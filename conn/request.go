@@ -1,0 +1,157 @@
+package conn
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/nats-io/nuid"
+	"github.com/natsio/natsio/proto"
+)
+
+// Sentinel messages that wake a waiting request without a response.
+var (
+	disconnectedMsg = &Msg{}
+	closedMsg       = &Msg{}
+)
+
+// respMux multiplexes every request's response over one wildcard
+// subscription, "<prefix>.<nuid>.*". Each request gets a numeric token; the
+// reader goroutine hands a response straight to its waiter.
+type respMux struct {
+	mu      sync.Mutex
+	prefix  string // "<inbox prefix>.<nuid>."
+	sub     *Subscription
+	next    uint64
+	waiters map[uint64]*waiter
+}
+
+type waiter struct {
+	ch    chan *Msg // capacity 1: the response or a sentinel
+	reply []byte
+}
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan *Msg, 1)} }}
+
+// NewInbox returns a unique inbox subject under the connection's inbox
+// prefix.
+func (nc *Conn) NewInbox() string {
+	return nc.opts.inboxPrefix + "." + nuid.Next()
+}
+
+// ensureMux creates the response subscription on first use; a failed
+// attempt is retried on the next request.
+func (nc *Conn) ensureMux() (*respMux, error) {
+	r := &nc.resp
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sub != nil {
+		return r, nil
+	}
+	prefix := nc.opts.inboxPrefix + "." + nuid.Next() + "."
+	sub, err := nc.subscribe(prefix+"*", "", nil, r.route)
+	if err != nil {
+		return nil, err
+	}
+	r.prefix = prefix
+	r.sub = sub
+	if r.waiters == nil {
+		r.waiters = make(map[uint64]*waiter)
+	}
+	return r, nil
+}
+
+// route runs on the reader goroutine for each response.
+func (r *respMux) route(m *Msg) {
+	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(r.prefix), len(m.Subject)):]))
+	if !ok || !strings.HasPrefix(m.Subject, r.prefix) {
+		return
+	}
+	r.mu.Lock()
+	w := r.waiters[tok]
+	delete(r.waiters, tok)
+	r.mu.Unlock()
+	if w != nil {
+		w.ch <- m
+	}
+}
+
+// failAll wakes every waiting request with sentinel.
+func (r *respMux) failAll(sentinel *Msg) {
+	r.mu.Lock()
+	for tok, w := range r.waiters {
+		delete(r.waiters, tok)
+		w.ch <- sentinel
+	}
+	r.mu.Unlock()
+}
+
+// Request publishes data to subject and waits for the first response,
+// bounded by ctx (a ctx without deadline gets the request timeout). It
+// fails with ErrNoResponders at once when nobody listens on subject,
+// ErrTimeout (also matching context.DeadlineExceeded) at the deadline,
+// ErrDisconnected when the connection is lost first, and ErrClosed.
+func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg, error) {
+	return nc.RequestMsg(ctx, subject, nil, data)
+}
+
+// RequestMsg is Request with headers h (nil for none).
+func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	r, err := nc.ensureMux()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, nc.opts.requestTimeout)
+		defer cancel()
+	}
+	w := waiterPool.Get().(*waiter)
+	r.mu.Lock()
+	r.next++
+	tok := r.next
+	w.reply = strconv.AppendUint(append(w.reply[:0], r.prefix...), tok, 10)
+	r.waiters[tok] = w
+	r.mu.Unlock()
+
+	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
+	if err := nc.publish(subject, reply, h, data); err != nil {
+		r.forget(tok, w)
+		return nil, err
+	}
+	select {
+	case m := <-w.ch:
+		waiterPool.Put(w)
+		switch m {
+		case disconnectedMsg:
+			return nil, ErrDisconnected
+		case closedMsg:
+			return nil, ErrClosed
+		}
+		if len(m.Data) == 0 && m.Status() == 503 {
+			return nil, ErrNoResponders
+		}
+		return m, nil
+	case <-ctx.Done():
+		r.forget(tok, w)
+		return nil, timeoutErr(ctx)
+	}
+}
+
+// forget removes an abandoned request; once removed no response can be
+// sent to w, so it is drained and reused.
+func (r *respMux) forget(tok uint64, w *waiter) {
+	r.mu.Lock()
+	delete(r.waiters, tok)
+	r.mu.Unlock()
+	select {
+	case <-w.ch:
+	default:
+	}
+	waiterPool.Put(w)
+}

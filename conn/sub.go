@@ -1,0 +1,347 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"sync/atomic"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// ErrNoReply is returned by Msg.Respond for a message without a reply
+// subject.
+var ErrNoReply = errors.New("nats: message has no reply subject")
+
+// Subscription receives the messages published to a subject. Read them with
+// Messages (an iterator), NextMsg, or a handler given to SubscribeFunc: one
+// of these per subscription.
+//
+// Messages wait in a bounded queue (PendingLimits). When the queue is full,
+// new messages are dropped and counted (Dropped), and one EventSlowConsumer
+// is raised per episode; the connection's reader never waits for a slow
+// subscriber.
+type Subscription struct {
+	nc      *Conn
+	sid     uint64
+	Subject string
+	Queue   string
+	literal bool
+
+	// inline, when set, receives messages on the reader goroutine instead of
+	// the queue (used by the request inbox).
+	inline func(*Msg)
+
+	mu        sync.Mutex
+	q         []*Msg
+	spare     []*Msg
+	qBytes    int
+	maxMsgs   int
+	maxBytes  int
+	closed    bool
+	draining  bool
+	closeErr  error
+	slow      bool
+	consuming bool
+	max       atomic.Uint64 // auto-unsubscribe after this many deliveries (0: none)
+	received  uint64        // messages routed to this subscription
+	wake      chan struct{}
+	done      chan struct{}
+	// handlerDone is closed when a SubscribeFunc handler has returned for
+	// the last time (nil without a handler).
+	handlerDone chan struct{}
+
+	delivered atomic.Uint64
+	dropped   atomic.Uint64
+}
+
+func newSubscription(nc *Conn, subject, queue string) *Subscription {
+	return &Subscription{
+		nc:       nc,
+		Subject:  subject,
+		Queue:    queue,
+		literal:  proto.IsLiteral(subject),
+		maxMsgs:  nc.opts.pendingMsgs,
+		maxBytes: nc.opts.pendingBytes,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+}
+
+// SetPendingLimits changes the bounds of this subscription's queue.
+func (s *Subscription) SetPendingLimits(msgs, bytes int) error {
+	if msgs <= 0 || bytes <= 0 {
+		return invalid("pending limits %d msgs, %d bytes", msgs, bytes)
+	}
+	s.mu.Lock()
+	s.maxMsgs, s.maxBytes = msgs, bytes
+	s.mu.Unlock()
+	return nil
+}
+
+// Pending reports the messages and bytes waiting in the queue.
+func (s *Subscription) Pending() (msgs, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.q), s.qBytes
+}
+
+// Delivered reports how many messages the subscription has received
+// (queued or handed to the consumer).
+func (s *Subscription) Delivered() uint64 { return s.delivered.Load() }
+
+// Dropped reports how many messages were dropped because the queue was full.
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+
+// IsValid reports whether the subscription is still active.
+func (s *Subscription) IsValid() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed
+}
+
+// push queues m, or drops it when the queue is full. It runs on the reader
+// goroutine and never blocks.
+func (s *Subscription) push(m *Msg) {
+	size := len(m.Data) + len(m.Header)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.q) >= s.maxMsgs || s.qBytes+size > s.maxBytes {
+		s.dropped.Add(1)
+		first := !s.slow
+		s.slow = true
+		s.mu.Unlock()
+		s.nc.stats.dropped.Add(1)
+		if first {
+			s.nc.slowConsumer(s)
+		}
+		return
+	}
+	s.slow = false
+	s.q = append(s.q, m)
+	s.qBytes += size
+	s.mu.Unlock()
+	s.delivered.Add(1)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take moves every queued message into batch (which it returns), waiting
+// for at least one until ctx ends or the subscription closes. On close it
+// returns the messages still queued first, then the close error (nil for
+// an orderly end: unsubscribe, drain, auto-unsubscribe).
+func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, error) {
+	for {
+		s.mu.Lock()
+		if len(s.q) > 0 {
+			q := s.q
+			s.q = batch[:0]
+			s.qBytes = 0
+			s.mu.Unlock()
+			return q, false, nil
+		}
+		if s.closed {
+			err := s.closeErr
+			s.mu.Unlock()
+			return batch[:0], true, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-s.done:
+		case <-ctx.Done():
+			return batch[:0], true, context.Cause(ctx)
+		}
+	}
+}
+
+func (s *Subscription) startConsuming() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.consuming {
+		return ErrSubscriptionActive
+	}
+	if s.inline != nil {
+		return ErrBadSubscription
+	}
+	s.consuming = true
+	return nil
+}
+
+// Messages returns a single-use iterator over the subscription's messages.
+// It ends with a nil error when the subscription ends in order
+// (Unsubscribe, Drain, auto-unsubscribe reached) after the queued messages
+// have been yielded; it yields one non-nil error, then stops, when ctx ends
+// (the context's cause), the connection closes (ErrClosed), or the
+// subscription is already being consumed (ErrSubscriptionActive). Breaking
+// out of the loop leaves the subscription active; Unsubscribe to stop it.
+func (s *Subscription) Messages(ctx context.Context) iter.Seq2[*Msg, error] {
+	return func(yield func(*Msg, error) bool) {
+		if ctx == nil {
+			yield(nil, ErrNilContext)
+			return
+		}
+		if err := s.startConsuming(); err != nil {
+			yield(nil, err)
+			return
+		}
+		defer s.stopConsuming()
+		var batch []*Msg
+		for {
+			var err error
+			var end bool
+			batch, end, err = s.take(ctx, batch)
+			for i, m := range batch {
+				batch[i] = nil
+				if !yield(m, nil) {
+					s.requeue(batch[i+1:])
+					return
+				}
+			}
+			if end {
+				if err != nil {
+					yield(nil, err)
+				}
+				return
+			}
+		}
+	}
+}
+
+// requeue puts messages taken but not yielded back at the queue's head.
+func (s *Subscription) requeue(rest []*Msg) {
+	if len(rest) == 0 {
+		return
+	}
+	s.mu.Lock()
+	q := make([]*Msg, 0, len(rest)+len(s.q))
+	q = append(q, rest...)
+	q = append(q, s.q...)
+	s.q = q
+	for _, m := range rest {
+		s.qBytes += len(m.Data) + len(m.Header)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Subscription) stopConsuming() {
+	s.mu.Lock()
+	s.consuming = false
+	s.mu.Unlock()
+}
+
+// NextMsg returns the next message, waiting until ctx ends. At the end of
+// the subscription it returns ErrBadSubscription (or the close error).
+func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	for {
+		s.mu.Lock()
+		if s.consuming {
+			s.mu.Unlock()
+			return nil, ErrSubscriptionActive
+		}
+		if len(s.q) > 0 {
+			m := s.q[0]
+			s.q[0] = nil
+			s.q = s.q[1:]
+			s.qBytes -= len(m.Data) + len(m.Header)
+			s.mu.Unlock()
+			return m, nil
+		}
+		if s.closed {
+			err := s.closeErr
+			s.mu.Unlock()
+			if err == nil {
+				err = ErrBadSubscription
+			}
+			return nil, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-s.done:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// runHandler feeds a SubscribeFunc handler until the subscription ends.
+func (s *Subscription) runHandler(f func(*Msg)) {
+	defer s.nc.wg.Done()
+	defer close(s.handlerDone)
+	ctx := context.Background()
+	var batch []*Msg
+	for {
+		var end bool
+		batch, end, _ = s.take(ctx, batch)
+		for i, m := range batch {
+			batch[i] = nil
+			f(m)
+		}
+		if end {
+			return
+		}
+	}
+}
+
+// Unsubscribe removes the interest at once; queued messages are still
+// delivered, then the iterator ends with no error.
+func (s *Subscription) Unsubscribe() error {
+	return s.nc.unsubscribe(s, 0)
+}
+
+// AutoUnsubscribe removes the subscription after max messages in total
+// have been received, counting those already received. It survives
+// reconnects: the remaining count is sent again.
+func (s *Subscription) AutoUnsubscribe(max int) error {
+	if max <= 0 {
+		return invalid("auto-unsubscribe max %d", max)
+	}
+	return s.nc.unsubscribe(s, uint64(max))
+}
+
+// Drain stops interest and lets the messages already in flight arrive: it
+// sends UNSUB, waits for the server to confirm everything sent before it
+// (a PING/PONG round trip), then ends the subscription in order. Messages
+// still queued are delivered to the consumer before its iterator ends.
+// Drain returns when the subscription has ended, or when ctx ends.
+func (s *Subscription) Drain(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	if err := s.nc.unsubscribeDrain(ctx, s); err != nil {
+		return err
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// close ends the subscription with err (nil: orderly). Queued messages stay
+// available to the consumer.
+func (s *Subscription) close(err error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.closeErr = err
+	s.mu.Unlock()
+	close(s.done)
+}
+
+// Closed returns a channel closed when the subscription has ended.
+func (s *Subscription) Closed() <-chan struct{} { return s.done }

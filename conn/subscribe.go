@@ -1,0 +1,152 @@
+package conn
+
+import (
+	"context"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// Subscribe expresses interest in subject (wildcards allowed) and returns
+// the subscription; read it with Messages or NextMsg. It fails with
+// ErrBadSubject before anything is sent. While disconnected the interest is
+// registered and sent on reconnect.
+func (nc *Conn) Subscribe(subject string) (*Subscription, error) {
+	return nc.subscribe(subject, "", nil, nil)
+}
+
+// QueueSubscribe is Subscribe in queue group queue: each message goes to
+// one member of the group.
+func (nc *Conn) QueueSubscribe(subject, queue string) (*Subscription, error) {
+	if queue == "" {
+		return nil, ErrBadQueue
+	}
+	return nc.subscribe(subject, queue, nil, nil)
+}
+
+// SubscribeFunc calls f for each message on one goroutine of the
+// subscription, in order. f may keep the message.
+func (nc *Conn) SubscribeFunc(subject string, f func(*Msg)) (*Subscription, error) {
+	if f == nil {
+		return nil, invalid("nil handler")
+	}
+	return nc.subscribe(subject, "", f, nil)
+}
+
+// QueueSubscribeFunc is SubscribeFunc in queue group queue.
+func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg)) (*Subscription, error) {
+	if f == nil {
+		return nil, invalid("nil handler")
+	}
+	if queue == "" {
+		return nil, ErrBadQueue
+	}
+	return nc.subscribe(subject, queue, f, nil)
+}
+
+func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*Subscription, error) {
+	if err := proto.ValidateSubscribeSubject(subject); err != nil {
+		return nil, err
+	}
+	if queue != "" {
+		if err := proto.ValidateQueue(queue); err != nil {
+			return nil, err
+		}
+	}
+	s := newSubscription(nc, subject, queue)
+	s.inline = inline
+	nc.mu.Lock()
+	if err := nc.writableLocked(); err != nil {
+		nc.mu.Unlock()
+		return nil, err
+	}
+	nc.subMu.Lock()
+	nc.sid++
+	s.sid = nc.sid
+	nc.subs[s.sid] = s
+	nc.subMu.Unlock()
+	if nc.state == stateConnected {
+		nc.wbuf, _ = proto.AppendSub(nc.wbuf, subject, queue, s.sid)
+		nc.kickLocked()
+	}
+	if handler != nil {
+		s.consuming = true
+		s.handlerDone = make(chan struct{})
+		nc.wg.Add(1)
+		go s.runHandler(handler)
+	}
+	nc.mu.Unlock()
+	return s, nil
+}
+
+// removeSub forgets s; messages for its sid are counted as unknown.
+func (nc *Conn) removeSub(s *Subscription) {
+	nc.subMu.Lock()
+	delete(nc.subs, s.sid)
+	nc.subMu.Unlock()
+}
+
+// unsubscribe sends UNSUB (with max > 0: after max messages in total) and,
+// for an immediate unsubscribe, ends s.
+func (nc *Conn) unsubscribe(s *Subscription, max uint64) error {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.state == stateClosed {
+		return ErrClosed
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrBadSubscription
+	}
+	reached := max > 0 && s.received >= max
+	if max > 0 {
+		s.max.Store(max)
+	}
+	s.mu.Unlock()
+	if max > 0 && !reached {
+		if nc.state == stateConnected {
+			nc.wbuf = proto.AppendUnsub(nc.wbuf, s.sid, max)
+			nc.kickLocked()
+		}
+		return nil
+	}
+	nc.removeSub(s)
+	if nc.state == stateConnected {
+		nc.wbuf = proto.AppendUnsub(nc.wbuf, s.sid, 0)
+		nc.kickLocked()
+	}
+	s.close(nil)
+	return nil
+}
+
+// unsubscribeDrain sends UNSUB for s, waits for the server to confirm with
+// a PONG so that every message sent before the UNSUB has arrived, then ends
+// s in order.
+func (nc *Conn) unsubscribeDrain(ctx context.Context, s *Subscription) error {
+	nc.mu.Lock()
+	if nc.state == stateClosed {
+		nc.mu.Unlock()
+		return ErrClosed
+	}
+	s.mu.Lock()
+	if s.closed || s.draining {
+		s.mu.Unlock()
+		nc.mu.Unlock()
+		return ErrBadSubscription
+	}
+	s.draining = true
+	s.mu.Unlock()
+	if nc.state == stateConnected {
+		nc.wbuf = proto.AppendUnsub(nc.wbuf, s.sid, 0)
+		nc.kickLocked()
+	}
+	nc.mu.Unlock()
+	err := nc.Flush(ctx)
+	nc.removeSub(s)
+	s.close(nil)
+	if err == ErrDisconnected {
+		// The interest is gone with the connection; nothing more arrives.
+		return nil
+	}
+	return err
+}

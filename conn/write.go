@@ -1,0 +1,228 @@
+package conn
+
+import (
+	"context"
+	"time"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// Outbound buffer bounds while connected: a publisher waits for the flusher
+// when this much is queued, and a spare buffer larger than maxSpare is not
+// kept.
+const (
+	highWater = 4 << 20
+	maxSpare  = 1 << 20
+)
+
+// Publish sends data to subject. It does not wait for the server: the bytes
+// are queued and written by the connection's flusher. It fails at once,
+// before anything is queued, with ErrBadSubject, ErrMaxPayload, ErrClosed,
+// ErrDraining or, while disconnected with a full reconnect buffer,
+// ErrReconnectBuffer. It allocates nothing.
+func (nc *Conn) Publish(subject string, data []byte) error {
+	return nc.publish(subject, "", nil, data)
+}
+
+// PublishRequest sends data to subject with reply as the reply subject.
+func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
+	return nc.publish(subject, reply, nil, data)
+}
+
+// PublishMsg sends data with headers h (nil for none) and an optional reply
+// subject. It fails with ErrHeadersUnsupported when the server does not
+// support headers, and ErrBadHeader when a key or value is invalid.
+func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) error {
+	if h == nil {
+		return nc.publish(subject, reply, nil, data)
+	}
+	return nc.publish(subject, reply, h, data)
+}
+
+func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte) error {
+	size := len(data)
+	if h != nil {
+		size += h.EncodedLen()
+	}
+	nc.mu.Lock()
+	if err := nc.writableLocked(); err != nil {
+		nc.mu.Unlock()
+		return err
+	}
+	if int64(size) > nc.info.MaxPayload {
+		nc.mu.Unlock()
+		return ErrMaxPayload
+	}
+	if h != nil && !nc.info.Headers {
+		nc.mu.Unlock()
+		return ErrHeadersUnsupported
+	}
+	if nc.state != stateConnected {
+		if nc.opts.reconnectBuf < 0 || len(nc.wbuf)+size+len(subject)+len(reply)+32 > nc.opts.reconnectBuf {
+			nc.mu.Unlock()
+			return ErrReconnectBuffer
+		}
+	}
+	var err error
+	if h == nil {
+		nc.wbuf, err = proto.AppendPub(nc.wbuf, subject, reply, data)
+	} else {
+		nc.wbuf, err = proto.AppendHPub(nc.wbuf, subject, reply, h, data)
+	}
+	if err != nil {
+		nc.mu.Unlock()
+		return err
+	}
+	nc.out.msgs++
+	nc.out.bytes += uint64(size)
+	nc.kickLocked()
+	for len(nc.wbuf) >= highWater && nc.state == stateConnected {
+		nc.wcond.Wait()
+	}
+	nc.mu.Unlock()
+	return nil
+}
+
+// writableLocked reports whether publishes are accepted now.
+func (nc *Conn) writableLocked() error {
+	if nc.state == stateClosed {
+		return ErrClosed
+	}
+	if nc.draining {
+		return ErrDraining
+	}
+	return nil
+}
+
+// kickLocked wakes the flusher unless it was already woken.
+func (nc *Conn) kickLocked() {
+	if nc.kicked || nc.state != stateConnected {
+		return
+	}
+	nc.kicked = true
+	select {
+	case nc.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flusher writes queued bytes to the current connection, coalescing every
+// publish made while it was writing into the next write.
+func (nc *Conn) flusher() {
+	defer nc.wg.Done()
+	defer close(nc.flusherDone)
+	for {
+		select {
+		case <-nc.kick:
+		case <-nc.closed:
+			return
+		}
+		nc.mu.Lock()
+		for nc.state == stateConnected && len(nc.wbuf) > 0 {
+			l, gen := nc.link, nc.gen
+			buf := nc.wbuf
+			nc.wbuf = nc.spare[:0]
+			nc.spare = nil
+			nc.wcond.Broadcast()
+			nc.mu.Unlock()
+			_ = l.c.SetWriteDeadline(time.Now().Add(nc.opts.writeTimeout))
+			_, err := l.c.Write(buf)
+			nc.mu.Lock()
+			if cap(buf) <= maxSpare {
+				nc.spare = buf[:0]
+			}
+			if err != nil {
+				nc.mu.Unlock()
+				nc.connLost(gen, err)
+				nc.mu.Lock()
+				break
+			}
+		}
+		nc.kicked = false
+		nc.mu.Unlock()
+	}
+}
+
+// pinger sends keepalive PINGs and drops a connection whose PONGs stop.
+func (nc *Conn) pinger() {
+	defer nc.wg.Done()
+	t := time.NewTicker(nc.opts.pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-nc.closed:
+			return
+		}
+		nc.mu.Lock()
+		if nc.state != stateConnected {
+			nc.mu.Unlock()
+			continue
+		}
+		if nc.pingsOut >= nc.opts.maxPingsOut {
+			gen := nc.gen
+			nc.mu.Unlock()
+			nc.connLost(gen, ErrStaleConnection)
+			continue
+		}
+		nc.pingsOut++
+		nc.pongs = append(nc.pongs, nil)
+		nc.wbuf = proto.AppendPing(nc.wbuf)
+		nc.kickLocked()
+		nc.mu.Unlock()
+	}
+}
+
+// Flush waits until the server has processed everything sent before it (a
+// PING/PONG round trip). It fails with ErrDisconnected when the connection
+// is lost first (or is down when called), ErrClosed, or ctx's error; a ctx
+// without deadline gets the request timeout.
+func (nc *Conn) Flush(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, nc.opts.requestTimeout)
+		defer cancel()
+	}
+	ch := make(chan error, 1)
+	nc.mu.Lock()
+	switch nc.state {
+	case stateClosed:
+		nc.mu.Unlock()
+		return ErrClosed
+	case stateConnected:
+	default:
+		nc.mu.Unlock()
+		return ErrDisconnected
+	}
+	nc.pongs = append(nc.pongs, ch)
+	nc.wbuf = proto.AppendPing(nc.wbuf)
+	nc.kickLocked()
+	nc.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return timeoutErr(ctx)
+	}
+}
+
+// timeoutErr is ctx's error, matching ErrTimeout too when its deadline
+// passed.
+func timeoutErr(ctx context.Context) error {
+	err := context.Cause(ctx)
+	if ctx.Err() == context.DeadlineExceeded {
+		return &timeoutError{err}
+	}
+	return err
+}
+
+type timeoutError struct{ cause error }
+
+func (e *timeoutError) Error() string { return "nats: timeout: " + e.cause.Error() }
+func (e *timeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+func (e *timeoutError) Unwrap() error { return e.cause }
