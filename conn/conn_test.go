@@ -431,3 +431,40 @@ func TestReconnectBufferOverflow(t *testing.T) {
 		t.Fatalf("flush while disconnected: %v", err)
 	}
 }
+
+// Messages larger than the read buffer, and messages split across reads,
+// arrive whole, headers included.
+func TestLargeAndSplitMessages(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	nc := connect(t, s.URL())
+	sub, _ := nc.Subscribe("big")
+	nc.Flush(ctxT(t))
+	var h proto.Header
+	h.Add("K", "v")
+	sizes := []int{300 << 10, 10 << 10, 9999, 1, 0, 70 << 10}
+	for i := range 40 {
+		sz := sizes[i%len(sizes)] + i
+		data := make([]byte, sz)
+		for j := range data {
+			data[j] = byte(i + j)
+		}
+		if err := nc.PublishMsg("big", "", &h, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 {
+		m, err := sub.NextMsg(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sz := sizes[i%len(sizes)] + i
+		if len(m.Data) != sz || string(m.Header.Get("K")) != "v" {
+			t.Fatalf("msg %d: %d bytes (want %d), header %q", i, len(m.Data), sz, m.Header)
+		}
+		for j, b := range m.Data {
+			if b != byte(i+j) {
+				t.Fatalf("msg %d byte %d corrupt", i, j)
+			}
+		}
+	}
+}

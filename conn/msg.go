@@ -117,15 +117,10 @@ func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 	m.Reply = a.string(op.Reply)
 	var body []byte
 	if op.Owned {
-		if n := len(op.Header); n > 0 {
-			body = op.Header[:n+len(op.Payload)]
-		} else {
-			body = op.Payload
-		}
-	} else if n := op.Size(); n > 0 {
+		body = op.Body
+	} else if n := len(op.Body); n > 0 {
 		body = a.bytes(n)
-		copy(body, op.Header)
-		copy(body[len(op.Header):], op.Payload)
+		copy(body, op.Body)
 	}
 	h := len(op.Header)
 	if h > 0 {

@@ -179,9 +179,9 @@ func wsExchange(c net.Conn, br *bufio.Reader, req []byte, key string, offered bo
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		// Quote the start of the body, but only what already arrived.
 		var body [256]byte
-		n := int(min(resp.ContentLength, int64(len(body)), int64(br.Buffered())))
-		if n > 0 {
-			n, _ = io.ReadFull(resp.Body, body[:n])
+		n := 0
+		if l := min(resp.ContentLength, int64(len(body)), int64(br.Buffered())); l > 0 {
+			n, _ = io.ReadFull(resp.Body, body[:l])
 		}
 		msg := strings.TrimSpace(strings.ToValidUTF8(string(body[:n]), "?"))
 		if msg != "" {

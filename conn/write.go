@@ -8,11 +8,11 @@ import (
 )
 
 // Outbound buffer bounds while connected: a publisher waits for the flusher
-// when this much is queued, and a spare buffer larger than maxSpare is not
-// kept.
+// when this much is queued, and a spare buffer larger than maxSpare (what
+// appends up to highWater can grow to) is not kept.
 const (
-	highWater = 4 << 20
-	maxSpare  = 1 << 20
+	highWater = 1 << 20
+	maxSpare  = 2 * highWater
 )
 
 // Publish sends data to subject. It does not wait for the server: the bytes

@@ -24,7 +24,7 @@
 // Limits. Every size the server states is checked before anything is
 // allocated for it: control lines (default 4096 bytes, INFO 1 MiB), payload
 // sizes (digits only, no overflow, at most Limits.MaxPayload), header sizes
-// (hdr_size ≤ total_size, at least "NATS/1.0\r\n\r\n"), and the CRLF that must
+// (hdr_size ≤ total_size, and either 0 or at least "NATS/1.0\r\n\r\n"), and the CRLF that must
 // follow each payload. A violation yields a *[Error] matching one of the
 // sentinel errors ([ErrControlLine], [ErrSize], [ErrPayloadTooLarge],
 // [ErrHeaderSize], [ErrMissingCRLF], [ErrUnknownOp], [ErrArgs]) with

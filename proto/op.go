@@ -47,10 +47,10 @@ func (k Kind) String() string {
 //	UNSUB           SID, Max (0 when absent)
 //
 // An Op and its slices are valid until the next call to Parser.Next or
-// Parser.Feed, unless Owned is set: then Header and Payload were allocated by
-// Parser.Alloc for this op alone and belong to the caller, who may keep them.
-// Header and Payload of one op are always adjacent in memory
-// (Header[:len(Header)+len(Payload)] spans both).
+// Parser.Feed, unless Owned is set: then Body (and Header and Payload, its
+// two parts) were allocated by Parser.Alloc for this op alone and belong to
+// the caller, who may keep them. Body is the header block followed by the
+// payload, as one slice.
 type Op struct {
 	Kind    Kind
 	Owned   bool
@@ -59,6 +59,7 @@ type Op struct {
 	Subject []byte
 	Reply   []byte
 	Queue   []byte
+	Body    []byte
 	Header  []byte
 	Payload []byte
 	Text    []byte
@@ -77,10 +78,10 @@ const (
 
 // Limits bound what a Parser accepts. Zero fields take the defaults.
 type Limits struct {
-	// MaxControlLine caps the bytes of one control line (the op name and its
-	// arguments, without CRLF) other than INFO and CONNECT. Default 4096,
-	// the server's own limit; raise it if the server's max_control_line is
-	// raised.
+	// MaxControlLine caps the argument bytes of one control line (what
+	// follows the op name and its separator, up to but not including the
+	// '\n'), other than INFO and CONNECT. Default 4096, the server's own
+	// limit; raise it if the server's max_control_line is raised.
 	MaxControlLine int
 	// MaxInfoLine caps an INFO or CONNECT line, which carries JSON that
 	// grows with cluster gossip. Default 1 MiB.

@@ -4,16 +4,16 @@ import "bytes"
 
 // Parser states.
 const (
-	stStart      uint8 = iota // expecting the first byte of an op name
-	stSecond                  // first byte seen; the second decides the op
-	stName                    // matching the rest of p.name
-	stAfterName               // op name complete; one separator or EOL expected
-	stEOL                     // argument-less op: blanks, then '\n'
-	stArgs                    // collecting the argument line up to '\n'
-	stPayload                 // message payload, not yet started
-	stPayloadCopy             // payload spans chunks; copying into p.dst
-	stCR                      // expecting the '\r' after a payload
-	stLF                      // expecting the '\n' after a payload
+	stStart       uint8 = iota // expecting the first byte of an op name
+	stSecond                   // first byte seen; the second decides the op
+	stName                     // matching the rest of p.name
+	stAfterName                // op name complete; one separator or EOL expected
+	stEOL                      // argument-less op: blanks, then '\n'
+	stArgs                     // collecting the argument line up to '\n'
+	stPayload                  // message payload, not yet started
+	stPayloadCopy              // payload spans chunks; copying into p.dst
+	stCR                       // expecting the '\r' after a payload
+	stLF                       // expecting the '\n' after a payload
 )
 
 // scratchKeep is the largest control-line scratch buffer kept between ops;
@@ -216,6 +216,7 @@ func (p *Parser) Next() (*Op, error) {
 			p.pos++
 			op := &p.op
 			if p.size > 0 {
+				op.Body = p.dst[:p.size:p.size]
 				op.Header = p.dst[:p.hdr:p.hdr]
 				op.Payload = p.dst[p.hdr:p.size:p.size]
 				op.Owned = true
@@ -223,11 +224,15 @@ func (p *Parser) Next() (*Op, error) {
 					op.Header = nil
 				}
 			} else {
-				op.Header, op.Payload = nil, nil
+				op.Body, op.Header, op.Payload = nil, nil, nil
 			}
 			p.resetOp()
 			return op, nil
 		}
+	}
+	if p.state == stPayload {
+		// The control line ended this chunk: its views must outlive it.
+		p.keepViews(&p.op)
 	}
 	return nil, nil
 }
@@ -492,6 +497,7 @@ func (p *Parser) payload() (*Op, error) {
 			return p.fail(ErrMissingCRLF, p.rest())
 		}
 		data := rest[:p.size:p.size]
+		op.Body = data
 		op.Header = data[:p.hdr:p.hdr]
 		op.Payload = data[p.hdr:]
 		if p.hdr == 0 {

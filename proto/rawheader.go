@@ -99,7 +99,11 @@ func (r RawHeader) Status() (code int, description []byte) {
 	if !ok || !bytes.HasPrefix(first, []byte(headerVersion)) {
 		return 0, nil
 	}
-	l := bytes.TrimLeft(first[len(headerVersion):], " ")
+	l := first[len(headerVersion):]
+	if len(l) == 0 || l[0] != ' ' {
+		return 0, nil
+	}
+	l = bytes.TrimLeft(l, " ")
 	if len(l) < 3 || !isDigit(l[0]) || !isDigit(l[1]) || !isDigit(l[2]) || (len(l) > 3 && l[3] != ' ') {
 		return 0, nil
 	}

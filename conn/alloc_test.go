@@ -1,0 +1,98 @@
+//go:build !race
+
+package conn_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/proto"
+)
+
+// The server runs in a child process: allocation counts are the client's.
+
+func TestPublishAllocatesNothing(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	nc := connect(t, s.URL())
+	data := make([]byte, 1024)
+	var h proto.Header
+	h.Add("Nats-Msg-Id", "abc")
+	// Warm up the outbound buffers.
+	for range 1000 {
+		nc.Publish("alloc.pub", data)
+		nc.PublishMsg("alloc.pub", "reply.x", &h, data)
+	}
+	nc.Flush(context.Background())
+	if n := testing.AllocsPerRun(1000, func() { nc.Publish("alloc.pub", data[:16]) }); n != 0 {
+		t.Errorf("Publish 16 B: %v allocs", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { nc.Publish("alloc.pub", data) }); n != 0 {
+		t.Errorf("Publish 1 KiB: %v allocs", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { nc.PublishMsg("alloc.pub", "reply.x", &h, data) }); n != 0 {
+		t.Errorf("PublishMsg with header: %v allocs", n)
+	}
+}
+
+func TestDeliveryAllocsAmortised(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	pub := connect(t, s.URL())
+	sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
+	sub, err := sc.Subscribe("alloc.sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Flush(context.Background())
+	const n = 20000
+	data := make([]byte, 16)
+	ctx := context.Background()
+	run := func() {
+		for range n {
+			pub.Publish("alloc.sub", data)
+		}
+		got := 0
+		for _, err := range sub.Messages(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got++; got == n {
+				break
+			}
+		}
+	}
+	run() // warm up
+	per := testing.AllocsPerRun(3, run) / n
+	if per > 0.05 {
+		t.Fatalf("%.3f allocs per delivered message, want ≤ 0.05", per)
+	}
+	t.Logf("%.4f allocs per delivered message (publish and receive, both connections)", per)
+}
+
+func TestRequestAllocs(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	rc := connect(t, s.URL())
+	nc := connect(t, s.URL())
+	rc.SubscribeFunc("alloc.req", func(m *conn.Msg) { m.Respond(m.Data) })
+	rc.Flush(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dctx, dcancel := context.WithDeadline(ctx, deadlineFar())
+	defer dcancel()
+	data := make([]byte, 16)
+	for range 100 {
+		if _, err := nc.Request(dctx, "alloc.req", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := testing.AllocsPerRun(2000, func() {
+		if _, err := nc.Request(dctx, "alloc.req", data); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 2 {
+		t.Fatalf("Request: %v allocs (requester and responder together), want ≤ 2", n)
+	}
+	t.Logf("Request: %v allocs (requester and responder together)", n)
+}

@@ -1,0 +1,73 @@
+package proto
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSubjectValidation(t *testing.T) {
+	const T, F = true, false
+	cases := []struct {
+		s                    string
+		pub, sub, queue, lit bool
+	}{
+		{"", F, F, F, T},
+		{".", F, F, T, T},
+		{"a.", F, F, T, T},
+		{".a", F, F, T, T},
+		{"a..b", F, F, T, T},
+		{"a b", F, F, F, T},
+		{"a\tb", F, F, F, T},
+		{"a\r", F, F, F, T},
+		{"a\n", F, F, F, T},
+		{"\x00", F, F, F, T},
+		{"a\x00b", F, F, F, T},
+		{"\x7f", F, F, F, T},
+		{"a.\x01", F, F, F, T},
+		{"\xff", F, F, F, T},
+		{"a.\xc3", F, F, F, T}, // truncated UTF-8 sequence
+		{"é.x", T, T, T, T},
+		{"日本.語", T, T, T, T},
+		{"*", F, T, T, F},
+		{">", F, T, T, F},
+		{"a.*", F, T, T, F},
+		{"a.>", F, T, T, F},
+		{"*.a", F, T, T, F},
+		{"a.*.b", F, T, T, F},
+		{"*.*.>", F, T, T, F},
+		{"a.>.b", F, F, T, F},
+		{">.a", F, F, T, F},
+		{"a.**", T, T, T, T}, // wildcards only count as whole tokens
+		{"a.>b", T, T, T, T},
+		{"a*b", T, T, T, T},
+		{"a>", T, T, T, T},
+		{"foo.bar", T, T, T, T},
+		{"_INBOX.abc.1", T, T, T, T},
+		{"$JS.API.INFO", T, T, T, T},
+		{"a-b_c.d~e", T, T, T, T},
+		{strings.Repeat("a.", 100) + "z", T, T, T, T},
+	}
+	check := func(what, s string, err error, want bool, sentinel error) {
+		t.Helper()
+		if want != (err == nil) {
+			t.Errorf("%s(%q) = %v, want ok=%v", what, s, err, want)
+			return
+		}
+		if err != nil && !errors.Is(err, sentinel) {
+			t.Errorf("%s(%q) = %v, want %v", what, s, err, sentinel)
+		}
+	}
+	for _, c := range cases {
+		check("ValidatePublishSubject", c.s, ValidatePublishSubject(c.s), c.pub, ErrBadSubject)
+		check("ValidateSubscribeSubject", c.s, ValidateSubscribeSubject(c.s), c.sub, ErrBadSubject)
+		check("ValidateQueue", c.s, ValidateQueue(c.s), c.queue, ErrBadQueue)
+		if got := IsLiteral(c.s); got != c.lit {
+			t.Errorf("IsLiteral(%q) = %v, want %v", c.s, got, c.lit)
+		}
+		// A valid publish subject is always a valid filter, and literal.
+		if c.pub && (!c.sub || !c.lit) {
+			t.Errorf("%q: table inconsistent: publishable but not subscribable or literal", c.s)
+		}
+	}
+}
