@@ -15,6 +15,7 @@ type server struct {
 	tlsName    string // name to verify a TLS certificate against
 	discovered bool
 	failures   int       // consecutive failed attempts
+	authFailed bool      // the last attempt was refused for credentials
 	readyAt    time.Time // earliest time of the next attempt
 }
 

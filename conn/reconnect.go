@@ -3,6 +3,7 @@ package conn
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -21,6 +22,7 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 	nc.cur = s
 	nc.gen++
 	s.failures = 0
+	s.authFailed = false
 	nc.state = stateConnected
 	nc.lastErr = nil
 
@@ -112,8 +114,12 @@ func (nc *Conn) reconnectLoop() {
 		}
 		s := nc.pool.pick()
 		if s == nil {
+			reason := ErrNoServers
+			if nc.lastErr != nil {
+				reason = fmt.Errorf("%w: %w", ErrNoServers, nc.lastErr)
+			}
 			nc.mu.Unlock()
-			go nc.closeWith(ErrNoServers)
+			go nc.closeWith(reason)
 			return
 		}
 		wait := time.Until(s.readyAt)
@@ -142,7 +148,12 @@ func (nc *Conn) reconnectLoop() {
 		if err != nil {
 			s.failures++
 			s.readyAt = time.Now().Add(nc.opts.backoff(s.failures))
-			if nc.opts.maxReconnects >= 0 && s.failures > nc.opts.maxReconnects {
+			// The same authentication error twice in a row from a server
+			// will not go away by retrying it: drop the server.
+			authErr := isAuthErr(err)
+			repeated := authErr && s.authFailed
+			s.authFailed = authErr
+			if repeated || (nc.opts.maxReconnects >= 0 && s.failures > nc.opts.maxReconnects) {
 				nc.pool.remove(s)
 			}
 			nc.lastErr = err
@@ -212,4 +223,10 @@ func (nc *Conn) runReconnectHooks() {
 	for _, f := range fs {
 		f()
 	}
+}
+
+// isAuthErr reports whether err is the server refusing the credentials.
+func isAuthErr(err error) bool {
+	return errors.Is(err, ErrAuthorization) || errors.Is(err, ErrAuthExpired) ||
+		errors.Is(err, ErrAuthRevoked) || errors.Is(err, ErrAccountExpired)
 }

@@ -1,0 +1,135 @@
+package conn_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// exampleServer starts an embedded server for the examples.
+func exampleServer() (url string, stop func()) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		panic("server not ready")
+	}
+	return s.ClientURL(), s.Shutdown
+}
+
+func Example() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	nc, err := conn.Connect(ctx, url, conn.Name("example"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	sub, _ := nc.Subscribe("greet.*")
+	nc.Publish("greet.joe", []byte("hello joe"))
+	nc.Publish("greet.pam", []byte("hello pam"))
+
+	n := 0
+	for m, err := range sub.Messages(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s: %s\n", m.Subject, m.Data)
+		if n++; n == 2 {
+			break
+		}
+	}
+	// Output:
+	// greet.joe: hello joe
+	// greet.pam: hello pam
+}
+
+func ExampleConn_Request() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, _ := conn.Connect(ctx, url)
+	defer nc.Close()
+
+	// A service answering on "time.now".
+	nc.SubscribeFunc("time.now", func(m *conn.Msg) {
+		m.Respond([]byte("it is " + string(m.Data)))
+	})
+
+	reply, err := nc.Request(ctx, "time.now", []byte("noon"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(reply.Data))
+
+	// Nobody listens here: the server says so at once.
+	_, err = nc.Request(ctx, "time.nobody", nil)
+	fmt.Println(err)
+	// Output:
+	// it is noon
+	// nats: no responders available for request
+}
+
+func ExampleConn_PublishMsg() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, _ := conn.Connect(ctx, url)
+	defer nc.Close()
+
+	sub, _ := nc.Subscribe("orders")
+	var h proto.Header // reuse one Header across publishes: no allocation
+	h.Set("Nats-Msg-Id", "order-1")
+	h.Add("Trace", "a")
+	h.Add("Trace", "b")
+	nc.PublishMsg("orders", "", &h, []byte("{}"))
+
+	m, _ := sub.NextMsg(ctx)
+	id, _ := m.Header.Lookup("Nats-Msg-Id")
+	fmt.Println(string(id))
+	for k, v := range m.Header.All() {
+		fmt.Printf("%s=%s\n", k, v)
+	}
+	// Output:
+	// order-1
+	// Nats-Msg-Id=order-1
+	// Trace=a
+	// Trace=b
+}
+
+func ExampleConn_Drain() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, _ := conn.Connect(ctx, url)
+
+	count := 0
+	nc.SubscribeFunc("work", func(*conn.Msg) { count++ })
+	nc.Flush(ctx)
+	for range 100 {
+		nc.Publish("work", []byte("job"))
+	}
+	// Every message sent before Drain is handled, then the connection closes.
+	if err := nc.Drain(ctx); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(count, nc.IsClosed())
+	// Output:
+	// 100 true
+}
