@@ -1,0 +1,26 @@
+// Package jsapi is the JetStream control plane and publish path over a
+// conn.Conn: stream and consumer management through the $JS.API request
+// subjects, reading stored messages, publishing with a PubAck and
+// expectations, typed API errors, and the JetStream message type (metadata
+// and acknowledgements) shared by the consumer packages.
+//
+// A *JS is a lightweight, stateless view of a connection: create it with New
+// as often as convenient. It runs no goroutine.
+//
+//	js := jsapi.New(nc)
+//	st, err := js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+//	ack, err := js.Publish(ctx, "orders.new", data, jsapi.MsgID("o-1"))
+//
+// # Errors
+//
+// Every API error is an *APIError carrying the server's code, err_code and
+// description; it matches the sentinel of its err_code with errors.Is
+// (ErrStreamNotFound, ErrWrongLastSequence, …). 10071 and 10164 are both
+// ErrWrongLastSequence.
+//
+// # Wire conventions
+//
+// Durations travel as integer nanoseconds, times as RFC 3339 strings, enums
+// as lower-case strings. Configurations keep JSON fields this version does
+// not know, so a read-modify-write through an older client loses nothing.
+package jsapi

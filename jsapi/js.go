@@ -1,0 +1,91 @@
+package jsapi
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// DefaultTimeout bounds API requests whose context has no deadline.
+const DefaultTimeout = 5 * time.Second
+
+// JS is a JetStream view of a connection. It is safe for concurrent use and
+// cheap to create.
+type JS struct {
+	nc      *conn.Conn
+	prefix  string // "$JS.API." or "$JS.<domain>.API." or a custom prefix ending in "."
+	domain  string
+	timeout time.Duration
+}
+
+// Option configures a JS.
+type Option func(*JS) error
+
+// Domain routes requests to the JetStream domain d ("$JS.<d>.API.").
+func Domain(d string) Option {
+	return func(js *JS) error {
+		if d == "" || strings.ContainsAny(d, ". *>\t\r\n") {
+			return errors.New("jsapi: invalid domain")
+		}
+		js.domain = d
+		js.prefix = "$JS." + d + ".API."
+		return nil
+	}
+}
+
+// APIPrefix sends requests under prefix instead of "$JS.API" (an account
+// import of another account's JetStream API, for example).
+func APIPrefix(prefix string) Option {
+	return func(js *JS) error {
+		prefix = strings.TrimSuffix(prefix, ".")
+		if proto.ValidatePublishSubject(prefix) != nil {
+			return errors.New("jsapi: invalid API prefix")
+		}
+		js.prefix = prefix + "."
+		return nil
+	}
+}
+
+// Timeout sets the deadline applied to requests whose context has none
+// (default 5 s).
+func Timeout(d time.Duration) Option {
+	return func(js *JS) error {
+		if d <= 0 {
+			return errors.New("jsapi: invalid timeout")
+		}
+		js.timeout = d
+		return nil
+	}
+}
+
+// New returns a JetStream view of nc. It does not contact the server.
+func New(nc *conn.Conn, opts ...Option) (*JS, error) {
+	js := &JS{nc: nc, prefix: "$JS.API.", timeout: DefaultTimeout}
+	for _, o := range opts {
+		if err := o(js); err != nil {
+			return nil, err
+		}
+	}
+	return js, nil
+}
+
+// Conn returns the underlying connection.
+func (js *JS) Conn() *conn.Conn { return js.nc }
+
+// Prefix returns the API subject prefix, ending in ".".
+func (js *JS) Prefix() string { return js.prefix }
+
+// Domain returns the configured domain, or "".
+func (js *JS) Domain() string { return js.domain }
+
+// withTimeout applies the default timeout to a context without deadline.
+func (js *JS) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, js.timeout)
+}

@@ -1,0 +1,209 @@
+package jsapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// Msg is a message delivered by a JetStream consumer. Its fields belong to
+// the receiver. Acknowledge it with one of Ack, AckSync, Nak, NakWithDelay,
+// Term or TermWithReason (terminal: a second one returns ErrAlreadyAcked);
+// InProgress may be sent any number of times before.
+type Msg struct {
+	Subject string
+	Reply   string // the $JS.ACK subject: metadata and acknowledgement
+	Header  proto.RawHeader
+	Data    []byte
+
+	nc    *conn.Conn
+	acked atomic.Bool
+}
+
+// ErrAlreadyAcked is returned by a second terminal acknowledgement.
+var ErrAlreadyAcked = errors.New("jsapi: message already acknowledged")
+
+// ErrNotJSMessage is returned when acknowledging or reading the metadata of
+// a message that did not come from a consumer.
+var ErrNotJSMessage = errors.New("jsapi: not a JetStream consumer message")
+
+// NewMsg wraps a message delivered on connection nc for a consumer.
+func NewMsg(nc *conn.Conn, m *conn.Msg) *Msg {
+	return &Msg{Subject: m.Subject, Reply: m.Reply, Header: m.Header, Data: m.Data, nc: nc}
+}
+
+// Init fills an existing Msg (consumers carve Msgs from slabs) from m.
+func (jm *Msg) Init(nc *conn.Conn, m *conn.Msg) {
+	jm.Subject, jm.Reply, jm.Header, jm.Data, jm.nc = m.Subject, m.Reply, m.Header, m.Data, nc
+	jm.acked.Store(false)
+}
+
+// Ack acknowledges the message. It does not wait for the server.
+func (jm *Msg) Ack() error { return jm.ack(ackAck, true) }
+
+// Nak asks for redelivery now.
+func (jm *Msg) Nak() error { return jm.ack(ackNak, true) }
+
+// NakWithDelay asks for redelivery after d.
+func (jm *Msg) NakWithDelay(d time.Duration) error {
+	if d <= 0 {
+		return jm.Nak()
+	}
+	var buf [48]byte
+	b := append(buf[:0], `-NAK {"delay": `...)
+	b = strconv.AppendInt(b, int64(d), 10)
+	b = append(b, '}')
+	return jm.ack(b, true)
+}
+
+// Term stops redelivery of the message.
+func (jm *Msg) Term() error { return jm.ack(ackTerm, true) }
+
+// TermWithReason stops redelivery; the reason appears in the server's
+// MSG_TERMINATED advisory (servers before 2.10.4 ignore such a Term).
+func (jm *Msg) TermWithReason(reason string) error {
+	if reason == "" {
+		return jm.Term()
+	}
+	if strings.ContainsAny(reason, "\r\n") {
+		return fmt.Errorf("%w: reason with CR or LF", ErrInvalidOption)
+	}
+	return jm.ack([]byte("+TERM "+reason), true)
+}
+
+// InProgress tells the server the message is being worked on, resetting its
+// ack wait. It may be sent repeatedly before the final acknowledgement.
+func (jm *Msg) InProgress() error { return jm.ack(ackProgress, false) }
+
+// AckSync acknowledges and waits for the server to confirm it recorded the
+// ack, bounded by ctx.
+func (jm *Msg) AckSync(ctx context.Context) error {
+	if err := jm.check(); err != nil {
+		return err
+	}
+	if !jm.acked.CompareAndSwap(false, true) {
+		return ErrAlreadyAcked
+	}
+	if _, err := jm.nc.Request(ctx, jm.Reply, ackAck); err != nil {
+		jm.acked.Store(false)
+		return err
+	}
+	return nil
+}
+
+var (
+	ackAck      = []byte("+ACK")
+	ackNak      = []byte("-NAK")
+	ackTerm     = []byte("+TERM")
+	ackProgress = []byte("+WPI")
+)
+
+func (jm *Msg) check() error {
+	if jm.nc == nil || !strings.HasPrefix(jm.Reply, "$JS.ACK.") {
+		return ErrNotJSMessage
+	}
+	return nil
+}
+
+func (jm *Msg) ack(body []byte, terminal bool) error {
+	if err := jm.check(); err != nil {
+		return err
+	}
+	if terminal {
+		if !jm.acked.CompareAndSwap(false, true) {
+			return ErrAlreadyAcked
+		}
+	} else if jm.acked.Load() {
+		return ErrAlreadyAcked
+	}
+	if err := jm.nc.Publish(jm.Reply, body); err != nil {
+		if terminal {
+			jm.acked.Store(false)
+		}
+		return err
+	}
+	return nil
+}
+
+// Acked reports whether a terminal acknowledgement was sent.
+func (jm *Msg) Acked() bool { return jm.acked.Load() }
+
+// Metadata is what the $JS.ACK reply subject says about a message.
+type Metadata struct {
+	Stream       string
+	Consumer     string
+	Domain       string // "" when none
+	NumDelivered uint64
+	StreamSeq    uint64
+	ConsumerSeq  uint64
+	Timestamp    time.Time
+	NumPending   uint64
+}
+
+// Metadata decodes the message's metadata from its reply subject. The
+// strings are views into Reply (no allocation).
+func (jm *Msg) Metadata() (Metadata, error) { return ParseAckSubject(jm.Reply) }
+
+// ErrBadAckSubject reports a $JS.ACK subject of an unknown layout or with a
+// malformed number.
+var ErrBadAckSubject = errors.New("jsapi: malformed $JS.ACK subject")
+
+// ParseAckSubject decodes a $JS.ACK reply subject in either layout:
+//
+//	v1 (9 tokens):   $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+//	v2 (11+ tokens): $JS.ACK.<domain|_>.<acc hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>[.…]
+//
+// Numbers are checked for overflow.
+func ParseAckSubject(s string) (Metadata, error) {
+	var md Metadata
+	var tok [12]string
+	n := 0
+	for start, i := 0, 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if n == len(tok) {
+				return md, ErrBadAckSubject
+			}
+			tok[n] = s[start:i]
+			n++
+			start = i + 1
+		}
+	}
+	if n < 9 || tok[0] != "$JS" || tok[1] != "ACK" {
+		return md, ErrBadAckSubject
+	}
+	var t []string
+	switch {
+	case n == 9:
+		t = tok[2:9]
+	case n >= 11:
+		if tok[2] != "_" {
+			md.Domain = tok[2]
+		}
+		t = tok[4:11]
+	default:
+		return md, ErrBadAckSubject
+	}
+	md.Stream, md.Consumer = t[0], t[1]
+	var nums [5]uint64
+	for i := range nums {
+		v, ok := proto.ParseUint([]byte(t[2+i]))
+		if !ok {
+			return Metadata{}, ErrBadAckSubject
+		}
+		nums[i] = v
+	}
+	if md.Stream == "" || md.Consumer == "" || nums[3] > 1<<63-1 {
+		return Metadata{}, ErrBadAckSubject
+	}
+	md.NumDelivered, md.StreamSeq, md.ConsumerSeq = nums[0], nums[1], nums[2]
+	md.Timestamp = time.Unix(0, int64(nums[3]))
+	md.NumPending = nums[4]
+	return md, nil
+}

@@ -1,0 +1,109 @@
+package jsapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
+
+// Publish stores data on subject in the stream that captures it and returns
+// the stream's acknowledgement. opts add a message ID, expectations, a TTL
+// or headers; they are validated before anything is sent
+// (ErrInvalidOption). It fails with the stream's *APIError (for example
+// ErrWrongLastSequence), with ErrNoStreamResponse when no stream answered
+// after the retries (see RetryOnNoResponders), or with the context's error
+// (also matching conn.ErrTimeout) — in which case the message may or may
+// not be stored: retry with the same MsgID to be safe.
+func (js *JS) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
+	ack := new(PubAck)
+	if err := js.PublishTo(ctx, ack, subject, data, opts...); err != nil {
+		return nil, err
+	}
+	return ack, nil
+}
+
+// PublishTo is Publish writing the acknowledgement into ack, for callers
+// that reuse one PubAck.
+func (js *JS) PublishTo(ctx context.Context, ack *PubAck, subject string, data []byte, opts ...PubOpt) error {
+	return js.PublishMsgTo(ctx, ack, subject, nil, data, opts...)
+}
+
+// PublishMsg is Publish with user headers h (not modified; may be nil).
+func (js *JS) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...PubOpt) (*PubAck, error) {
+	ack := new(PubAck)
+	if err := js.PublishMsgTo(ctx, ack, subject, h, data, opts...); err != nil {
+		return nil, err
+	}
+	return ack, nil
+}
+
+// PublishMsgTo is PublishMsg writing into ack.
+func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *proto.Header, data []byte, opts ...PubOpt) error {
+	if ctx == nil {
+		return conn.ErrNilContext
+	}
+	if err := proto.ValidatePublishSubject(subject); err != nil {
+		return err
+	}
+	hdr := h
+	var ps pubSettings
+	if len(opts) > 0 {
+		ph := headerPool.Get().(*proto.Header)
+		defer func() { ph.Reset(); headerPool.Put(ph) }()
+		if h != nil {
+			for k, v := range h.All() {
+				ph.Add(k, v)
+			}
+		}
+		var err error
+		if ps, err = applyPubOpts(ph, opts); err != nil {
+			return err
+		}
+		hdr = ph
+	} else {
+		ps = pubSettings{retries: 2, retryWait: 250 * time.Millisecond}
+	}
+	if hdr != nil && hdr.Len() == 0 {
+		hdr = nil
+	}
+	ctx, cancel := js.withTimeout(ctx)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		m, err := js.nc.RequestMsg(ctx, subject, hdr, data)
+		retry := false
+		if err == nil {
+			if len(m.Data) == 0 && m.Status() == 503 {
+				retry, err = true, ErrNoStreamResponse
+			} else if err = ParsePubAck(m.Data, ack); err != nil && errors.Is(err, ErrTooManyRequests) {
+				retry = true
+			}
+		} else if errors.Is(err, conn.ErrNoResponders) {
+			retry, err = true, fmt.Errorf("%w: %w", ErrNoStreamResponse, err)
+		}
+		if !retry || attempt >= ps.retries {
+			return err
+		}
+		if werr := sleepCtx(ctx, ps.retryWait<<attempt); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

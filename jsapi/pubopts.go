@@ -1,0 +1,223 @@
+package jsapi
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/natsio/natsio/proto"
+)
+
+// Header names JetStream reads on publish.
+const (
+	HeaderMsgID                   = "Nats-Msg-Id"
+	HeaderExpectedStream          = "Nats-Expected-Stream"
+	HeaderExpectedLastSeq         = "Nats-Expected-Last-Sequence"
+	HeaderExpectedLastSubjSeq     = "Nats-Expected-Last-Subject-Sequence"
+	HeaderExpectedLastSubjSeqSubj = "Nats-Expected-Last-Subject-Sequence-Subject"
+	HeaderExpectedLastMsgID       = "Nats-Expected-Last-Msg-Id"
+	HeaderTTL                     = "Nats-TTL"
+	HeaderRollup                  = "Nats-Rollup"
+	HeaderIncr                    = "Nats-Incr"
+	HeaderSchedule                = "Nats-Schedule"
+	HeaderScheduleTarget          = "Nats-Schedule-Target"
+	HeaderScheduleTTL             = "Nats-Schedule-TTL"
+	HeaderScheduleTimeZone        = "Nats-Schedule-Time-Zone"
+	HeaderScheduleSource          = "Nats-Schedule-Source"
+	HeaderScheduleRollup          = "Nats-Schedule-Rollup"
+	HeaderScheduleNext            = "Nats-Schedule-Next"
+	HeaderScheduler               = "Nats-Scheduler"
+	HeaderRequiredAPILevel        = "Nats-Required-Api-Level"
+	HeaderStream                  = "Nats-Stream"
+	HeaderSequence                = "Nats-Sequence"
+	HeaderSubject                 = "Nats-Subject"
+	HeaderTimeStamp               = "Nats-Time-Stamp"
+	HeaderLastSequence            = "Nats-Last-Sequence"
+	HeaderNumPending              = "Nats-Num-Pending"
+	HeaderMarkerReason            = "Nats-Marker-Reason"
+	HeaderRollupValueSubject      = "sub"
+	HeaderRollupValueAll          = "all"
+	HeaderScheduleNextValuePurge  = "purge"
+)
+
+// TTLNever makes a message exempt from expiry (Nats-TTL: never).
+const TTLNever = time.Duration(-1)
+
+type pubOptKind uint8
+
+const (
+	optMsgID pubOptKind = iota + 1
+	optExpectStream
+	optExpectLastSeq
+	optExpectLastSubjSeq
+	optExpectLastSubjSeqSubj
+	optExpectLastMsgID
+	optTTL
+	optHeader
+	optRetry
+)
+
+// PubOpt is a publish option: a message ID, an expectation, a TTL, or any
+// header. Options are plain values; passing them allocates nothing.
+type PubOpt struct {
+	kind pubOptKind
+	s, v string
+	n    uint64
+	d    time.Duration
+}
+
+// MsgID sets Nats-Msg-Id: the stream stores a message with an ID it has
+// seen within its duplicate window only once and acks the retry with the
+// original sequence and Duplicate set. Retries of one logical message must
+// reuse its ID.
+func MsgID(id string) PubOpt { return PubOpt{kind: optMsgID, s: id} }
+
+// ExpectStream fails the publish (ErrWrongStream) unless it lands in stream.
+func ExpectStream(stream string) PubOpt { return PubOpt{kind: optExpectStream, s: stream} }
+
+// ExpectLastSeq fails the publish (ErrWrongLastSequence) unless the stream's
+// last sequence is seq.
+func ExpectLastSeq(seq uint64) PubOpt { return PubOpt{kind: optExpectLastSeq, n: seq} }
+
+// ExpectLastSubjectSeq fails the publish (ErrWrongLastSequence) unless the
+// last message on the published subject (or on the ExpectLastSubjectSeqFor
+// filter) has sequence seq; 0 means no message on it.
+func ExpectLastSubjectSeq(seq uint64) PubOpt { return PubOpt{kind: optExpectLastSubjSeq, n: seq} }
+
+// ExpectLastSubjectSeqFor scopes ExpectLastSubjectSeq to filter (which may
+// hold wildcards) instead of the published subject. It requires
+// ExpectLastSubjectSeq in the same publish; alone it is rejected locally.
+func ExpectLastSubjectSeqFor(filter string) PubOpt {
+	return PubOpt{kind: optExpectLastSubjSeqSubj, s: filter}
+}
+
+// ExpectLastMsgID fails the publish (ErrWrongLastMsgID) unless the
+// stream's last message ID is id.
+func ExpectLastMsgID(id string) PubOpt { return PubOpt{kind: optExpectLastMsgID, s: id} }
+
+// TTL sets the message's time to live (Nats-TTL, stream needs
+// AllowMsgTTL). It is sent in whole seconds (fractions are dropped); less
+// than a second is rejected locally; TTLNever exempts the message from
+// expiry.
+func TTL(d time.Duration) PubOpt { return PubOpt{kind: optTTL, d: d} }
+
+// Header adds a header to the published message.
+func Header(key, value string) PubOpt { return PubOpt{kind: optHeader, s: key, v: value} }
+
+// Incr publishes a counter increment (Nats-Incr) to a stream with
+// AllowMsgCounter; the data must be empty and PubAck.Value holds the total.
+func Incr(delta int64) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderIncr, v: strconv.FormatInt(delta, 10)}
+}
+
+// Rollup sets Nats-Rollup to "sub" (purge the subject below this message)
+// or "all" (purge the stream); the stream needs AllowRollup.
+func Rollup(scope string) PubOpt { return PubOpt{kind: optHeader, s: HeaderRollup, v: scope} }
+
+// ScheduleAt makes the message a schedule (stream needs AllowMsgSchedules)
+// that publishes once at t to target, a subject of the same stream that is
+// not the schedule's own subject.
+func ScheduleAt(t time.Time) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderSchedule, v: "@at " + t.UTC().Format(time.RFC3339)}
+}
+
+// ScheduleEvery makes the message a repeating schedule (server 2.14+);
+// every must be at least a second.
+func ScheduleEvery(every time.Duration) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderSchedule, v: "@every " + every.String()}
+}
+
+// ScheduleCron makes the message a cron schedule (server 2.14+): six fields,
+// seconds first, or an alias such as "@hourly".
+func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optHeader, s: HeaderSchedule, v: spec} }
+
+// ScheduleTarget sets the subject a schedule publishes to.
+func ScheduleTarget(subject string) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderScheduleTarget, v: subject}
+}
+
+// ScheduleTTL sets the TTL of the messages a schedule produces.
+func ScheduleTTL(d time.Duration) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderScheduleTTL, v: ttlValue(d)}
+}
+
+// ScheduleTimeZone sets the IANA time zone of a cron schedule (2.14+).
+func ScheduleTimeZone(tz string) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderScheduleTimeZone, v: tz}
+}
+
+// RetryOnNoResponders sets how often a publish that finds no stream
+// listening (a leader election in progress, 503) or is pushed back (429)
+// is retried, and the base wait between tries (default 2 and 250 ms).
+// Such a message was not stored, so retrying cannot duplicate it.
+func RetryOnNoResponders(attempts int, wait time.Duration) PubOpt {
+	return PubOpt{kind: optRetry, n: uint64(max(attempts, 0)), d: wait}
+}
+
+// pubSettings is the result of applying PubOpts.
+type pubSettings struct {
+	retries   int
+	retryWait time.Duration
+}
+
+func ttlValue(d time.Duration) string {
+	if d == TTLNever {
+		return "never"
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10)
+}
+
+// applyPubOpts validates opts and writes their headers into h.
+func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
+	ps := pubSettings{retries: 2, retryWait: 250 * time.Millisecond}
+	var subjSeq, subjSeqFor bool
+	for i := range opts {
+		o := &opts[i]
+		switch o.kind {
+		case optMsgID:
+			if o.s == "" {
+				return ps, fmt.Errorf("%w: empty message ID", ErrInvalidOption)
+			}
+			h.Set(HeaderMsgID, o.s)
+		case optExpectStream:
+			if ValidateName(o.s) != nil {
+				return ps, fmt.Errorf("%w: expected stream %q", ErrInvalidOption, o.s)
+			}
+			h.Set(HeaderExpectedStream, o.s)
+		case optExpectLastSeq:
+			h.Set(HeaderExpectedLastSeq, strconv.FormatUint(o.n, 10))
+		case optExpectLastSubjSeq:
+			subjSeq = true
+			h.Set(HeaderExpectedLastSubjSeq, strconv.FormatUint(o.n, 10))
+		case optExpectLastSubjSeqSubj:
+			if proto.ValidateSubscribeSubject(o.s) != nil {
+				return ps, fmt.Errorf("%w: expected-last-subject filter %q", ErrInvalidOption, o.s)
+			}
+			subjSeqFor = true
+			h.Set(HeaderExpectedLastSubjSeqSubj, o.s)
+		case optExpectLastMsgID:
+			if o.s == "" {
+				return ps, fmt.Errorf("%w: empty expected last message ID", ErrInvalidOption)
+			}
+			h.Set(HeaderExpectedLastMsgID, o.s)
+		case optTTL:
+			if o.d != TTLNever && o.d < time.Second {
+				return ps, fmt.Errorf("%w: TTL %v is below one second", ErrInvalidOption, o.d)
+			}
+			h.Set(HeaderTTL, ttlValue(o.d))
+		case optHeader:
+			h.Add(o.s, o.v)
+		case optRetry:
+			ps.retries, ps.retryWait = int(o.n), o.d
+		default:
+			return ps, fmt.Errorf("%w: zero PubOpt", ErrInvalidOption)
+		}
+	}
+	if subjSeqFor && !subjSeq {
+		return ps, fmt.Errorf("%w: ExpectLastSubjectSeqFor needs ExpectLastSubjectSeq", ErrInvalidOption)
+	}
+	if err := h.Validate(); err != nil {
+		return ps, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+	}
+	return ps, nil
+}
