@@ -64,6 +64,7 @@ type Conn struct {
 
 	hookMu  sync.Mutex
 	hooks   map[uint64]func()
+	dhooks  map[uint64]func(error)
 	hookSeq uint64
 
 	stats struct {
@@ -289,6 +290,7 @@ func (nc *Conn) closeWith(err error) {
 		}
 	}
 	nc.resp.failAll(closedMsg)
+	nc.runDisconnectHooks(ErrClosed)
 	for _, s := range nc.allSubs() {
 		s.close(ErrClosed)
 	}

@@ -89,6 +89,7 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 		}
 	}
 	nc.resp.failAll(disconnectedMsg)
+	nc.runDisconnectHooks(reason)
 	nc.opts.logger.Warn("nats: disconnected", "server", lost.redacted(), "err", reason)
 	nc.ev.push(Event{Kind: EventDisconnected, Server: lost.redacted(), Err: reason})
 	if !reconnect {
@@ -190,6 +191,39 @@ func (nc *Conn) leaveLameDuck(gen uint64) {
 	nc.mu.Unlock()
 	if others {
 		nc.connLost(gen, ErrForcedReconnect)
+	}
+}
+
+// OnDisconnect registers f to run each time the connection is lost (before
+// reconnecting) and when it is closed (reason ErrClosed), with the reason; upper layers use it to fail what cannot
+// complete (publish futures waiting for acks). f runs on the goroutine that
+// noticed the loss and should not block. The returned function unregisters
+// f.
+func (nc *Conn) OnDisconnect(f func(reason error)) (remove func()) {
+	nc.hookMu.Lock()
+	defer nc.hookMu.Unlock()
+	nc.hookSeq++
+	id := nc.hookSeq
+	if nc.dhooks == nil {
+		nc.dhooks = make(map[uint64]func(error))
+	}
+	nc.dhooks[id] = f
+	return func() {
+		nc.hookMu.Lock()
+		delete(nc.dhooks, id)
+		nc.hookMu.Unlock()
+	}
+}
+
+func (nc *Conn) runDisconnectHooks(reason error) {
+	nc.hookMu.Lock()
+	fs := make([]func(error), 0, len(nc.dhooks))
+	for _, f := range nc.dhooks {
+		fs = append(fs, f)
+	}
+	nc.hookMu.Unlock()
+	for _, f := range fs {
+		f(reason)
 	}
 }
 

@@ -1,0 +1,34 @@
+// Package pubwin is an asynchronous JetStream publish window: many
+// publishes in flight, each acknowledged by its stream later, with a bound
+// on how many acks may be outstanding.
+//
+//	w, err := pubwin.New(js, pubwin.Options{})
+//	defer w.Close()
+//	for _, o := range orders {
+//		f, err := w.Publish(ctx, "orders.new", o, jsapi.MsgID(o.ID))
+//		…
+//	}
+//	err = w.Complete(ctx) // every publish acknowledged (or failed)
+//
+// # Bounds and failure
+//
+// At most MaxPending publishes wait for their acks (default 4000). When the
+// window is full, Publish waits up to StallWait (default 200 ms, and its
+// context) for a slot, then fails with ErrTooManyStalled. Every future ends:
+// with its PubAck, the stream's *jsapi.APIError, ErrAckTimeout after
+// AckTimeout (default 5 s), or — when the connection is lost or closed —
+// ErrAckLost at once, freeing its slot.
+//
+// # Retrying safely
+//
+// A future that fails with ErrAckLost or ErrAckTimeout does not say whether
+// the stream stored the message. Publish each logical message with a
+// jsapi.MsgID and retry a failed one with the same ID: within the stream's
+// duplicate window the stream stores it once and acks the retry with
+// Duplicate set and the original sequence.
+//
+// # Cost
+//
+// All publishes share one inbox subscription; acks are decoded without
+// reflection. A publish allocates its Future and nothing else.
+package pubwin

@@ -1,0 +1,415 @@
+package pubwin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultMaxPending = 4000
+	DefaultStallWait  = 200 * time.Millisecond
+	DefaultAckTimeout = 5 * time.Second
+)
+
+// Errors of the window. Failures reported by the stream are
+// *jsapi.APIError.
+var (
+	// ErrTooManyStalled: the window stayed full for StallWait.
+	ErrTooManyStalled = errors.New("pubwin: too many publishes awaiting acks")
+	// ErrAckTimeout: no ack arrived within AckTimeout; the message may or
+	// may not be stored.
+	ErrAckTimeout = errors.New("pubwin: timed out waiting for ack")
+	// ErrAckLost: the connection was lost or closed before the ack arrived;
+	// the message may or may not be stored. It also matches
+	// conn.ErrDisconnected.
+	ErrAckLost = errors.New("pubwin: ack lost with the connection")
+	// ErrClosed: the window was closed.
+	ErrClosed = errors.New("pubwin: window closed")
+)
+
+// Options configure a Window; zero fields take the defaults.
+type Options struct {
+	// MaxPending bounds publishes awaiting acks (default 4000).
+	MaxPending int
+	// StallWait is how long Publish waits for a free slot (default 200 ms).
+	StallWait time.Duration
+	// AckTimeout fails a future whose ack has not arrived (default 5 s).
+	AckTimeout time.Duration
+}
+
+// Window publishes asynchronously. It is safe for concurrent use.
+type Window struct {
+	nc     *conn.Conn
+	opts   Options
+	prefix string // "<inbox>." ; acks arrive on "<inbox>.<token>"
+	sub    *conn.Subscription
+	slots  chan struct{}
+	undo   func()
+
+	mu      sync.Mutex
+	next    uint64
+	pending map[uint64]*Future
+	order   []*Future // publish order, for timeouts; may hold completed ones
+	timer   *time.Timer
+	closed  bool
+	idle    chan struct{} // closed and replaced when pending becomes empty
+}
+
+// New creates a window publishing through js's connection. Close it when
+// done.
+func New(js *jsapi.JS, o Options) (*Window, error) {
+	if o.MaxPending == 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.StallWait == 0 {
+		o.StallWait = DefaultStallWait
+	}
+	if o.AckTimeout == 0 {
+		o.AckTimeout = DefaultAckTimeout
+	}
+	if o.MaxPending < 0 || o.StallWait < 0 || o.AckTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative window option", jsapi.ErrInvalidOption)
+	}
+	nc := js.Conn()
+	w := &Window{
+		nc:      nc,
+		opts:    o,
+		prefix:  nc.NewInbox() + ".",
+		slots:   make(chan struct{}, o.MaxPending),
+		pending: make(map[uint64]*Future, o.MaxPending),
+		idle:    make(chan struct{}),
+	}
+	close(w.idle)
+	sub, err := nc.SubscribeFunc(w.prefix+"*", w.onAck)
+	if err != nil {
+		return nil, err
+	}
+	w.sub = sub
+	_ = sub.SetPendingLimits(max(4*o.MaxPending, 1024), 64<<20)
+	w.timer = time.AfterFunc(time.Hour, w.expire)
+	w.timer.Stop()
+	w.undo = nc.OnDisconnect(func(reason error) { w.failAll(&lostError{reason}) })
+	return w, nil
+}
+
+// Future is the outcome of one publish. Wait for it with Wait, or for the
+// whole window with Complete.
+type Future struct {
+	w        *Window
+	token    uint64
+	deadline time.Time
+	reply    [64]byte
+	replyN   int
+
+	mu   sync.Mutex
+	done bool
+	ack  jsapi.PubAck
+	err  error
+	ch   chan struct{} // created by a Wait that must block
+}
+
+// Wait returns the PubAck or the publish's error, waiting until it is known
+// or ctx ends. It never waits forever: every future ends by AckTimeout.
+func (f *Future) Wait(ctx context.Context) (*jsapi.PubAck, error) {
+	f.mu.Lock()
+	if f.done {
+		f.mu.Unlock()
+		return f.result()
+	}
+	if f.ch == nil {
+		f.ch = make(chan struct{})
+	}
+	ch := f.ch
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return f.result()
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Done reports whether the outcome is known.
+func (f *Future) Done() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done
+}
+
+func (f *Future) result() (*jsapi.PubAck, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &f.ack, nil
+}
+
+// finish records the outcome once; it reports whether this call did.
+func (f *Future) finish(err error) bool {
+	f.mu.Lock()
+	if f.done {
+		f.mu.Unlock()
+		return false
+	}
+	f.done = true
+	f.err = err
+	if f.ch != nil {
+		close(f.ch)
+	}
+	f.mu.Unlock()
+	return true
+}
+
+// Pending reports how many publishes await their acks.
+func (w *Window) Pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
+}
+
+var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
+
+// Publish sends data to subject and returns its future at once. It waits
+// for a free slot up to StallWait and ctx (ErrTooManyStalled). opts are
+// jsapi publish options (message ID, expectations, TTL, headers), validated
+// before anything is sent.
+func (w *Window) Publish(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (*Future, error) {
+	return w.PublishMsg(ctx, subject, nil, data, opts...)
+}
+
+// PublishMsg is Publish with user headers h (may be nil).
+func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (*Future, error) {
+	if ctx == nil {
+		return nil, conn.ErrNilContext
+	}
+	hdr := h
+	if len(opts) > 0 {
+		ph := headerPool.Get().(*proto.Header)
+		defer func() { ph.Reset(); headerPool.Put(ph) }()
+		if h != nil {
+			for k, v := range h.All() {
+				ph.Add(k, v)
+			}
+		}
+		if err := jsapi.ApplyPubOpts(ph, opts); err != nil {
+			return nil, err
+		}
+		hdr = ph
+	}
+	if hdr != nil && hdr.Len() == 0 {
+		hdr = nil
+	}
+	if err := proto.ValidatePublishSubject(subject); err != nil {
+		return nil, err
+	}
+	if err := w.acquire(ctx); err != nil {
+		return nil, err
+	}
+	f := &Future{w: w}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.slots
+		return nil, ErrClosed
+	}
+	w.next++
+	f.token = w.next
+	f.replyN = len(strconv.AppendUint(append(f.reply[:0], w.prefix...), f.token, 10))
+	f.deadline = time.Now().Add(w.opts.AckTimeout)
+	if len(w.pending) == 0 {
+		w.idle = make(chan struct{})
+	}
+	w.pending[f.token] = f
+	w.order = append(w.order, f)
+	if len(w.order) == 1 {
+		w.timer.Reset(w.opts.AckTimeout)
+	}
+	w.mu.Unlock()
+
+	reply := unsafe.String(&f.reply[0], f.replyN)
+	if err := w.nc.PublishMsg(subject, reply, hdr, data); err != nil {
+		w.complete(f.token, err)
+		return nil, err
+	}
+	return f, nil
+}
+
+// acquire takes a slot, waiting up to StallWait and ctx.
+func (w *Window) acquire(ctx context.Context) error {
+	select {
+	case w.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(w.opts.StallWait)
+	defer t.Stop()
+	select {
+	case w.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrTooManyStalled
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// onAck receives acks on the window's inbox.
+func (w *Window) onAck(m *conn.Msg) {
+	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(w.prefix), len(m.Subject)):]))
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	f := w.pending[tok]
+	w.mu.Unlock()
+	if f == nil {
+		return // late ack for a future that already failed
+	}
+	var err error
+	if len(m.Data) == 0 && m.Status() == 503 {
+		err = jsapi.ErrNoStreamResponse
+	} else {
+		err = jsapi.ParsePubAck(m.Data, &f.ack)
+	}
+	w.complete(tok, err)
+}
+
+// complete ends the future of tok with err (nil: acked) and frees its slot.
+func (w *Window) complete(tok uint64, err error) {
+	w.mu.Lock()
+	f := w.pending[tok]
+	if f == nil {
+		w.mu.Unlock()
+		return
+	}
+	delete(w.pending, tok)
+	w.trimLocked()
+	w.releaseIdleLocked()
+	w.mu.Unlock()
+	if f.finish(err) {
+		<-w.slots
+	}
+}
+
+// trimLocked drops completed futures from the head of the timeout order;
+// acks mostly arrive in publish order, so this keeps order short.
+func (w *Window) trimLocked() {
+	i := 0
+	for i < len(w.order) && w.pending[w.order[i].token] != w.order[i] {
+		i++
+	}
+	if i > 0 {
+		clear(w.order[:i])
+		w.order = w.order[i:]
+	}
+}
+
+func (w *Window) releaseIdleLocked() {
+	if len(w.pending) == 0 {
+		select {
+		case <-w.idle:
+		default:
+			close(w.idle)
+		}
+		clear(w.order)
+		w.order = w.order[:0]
+	}
+}
+
+// expire fails futures whose ack timeout passed and re-arms the timer.
+func (w *Window) expire() {
+	now := time.Now()
+	var expired []*Future
+	w.mu.Lock()
+	i := 0
+	for ; i < len(w.order); i++ {
+		f := w.order[i]
+		if w.pending[f.token] != f {
+			continue // completed
+		}
+		if f.deadline.After(now) {
+			break
+		}
+		delete(w.pending, f.token)
+		expired = append(expired, f)
+	}
+	clear(w.order[:i])
+	w.order = w.order[i:]
+	if len(w.order) > 0 && !w.closed {
+		w.timer.Reset(time.Until(w.order[0].deadline))
+	}
+	w.releaseIdleLocked()
+	w.mu.Unlock()
+	for _, f := range expired {
+		if f.finish(ErrAckTimeout) {
+			<-w.slots
+		}
+	}
+}
+
+// failAll fails every outstanding future with err.
+func (w *Window) failAll(err error) {
+	w.mu.Lock()
+	fs := make([]*Future, 0, len(w.pending))
+	for tok, f := range w.pending {
+		delete(w.pending, tok)
+		fs = append(fs, f)
+	}
+	w.releaseIdleLocked()
+	w.mu.Unlock()
+	for _, f := range fs {
+		if f.finish(err) {
+			<-w.slots
+		}
+	}
+}
+
+// lostError is ErrAckLost with the connection's reason.
+type lostError struct{ reason error }
+
+func (e *lostError) Error() string { return ErrAckLost.Error() + ": " + e.reason.Error() }
+func (e *lostError) Is(t error) bool {
+	return t == ErrAckLost || t == conn.ErrDisconnected
+}
+func (e *lostError) Unwrap() error { return e.reason }
+
+// Complete waits until no publish awaits its ack, or ctx ends.
+func (w *Window) Complete(ctx context.Context) error {
+	w.mu.Lock()
+	idle := w.idle
+	w.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Close fails outstanding futures with ErrClosed, stops the timer and
+// removes the window's subscription.
+func (w *Window) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.timer.Stop()
+	w.mu.Unlock()
+	w.undo()
+	w.failAll(ErrClosed)
+	if err := w.sub.Unsubscribe(); err != nil && !errors.Is(err, conn.ErrClosed) && !errors.Is(err, conn.ErrBadSubscription) {
+		return err
+	}
+	return nil
+}
