@@ -54,6 +54,12 @@ const (
 	wsMaxControl = 125
 	// wsCompressMin is the smallest write worth compressing.
 	wsCompressMin = 64
+	// wsMaxMessage is the default and largest uncompressed size of one
+	// compressed message that Write sends. nats-server rejects compressed
+	// messages that inflate to more than max_payload (1 MiB by default).
+	// 32 KiB is the deflate window, so larger messages would compress
+	// hardly better.
+	wsMaxMessage = 32 << 10
 	// wsKeepWriteBuf is the largest write buffer kept between writes.
 	wsKeepWriteBuf = 4 << 20
 	// wsCloseWriteTimeout bounds the best-effort close frame sent by Close.
@@ -117,10 +123,11 @@ type wsOptions struct {
 // The returned conn's Read returns the concatenated payloads of data frames
 // (binary or text, fragmented or not), answers PING with PONG, ignores PONG
 // and returns io.EOF after a CLOSE frame, which it echoes. Its Write sends
-// each call's bytes as one masked binary frame, compressed when
-// permessage-deflate was negotiated and that makes the frame smaller. Read
-// may run concurrently with Write and Close. Close sends a close frame
-// (best effort) and closes c; the deadline methods delegate to c.
+// each call's bytes as one masked binary frame or, when permessage-deflate
+// was negotiated, as messages of at most 32 KiB each compressed when that
+// makes it smaller (see wsConn.Write). Read may run concurrently with Write
+// and Close. Close sends a close frame (best effort) and closes c; the
+// deadline methods delegate to c.
 //
 // On error c is left open for the caller to close.
 func wsHandshake(ctx context.Context, c net.Conn, u *url.URL, o wsOptions) (net.Conn, error) {
@@ -174,6 +181,9 @@ func wsExchange(c net.Conn, br *bufio.Reader, req []byte, key string, offered bo
 	}
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
+		if errors.Is(err, errWSHandshake) {
+			return false, err // headers too large
+		}
 		return false, fmt.Errorf("%w: reading response: %w", errWSHandshake, err)
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
@@ -380,14 +390,15 @@ type wsConn struct {
 	sbyte [1]byte
 
 	// Write side, guarded by wmu.
-	wmu       sync.Mutex
-	werr      error // sticky write error
-	closeSent bool
-	wbuf      []byte // wsMaxHeader bytes of room, then the payload
-	fw        *flate.Writer
-	fwOut     wsAppender
-	rng       *mrand.ChaCha8
-	cbuf      [wsMaxHeader + wsMaxControl]byte
+	wmu        sync.Mutex
+	werr       error // sticky write error
+	closeSent  bool
+	wbuf       []byte // frames being built, reused
+	fw         *flate.Writer
+	fwOut      wsAppender
+	rng        *mrand.ChaCha8
+	maxMessage int // largest uncompressed size of a compressed message
+	cbuf       [wsMaxHeader + wsMaxControl]byte
 
 	closeOnce sync.Once
 	closeErr  error
@@ -397,12 +408,13 @@ func newWSConn(c net.Conn, br *bufio.Reader, compress bool, maxFrame int64) *wsC
 	var seed [32]byte
 	_, _ = rand.Read(seed[:]) // never fails since Go 1.24
 	w := &wsConn{
-		c:        c,
-		br:       br,
-		compress: compress,
-		maxFrame: maxFrame,
-		fin:      true,
-		rng:      mrand.NewChaCha8(seed),
+		c:          c,
+		br:         br,
+		compress:   compress,
+		maxFrame:   maxFrame,
+		fin:        true,
+		rng:        mrand.NewChaCha8(seed),
+		maxMessage: wsMaxMessage,
 	}
 	w.src.w = w
 	return w
@@ -449,7 +461,10 @@ func (w *wsConn) Read(p []byte) (int, error) {
 			if n > 0 {
 				return n, nil
 			}
-			return 0, w.readFailed(err, true)
+			if err != nil {
+				return 0, w.readFailed(err, true)
+			}
+			continue // bufio gives up with io.ErrNoProgress
 		}
 		if err := w.nextDataFrame(); err != nil {
 			return 0, err
@@ -542,7 +557,9 @@ func (w *wsConn) nextDataFrame() error {
 		}
 		_, _ = w.br.Discard(hl)
 		w.rem, w.fin = n, fin
-		if op != wsOpContinuation && rsv1 {
+		// An empty single-frame message is empty even if marked compressed
+		// (a conforming sender would use the payload 0x00, RFC 7692 7.2.3.6).
+		if op != wsOpContinuation && rsv1 && !(fin && n == 0) {
 			if err := w.startInflate(); err != nil {
 				return err
 			}
@@ -648,9 +665,11 @@ func (s *wsInflateSource) Read(p []byte) (int, error) {
 			if n > 0 {
 				return n, nil
 			}
-			err = w.readFailed(err, true)
-			w.rerr = err
-			return 0, err
+			if err != nil {
+				w.rerr = w.readFailed(err, true)
+				return 0, w.rerr
+			}
+			continue
 		}
 		if !w.fin {
 			if err := w.nextDataFrame(); err != nil {
@@ -683,8 +702,13 @@ func (s *wsInflateSource) ReadByte() (byte, error) {
 	return w.sbyte[0], nil
 }
 
-// Write sends p as one masked binary frame, compressed when negotiated and
-// worthwhile. A failed write is sticky: a partial frame cannot be resumed.
+// Write sends p as one masked binary frame. When permessage-deflate was
+// negotiated, p is instead split into messages of at most maxMessage bytes,
+// each one frame, compressed when that makes it smaller: nats-server
+// rejects a compressed message that inflates to more than its
+// max_payload, while it streams uncompressed frames of any size. All frames
+// of a call go out in one write to the connection. A failed write is
+// sticky: a partial frame cannot be resumed.
 func (w *wsConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -697,21 +721,23 @@ func (w *wsConn) Write(p []byte) (int, error) {
 	if w.closeSent {
 		return 0, fmt.Errorf("nats: websocket close frame already sent: %w", net.ErrClosed)
 	}
-	if cap(w.wbuf) < wsMaxHeader {
-		w.wbuf = make([]byte, 0, 4096)
-	}
-	b := w.wbuf[:wsMaxHeader]
-	b0 := byte(wsFinBit | wsOpBinary)
-	compressed := false
+	var b []byte
+	start := 0
 	if w.compress && len(p) > wsCompressMin {
-		if b, compressed = w.deflate(b, p); compressed {
-			b0 |= wsRSV1Bit
+		b = w.wbuf[:0]
+		for rest := p; len(rest) > 0; {
+			chunk := rest[:min(len(rest), w.maxMessage)]
+			rest = rest[len(chunk):]
+			b = w.appendMessage(b, chunk)
 		}
+	} else {
+		// Leave room for the header, then place it right before p.
+		b = append(append(w.wbuf[:0], make([]byte, wsMaxHeader)...), p...)
+		hl := wsHeaderLen(len(p))
+		start = wsMaxHeader - hl
+		key := w.putHeader(b[start:], wsFinBit|wsOpBinary, len(p))
+		wsMask(key, b[wsMaxHeader:])
 	}
-	if !compressed {
-		b = append(b, p...)
-	}
-	start := w.frame(b, b0)
 	if cap(b) <= wsKeepWriteBuf {
 		w.wbuf = b[:0]
 	} else {
@@ -724,8 +750,34 @@ func (w *wsConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// appendMessage appends p to b as one masked binary frame, compressed if
+// that makes it smaller.
+func (w *wsConn) appendMessage(b, p []byte) []byte {
+	off := len(b)
+	b = append(b, make([]byte, wsMaxHeader)...)
+	b0 := byte(wsFinBit | wsOpBinary)
+	compressed := false
+	if len(p) > wsCompressMin {
+		if b, compressed = w.deflate(b, p); compressed {
+			b0 |= wsRSV1Bit
+		}
+	}
+	if !compressed {
+		b = append(b, p...)
+	}
+	// Move the payload up against the header.
+	n := len(b) - off - wsMaxHeader
+	hl := wsHeaderLen(n)
+	copy(b[off+hl:], b[off+wsMaxHeader:])
+	b = b[:off+hl+n]
+	key := w.putHeader(b[off:], b0, n)
+	wsMask(key, b[off+hl:])
+	return b
+}
+
 // deflate appends the compressed form of p (without the trailing
-// 0x00 0x00 0xff 0xff) to b and reports whether it is smaller than p.
+// 0x00 0x00 0xff 0xff) to b and reports whether it is smaller than p;
+// if not, it returns b unchanged (but maybe reallocated).
 func (w *wsConn) deflate(b, p []byte) ([]byte, bool) {
 	w.fwOut.b = b
 	if w.fw == nil {
@@ -750,34 +802,50 @@ func (w *wsConn) deflate(b, p []byte) ([]byte, bool) {
 	return out[:len(out)-4], true
 }
 
-// frame writes the header for the payload b[wsMaxHeader:] so that it ends
-// at b[wsMaxHeader], masks the payload and returns where the frame starts.
-func (w *wsConn) frame(b []byte, b0 byte) int {
-	n := len(b) - wsMaxHeader
-	hl := 2
+// wsHeaderLen is the length of a masked frame header for an n-byte
+// payload.
+func wsHeaderLen(n int) int {
 	switch {
 	case n > 0xffff:
-		hl = 10
+		return 14
 	case n > wsMaxControl:
-		hl = 4
-	}
-	start := wsMaxHeader - 4 - hl
-	h := b[start:wsMaxHeader]
-	h[0] = b0
-	switch hl {
-	case 2:
-		h[1] = wsMaskBit | byte(n)
-	case 4:
-		h[1] = wsMaskBit | 126
-		binary.BigEndian.PutUint16(h[2:], uint16(n))
+		return 8
 	default:
+		return 6
+	}
+}
+
+// putHeader writes the masked frame header for an n-byte payload to
+// h[:wsHeaderLen(n)] with a fresh masking key, which it returns.
+func (w *wsConn) putHeader(h []byte, b0 byte, n int) uint32 {
+	h[0] = b0
+	k := 2
+	switch {
+	case n > 0xffff:
 		h[1] = wsMaskBit | 127
 		binary.BigEndian.PutUint64(h[2:], uint64(n))
+		k = 10
+	case n > wsMaxControl:
+		h[1] = wsMaskBit | 126
+		binary.BigEndian.PutUint16(h[2:], uint16(n))
+		k = 4
+	default:
+		h[1] = wsMaskBit | byte(n)
 	}
 	key := uint32(w.rng.Uint64())
-	binary.LittleEndian.PutUint32(h[hl:], key)
-	wsMask(key, b[wsMaxHeader:])
-	return start
+	binary.LittleEndian.PutUint32(h[k:], key)
+	return key
+}
+
+// setMaxMessage lowers the largest uncompressed size of a compressed
+// message Write sends (default 32 KiB) to n, for servers whose max_payload
+// is smaller; n <= 0 is ignored. Call it before Write runs concurrently.
+func (w *wsConn) setMaxMessage(n int) {
+	if n > 0 {
+		w.wmu.Lock()
+		w.maxMessage = min(n, wsMaxMessage)
+		w.wmu.Unlock()
+	}
 }
 
 // wsMask XORs b with the masking key whose bytes, in wire order, are the
@@ -810,9 +878,10 @@ func (w *wsConn) writeControlLocked(op byte, payload []byte) error {
 	if op == wsOpClose {
 		w.closeSent = true
 	}
-	b := append(w.cbuf[:wsMaxHeader], payload...)
-	start := w.frame(b, wsFinBit|op)
-	if _, err := w.c.Write(b[start:]); err != nil {
+	hl := wsHeaderLen(len(payload))
+	b := append(w.cbuf[:hl], payload...)
+	wsMask(w.putHeader(b, wsFinBit|op, len(payload)), b[hl:])
+	if _, err := w.c.Write(b); err != nil {
 		w.werr = err
 		return err
 	}

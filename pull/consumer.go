@@ -1,0 +1,131 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// Consumer is a handle on a pull consumer of a stream. It is safe for
+// concurrent use; several Fetch calls and Messages iterators may run on one
+// handle at once.
+type Consumer struct {
+	js     *jsapi.JS
+	nc     *conn.Conn
+	stream string
+	name   string
+	next   string // the pull subject
+
+	mu   sync.Mutex
+	info *jsapi.ConsumerInfo
+	pins map[string]string // pin id per priority group
+}
+
+// Create creates a consumer on stream (an error if a different one with
+// the same name exists) and returns its handle.
+func Create(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
+	info, err := js.CreateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newConsumer(js, info), nil
+}
+
+// CreateOrUpdate creates the consumer or updates it to cfg.
+func CreateOrUpdate(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
+	info, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newConsumer(js, info), nil
+}
+
+// Bind returns a handle on an existing consumer (jsapi.ErrConsumerNotFound
+// if there is none).
+func Bind(ctx context.Context, js *jsapi.JS, stream, name string) (*Consumer, error) {
+	info, err := js.Consumer(ctx, stream, name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Config.DeliverSubject != "" {
+		return nil, ErrPushConsumer
+	}
+	return newConsumer(js, info), nil
+}
+
+func newConsumer(js *jsapi.JS, info *jsapi.ConsumerInfo) *Consumer {
+	return &Consumer{
+		js:     js,
+		nc:     js.Conn(),
+		stream: info.Stream,
+		name:   info.Name,
+		next:   js.Prefix() + "CONSUMER.MSG.NEXT." + info.Stream + "." + info.Name,
+		info:   info,
+	}
+}
+
+// Name returns the consumer's name.
+func (c *Consumer) Name() string { return c.name }
+
+// Stream returns the stream's name.
+func (c *Consumer) Stream() string { return c.stream }
+
+// CachedInfo returns the consumer information last fetched.
+func (c *Consumer) CachedInfo() *jsapi.ConsumerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+func (c *Consumer) config() *jsapi.ConsumerConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &c.info.Config
+}
+
+// Info fetches the consumer's current information.
+func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
+	info, err := c.js.Consumer(ctx, c.stream, c.name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.info = info
+	c.mu.Unlock()
+	return info, nil
+}
+
+// Unpin releases the pin of group, so the server pins the next client that
+// pulls (pinned_client policy).
+func (c *Consumer) Unpin(ctx context.Context, group string) error {
+	return c.js.UnpinConsumer(ctx, c.stream, c.name, group)
+}
+
+// whyNoResponders explains a 503 on a pull: the consumer or the stream is
+// gone (terminal) or JetStream is not reachable now (transient: nil).
+func (c *Consumer) whyNoResponders(ctx context.Context) error {
+	_, err := c.js.Consumer(ctx, c.stream, c.name)
+	switch {
+	case errors.Is(err, jsapi.ErrConsumerNotFound):
+		return ErrConsumerDeleted
+	case errors.Is(err, jsapi.ErrStreamNotFound):
+		return jsapi.ErrStreamNotFound
+	}
+	return nil
+}
+
+// msgSlab carves jsapi.Msgs from arrays; it belongs to one reader.
+type msgSlab struct{ free []jsapi.Msg }
+
+func (s *msgSlab) wrap(nc *conn.Conn, m *conn.Msg) *jsapi.Msg {
+	if len(s.free) == 0 {
+		s.free = make([]jsapi.Msg, 128)
+	}
+	jm := &s.free[0]
+	s.free = s.free[1:]
+	jm.Init(nc, m)
+	return jm
+}

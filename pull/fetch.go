@@ -1,0 +1,143 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// fetchMargin is how much earlier than the caller's deadline a pull expires
+// at the server, so that its 408 arrives before the caller gives up.
+const fetchMargin = 50 * time.Millisecond
+
+// Fetch makes one pull of up to n messages and returns those that arrive
+// before the pull ends: when n arrived, when MaxBytes is reached, when the
+// server has none left for this pull (with NoWait at once), or at ctx's
+// deadline (DefaultFetchWait without one). An empty result with a nil error
+// is normal. It fails with ErrConsumerDeleted, jsapi.ErrStreamNotFound,
+// ErrNoHeartbeat (Heartbeat set and two missed), a terminal *StatusError,
+// or ctx's cancellation — returning the messages that did arrive with the
+// error.
+func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
+	if ctx == nil {
+		return nil, conn.ErrNilContext
+	}
+	if n <= 0 {
+		return nil, invalid("batch %d", n)
+	}
+	s, err := resolve("fetch", c.config(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultFetchWait)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
+	expires := time.Until(deadline) - fetchMargin
+	if !s.noWait && expires < time.Millisecond {
+		return nil, nil
+	}
+	if s.noWait {
+		expires = 0
+	}
+	if s.hb > 0 && (s.noWait || s.hb*2 > expires) {
+		return nil, invalid("Heartbeat %v needs a deadline of at least twice as long", s.hb)
+	}
+
+	sub, err := c.nc.Subscribe(c.nc.NewInbox())
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
+	if err := c.nc.PublishRequest(c.next, sub.Subject, body); err != nil {
+		return nil, err
+	}
+
+	var hbTimer *time.Timer
+	var hbC <-chan time.Time
+	if s.hb > 0 {
+		hbTimer = time.NewTimer(2 * s.hb)
+		defer hbTimer.Stop()
+		hbC = hbTimer.C
+	}
+	var slab msgSlab
+	out := make([]*jsapi.Msg, 0, min(n, 1024))
+	got := 0
+	for got < n {
+		m, err := nextOrHeartbeat(ctx, sub, hbC)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+				return out, nil // the pull's time is up: what arrived is the result
+			}
+			return out, err
+		}
+		if hbTimer != nil {
+			hbTimer.Reset(2 * s.hb)
+		}
+		if st, ok := parseStatus(m); ok {
+			serr := st.err()
+			switch {
+			case serr == nil: // heartbeat
+				continue
+			case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
+				return out, nil
+			case errors.Is(serr, conn.ErrNoResponders):
+				if why := c.whyNoResponders(ctx); why != nil {
+					return out, why
+				}
+				return out, serr
+			case errors.Is(serr, ErrPinMismatch):
+				c.setPin(s.group, "")
+				return out, serr
+			}
+			return out, serr
+		}
+		c.notePin(s.group, m)
+		out = append(out, slab.wrap(c.nc, m))
+		got++
+	}
+	return out, nil
+}
+
+// nextOrHeartbeat waits for the next message of sub, failing with
+// ErrNoHeartbeat when hb fires first.
+func nextOrHeartbeat(ctx context.Context, sub *conn.Subscription, hb <-chan time.Time) (*conn.Msg, error) {
+	if hb == nil {
+		return sub.NextMsg(ctx)
+	}
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-hb:
+			cancel(ErrNoHeartbeat)
+		case <-stop:
+		}
+	}()
+	m, err := sub.NextMsg(hctx)
+	if err != nil && errors.Is(context.Cause(hctx), ErrNoHeartbeat) && ctx.Err() == nil {
+		return nil, ErrNoHeartbeat
+	}
+	return m, err
+}
+
+// Next returns one message, or ErrNoMessages when none arrived before ctx's
+// deadline (DefaultFetchWait without one).
+func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
+	msgs, err := c.Fetch(ctx, 1, opts...)
+	if len(msgs) == 1 {
+		return msgs[0], nil
+	}
+	if err == nil {
+		err = ErrNoMessages
+	}
+	return nil, err
+}

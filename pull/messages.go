@@ -1,0 +1,323 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+// Messages returns a single-use iterator over the consumer's messages. It
+// keeps MaxMessages (and MaxBytes) requested with pulls that expire after
+// Expires and ask for heartbeats, pulling again when fewer than Threshold
+// remain. It heals from reconnects, expired pulls, 409 statuses, pin
+// mismatches and missed heartbeats by pulling again (reporting each to
+// OnError) and ends only on a terminal error, which it yields once:
+// ErrConsumerDeleted, jsapi.ErrStreamNotFound, a terminal *StatusError,
+// conn.ErrClosed, or ctx's error. Breaking out of the loop stops it; no
+// goroutine is left behind either way.
+func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.Msg, error] {
+	return func(yield func(*jsapi.Msg, error) bool) {
+		if ctx == nil {
+			yield(nil, conn.ErrNilContext)
+			return
+		}
+		s, err := resolve("messages", c.config(), opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		e, err := c.startEngine(ctx, s)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer e.stop()
+		e.run(ctx, yield)
+	}
+}
+
+// engine is the state of one Messages iteration.
+type engine struct {
+	c      *Consumer
+	s      settings
+	sub    *conn.Subscription
+	prefix string // inbox prefix; pulls reply to prefix + token
+
+	mu           sync.Mutex
+	token        uint64
+	live         map[uint64]struct{} // pulls not yet ended
+	pendingMsgs  int                 // requested, not yet yielded
+	pendingBytes int
+	terminal     error
+	body         []byte
+	reply        []byte
+
+	activity atomic.Uint64 // messages and statuses received
+	done     chan struct{}
+	wg       sync.WaitGroup
+	unhook   func()
+}
+
+func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
+	e := &engine{c: c, s: s, live: make(map[uint64]struct{}), done: make(chan struct{})}
+	e.prefix = c.nc.NewInbox() + "."
+	sub, err := c.nc.Subscribe(e.prefix + "*")
+	if err != nil {
+		return nil, err
+	}
+	// The queue never holds more than what was requested, plus statuses.
+	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
+	e.sub = sub
+	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
+	if err := e.topUp(); err != nil {
+		e.stop()
+		return nil, err
+	}
+	e.wg.Add(1)
+	go e.watch(ctx)
+	return e, nil
+}
+
+func (e *engine) stop() {
+	select {
+	case <-e.done:
+		return
+	default:
+	}
+	close(e.done)
+	e.unhook()
+	_ = e.sub.Unsubscribe()
+	e.wg.Wait()
+}
+
+func (e *engine) report(err error) {
+	if e.s.onError != nil {
+		e.s.onError(err)
+	}
+}
+
+// topUp sends a pull for what is missing below the limits. It is a no-op
+// while more than Threshold remain requested.
+func (e *engine) topUp() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.topUpLocked(false)
+}
+
+func (e *engine) topUpLocked(force bool) error {
+	if e.terminal != nil {
+		return nil
+	}
+	if !force && e.pendingMsgs >= e.s.threshold && (e.s.maxBytes == 0 || e.pendingBytes >= e.s.maxBytes/2) {
+		return nil
+	}
+	batch := e.s.maxMsgs - e.pendingMsgs
+	maxBytes := 0
+	if e.s.maxBytes > 0 {
+		maxBytes = e.s.maxBytes - e.pendingBytes
+		if maxBytes <= 0 {
+			return nil
+		}
+	}
+	if batch <= 0 {
+		return nil
+	}
+	e.token++
+	tok := e.token
+	e.live[tok] = struct{}{}
+	e.reply = appendToken(append(e.reply[:0], e.prefix...), tok)
+	e.body = appendPullRequest(e.body[:0], batch, maxBytes, e.s.expires, e.s.hb, false, &e.s, e.c.pin(e.s.group))
+	e.pendingMsgs += batch
+	e.pendingBytes += maxBytes
+	if err := e.c.nc.PublishRequest(e.c.next, string(e.reply), e.body); err != nil {
+		delete(e.live, tok)
+		e.pendingMsgs -= batch
+		e.pendingBytes -= maxBytes
+		if errors.Is(err, conn.ErrClosed) {
+			return err
+		}
+		// Disconnected with a full buffer: the reconnect hook pulls again.
+		return nil
+	}
+	return nil
+}
+
+func appendToken(b []byte, tok uint64) []byte {
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + tok%10)
+		tok /= 10
+		if tok == 0 {
+			break
+		}
+	}
+	return append(b, d[i:]...)
+}
+
+// reset forgets every pull (they are gone with a reconnect, a leadership
+// change or missed heartbeats) and pulls afresh. cause is reported.
+func (e *engine) reset(cause error) {
+	e.mu.Lock()
+	clear(e.live)
+	e.pendingMsgs, e.pendingBytes = 0, 0
+	_ = e.topUpLocked(true)
+	e.mu.Unlock()
+	if cause != nil {
+		e.report(cause)
+	}
+}
+
+// fail ends the iteration with a terminal error.
+func (e *engine) fail(err error) {
+	e.mu.Lock()
+	if e.terminal == nil {
+		e.terminal = err
+	}
+	e.mu.Unlock()
+	// Wake the iterator: its subscription ends in order.
+	_ = e.sub.Unsubscribe()
+}
+
+// watch pulls again after two idle-heartbeat intervals without any traffic.
+func (e *engine) watch(ctx context.Context) {
+	defer e.wg.Done()
+	t := time.NewTicker(e.s.hb)
+	defer t.Stop()
+	last := e.activity.Load()
+	missed := 0
+	for {
+		select {
+		case <-t.C:
+		case <-e.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		now := e.activity.Load()
+		if now != last || !e.c.nc.IsConnected() {
+			last, missed = now, 0
+			continue
+		}
+		if missed++; missed >= 2 {
+			missed = 0
+			e.reset(ErrNoHeartbeat)
+		}
+	}
+}
+
+// run yields messages until a terminal condition or the caller stops.
+func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
+	var slab msgSlab
+	for m, err := range e.sub.Messages(ctx) {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		e.activity.Add(1)
+		if st, ok := parseStatus(m); ok {
+			if err := e.onStatus(ctx, m.Subject, st); err != nil {
+				e.fail(err)
+			}
+			continue
+		}
+		e.c.notePin(e.s.group, m)
+		size := len(m.Data) + len(m.Header) + len(m.Subject) + len(m.Reply)
+		e.mu.Lock()
+		e.pendingMsgs--
+		if e.s.maxBytes > 0 {
+			e.pendingBytes -= size
+		}
+		_ = e.topUpLocked(false)
+		e.mu.Unlock()
+		if !yield(slab.wrap(e.c.nc, m), nil) {
+			return
+		}
+	}
+	e.mu.Lock()
+	err := e.terminal
+	e.mu.Unlock()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = conn.ErrClosed
+	}
+	yield(nil, err)
+}
+
+// onStatus handles a status for the pull whose reply subject is subj. It
+// returns a terminal error, or nil to go on.
+func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
+	serr := st.err()
+	if serr == nil {
+		return nil // heartbeat
+	}
+	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
+	e.mu.Lock()
+	_, live := e.live[tok]
+	e.mu.Unlock()
+	var se *StatusError
+	isStatus := errors.As(serr, &se)
+	switch {
+	case errors.Is(serr, conn.ErrNoResponders):
+		// Nobody serves the consumer: gone, or JetStream unreachable now.
+		if why := e.c.whyNoResponders(ctx); why != nil {
+			return why
+		}
+		e.report(serr)
+		e.retryLater(ctx)
+		return nil
+	case isStatus && se.Terminal():
+		return serr
+	case errors.Is(serr, ErrLeadershipChange):
+		e.reset(serr)
+		return nil
+	case errors.Is(serr, ErrPinMismatch):
+		e.c.setPin(e.s.group, "")
+	}
+	if !ok || !live {
+		return nil // a status for a pull already forgotten
+	}
+	// The pull ended: release what it still had requested.
+	e.mu.Lock()
+	delete(e.live, tok)
+	if st.hasPending {
+		e.pendingMsgs = max(e.pendingMsgs-st.pendingMsgs, 0)
+		e.pendingBytes = max(e.pendingBytes-st.pendingBytes, 0)
+	} else if len(e.live) == 0 {
+		e.pendingMsgs, e.pendingBytes = 0, 0
+	}
+	_ = e.topUpLocked(false)
+	e.mu.Unlock()
+	if !errors.Is(serr, ErrRequestExpired) {
+		e.report(serr)
+	}
+	return nil
+}
+
+// retryLater pulls again after a pause, for a JetStream that is briefly
+// unavailable (a leader election).
+func (e *engine) retryLater(ctx context.Context) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		t := time.NewTimer(250 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			e.reset(nil)
+		case <-e.done:
+		case <-ctx.Done():
+		}
+	}()
+}

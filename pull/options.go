@@ -1,0 +1,251 @@
+package pull
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/natsio/natsio/jsapi"
+)
+
+// Defaults of Messages.
+const (
+	DefaultMaxMessages = 500
+	DefaultExpires     = 30 * time.Second
+	// Fetch and Next wait this long when their context has no deadline.
+	DefaultFetchWait = 30 * time.Second
+)
+
+type optKind uint8
+
+const (
+	optMaxMessages optKind = iota + 1
+	optMaxBytes
+	optExpires
+	optHeartbeat
+	optThreshold
+	optNoWait
+	optGroup
+	optMinPending
+	optMinAckPending
+	optPriority
+	optOnError
+)
+
+// Opt is an option of Fetch, Next or Messages. Options are plain values.
+type Opt struct {
+	kind optKind
+	n    int64
+	d    time.Duration
+	s    string
+	f    func(error)
+}
+
+// MaxMessages bounds the messages Messages keeps requested (default 500).
+func MaxMessages(n int) Opt { return Opt{kind: optMaxMessages, n: int64(n)} }
+
+// MaxBytes bounds the bytes requested: for Fetch, the batch's size; for
+// Messages, the bytes kept requested (then MaxMessages defaults to a large
+// number).
+func MaxBytes(n int) Opt { return Opt{kind: optMaxBytes, n: int64(n)} }
+
+// Expires sets how long each pull of Messages waits at the server (default
+// 30 s); Fetch derives it from its context.
+func Expires(d time.Duration) Opt { return Opt{kind: optExpires, d: d} }
+
+// Heartbeat asks for idle heartbeats at this interval; two missed ones are
+// an error (Fetch) or a re-pull (Messages). Messages defaults to half of
+// Expires, at most 30 s; Fetch asks for none unless set.
+func Heartbeat(d time.Duration) Opt { return Opt{kind: optHeartbeat, d: d} }
+
+// Threshold makes Messages pull more once fewer than n messages remain
+// requested (default half of MaxMessages).
+func Threshold(n int) Opt { return Opt{kind: optThreshold, n: int64(n)} }
+
+// NoWait makes Fetch return at once with what is available (Fetch only).
+func NoWait() Opt { return Opt{kind: optNoWait} }
+
+// Group names the priority group pulls are made in (required on consumers
+// with a priority policy, rejected on others).
+func Group(g string) Opt { return Opt{kind: optGroup, s: g} }
+
+// MinPending: an overflow-policy pull is served only while the consumer has
+// at least n pending messages.
+func MinPending(n int64) Opt { return Opt{kind: optMinPending, n: n} }
+
+// MinAckPending: an overflow-policy pull is served only while at least n
+// messages await acks.
+func MinAckPending(n int64) Opt { return Opt{kind: optMinAckPending, n: n} }
+
+// Priority sets the priority of pulls on a prioritized consumer (0-9, lower
+// is served first; server 2.12+).
+func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
+
+// OnError receives the non-terminal conditions Messages heals from (missed
+// heartbeats, expired pulls, leadership changes, pin mismatches). It runs
+// on internal goroutines and must not block.
+func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
+
+// settings are resolved options.
+type settings struct {
+	maxMsgs, maxBytes int
+	expires, hb       time.Duration
+	threshold         int
+	noWait            bool
+	group             string
+	minPending        int64
+	minAckPending     int64
+	priority          int
+	hasPriority       bool
+	onError           func(error)
+}
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
+}
+
+// resolve applies opts for the given call ("fetch" or "messages") and
+// checks them against the consumer's configuration.
+func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, error) {
+	var s settings
+	for _, o := range opts {
+		switch o.kind {
+		case optMaxMessages:
+			if o.n <= 0 || call != "messages" {
+				return s, invalid("MaxMessages %d", o.n)
+			}
+			s.maxMsgs = int(o.n)
+		case optMaxBytes:
+			if o.n <= 0 {
+				return s, invalid("MaxBytes %d", o.n)
+			}
+			s.maxBytes = int(o.n)
+		case optExpires:
+			if o.d < time.Second || call != "messages" {
+				return s, invalid("Expires %v (at least 1 s, Messages only)", o.d)
+			}
+			s.expires = o.d
+		case optHeartbeat:
+			if o.d < 100*time.Millisecond {
+				return s, invalid("Heartbeat %v", o.d)
+			}
+			s.hb = o.d
+		case optThreshold:
+			if o.n <= 0 || call != "messages" {
+				return s, invalid("Threshold %d", o.n)
+			}
+			s.threshold = int(o.n)
+		case optNoWait:
+			if call != "fetch" {
+				return s, invalid("NoWait is for Fetch")
+			}
+			s.noWait = true
+		case optGroup:
+			s.group = o.s
+		case optMinPending:
+			s.minPending = o.n
+		case optMinAckPending:
+			s.minAckPending = o.n
+		case optPriority:
+			if o.n < 0 || o.n > 9 {
+				return s, invalid("Priority %d (0-9)", o.n)
+			}
+			s.priority, s.hasPriority = int(o.n), true
+		case optOnError:
+			s.onError = o.f
+		default:
+			return s, invalid("zero Opt")
+		}
+	}
+	if call == "messages" {
+		if s.maxMsgs == 0 {
+			s.maxMsgs = DefaultMaxMessages
+			if s.maxBytes > 0 {
+				s.maxMsgs = 1_000_000
+			}
+		}
+		if s.expires == 0 {
+			s.expires = DefaultExpires
+		}
+		if s.hb == 0 {
+			s.hb = min(s.expires/2, 30*time.Second)
+		}
+		if s.hb*2 > s.expires {
+			return s, invalid("Heartbeat %v above half of Expires %v", s.hb, s.expires)
+		}
+		if s.threshold == 0 || s.threshold > s.maxMsgs {
+			s.threshold = max(s.maxMsgs/2, 1)
+		}
+	}
+	return s, checkPriority(cfg, &s)
+}
+
+// checkPriority validates group options against the consumer's policy.
+func checkPriority(cfg *jsapi.ConsumerConfig, s *settings) error {
+	policy := cfg.PriorityPolicy
+	if policy == "" || policy == jsapi.PriorityNone {
+		if s.group != "" || s.minPending != 0 || s.minAckPending != 0 || s.hasPriority {
+			return invalid("consumer has no priority policy: no Group, MinPending, MinAckPending or Priority")
+		}
+		return nil
+	}
+	if s.group == "" {
+		return invalid("consumer has priority policy %q: Group is required", policy)
+	}
+	found := false
+	for _, g := range cfg.PriorityGroups {
+		found = found || g == s.group
+	}
+	if !found {
+		return invalid("group %q is not one of the consumer's %v", s.group, cfg.PriorityGroups)
+	}
+	if (s.minPending != 0 || s.minAckPending != 0) && policy != jsapi.PriorityOverflow {
+		return invalid("MinPending/MinAckPending need the overflow policy")
+	}
+	if s.hasPriority && policy != jsapi.PriorityPrioritized {
+		return invalid("Priority needs the prioritized policy")
+	}
+	return nil
+}
+
+// appendPullRequest encodes a pull request's JSON body.
+func appendPullRequest(b []byte, batch, maxBytes int, expires, hb time.Duration, noWait bool, s *settings, pin string) []byte {
+	b = append(b, `{"batch":`...)
+	b = strconv.AppendInt(b, int64(batch), 10)
+	if maxBytes > 0 {
+		b = append(b, `,"max_bytes":`...)
+		b = strconv.AppendInt(b, int64(maxBytes), 10)
+	}
+	if expires > 0 {
+		b = append(b, `,"expires":`...)
+		b = strconv.AppendInt(b, int64(expires), 10)
+	}
+	if hb > 0 {
+		b = append(b, `,"idle_heartbeat":`...)
+		b = strconv.AppendInt(b, int64(hb), 10)
+	}
+	if noWait {
+		b = append(b, `,"no_wait":true`...)
+	}
+	if s.group != "" {
+		b = append(b, `,"group":`...)
+		b = strconv.AppendQuote(b, s.group)
+	}
+	if s.minPending > 0 {
+		b = append(b, `,"min_pending":`...)
+		b = strconv.AppendInt(b, s.minPending, 10)
+	}
+	if s.minAckPending > 0 {
+		b = append(b, `,"min_ack_pending":`...)
+		b = strconv.AppendInt(b, s.minAckPending, 10)
+	}
+	if s.hasPriority {
+		b = append(b, `,"priority":`...)
+		b = strconv.AppendInt(b, int64(s.priority), 10)
+	}
+	if pin != "" {
+		b = append(b, `,"id":`...)
+		b = strconv.AppendQuote(b, pin)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,149 @@
+package pull
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// Errors of pull consumers. A status reply of the server is a *StatusError
+// that matches one of them with errors.Is.
+var (
+	// ErrNoMessages: Next found no message before its deadline, or a
+	// no-wait pull found none (404).
+	ErrNoMessages = errors.New("pull: no messages")
+	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
+	// or no consumer answers pulls any more). Terminal.
+	ErrConsumerDeleted = errors.New("pull: consumer deleted")
+	// ErrPushConsumer: the consumer is a push consumer. Terminal.
+	ErrPushConsumer = errors.New("pull: consumer is push based")
+	// ErrBadPull: the server rejected the pull request (400, 412, or a
+	// limit of the consumer exceeded). Terminal.
+	ErrBadPull = errors.New("pull: pull request rejected")
+	// ErrRequestExpired: a pull expired (408) — normal, not terminal.
+	ErrRequestExpired = errors.New("pull: pull request expired")
+	// ErrLeadershipChange: the consumer moved to another server (409);
+	// pending pulls are gone and are sent again. Not terminal.
+	ErrLeadershipChange = errors.New("pull: consumer leadership changed")
+	// ErrPinMismatch: another client holds the pin of the priority group
+	// (423); the pin id is dropped and pulling continues. Not terminal.
+	ErrPinMismatch = errors.New("pull: priority group pin id mismatch")
+	// ErrNoHeartbeat: two idle heartbeats were missed; pending pulls are
+	// sent again. Not terminal.
+	ErrNoHeartbeat = errors.New("pull: missed idle heartbeats")
+	// ErrMaxWaiting: the consumer has too many waiting pulls (409). Not
+	// terminal.
+	ErrMaxWaiting = errors.New("pull: consumer has too many waiting pulls")
+	// ErrInvalidOption: an option is invalid for this consumer or call;
+	// nothing was sent.
+	ErrInvalidOption = errors.New("pull: invalid option")
+)
+
+// StatusError is a status message the server sent for a pull.
+type StatusError struct {
+	Code        int
+	Description string
+	kind        error
+}
+
+func (e *StatusError) Error() string {
+	return e.kind.Error() + ": " + itoa(e.Code) + " " + e.Description
+}
+
+// Unwrap returns the kind (one of the ErrXxx above).
+func (e *StatusError) Unwrap() error { return e.kind }
+
+// Terminal reports whether a consume loop cannot continue after it.
+func (e *StatusError) Terminal() bool {
+	switch e.kind {
+	case ErrConsumerDeleted, ErrPushConsumer, ErrBadPull:
+		return true
+	}
+	return false
+}
+
+func itoa(n int) string {
+	var b [8]byte
+	i := len(b)
+	for n >= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	i--
+	b[i] = byte('0' + n)
+	return string(b[i:])
+}
+
+// status is a decoded status message of a pull.
+type status struct {
+	code         int
+	desc         string
+	pendingMsgs  int
+	pendingBytes int
+	hasPending   bool
+}
+
+// classify maps a status to its error (nil for heartbeats and 204).
+func (s *status) err() error {
+	var kind error
+	d := strings.ToLower(s.desc)
+	switch s.code {
+	case 100, 204:
+		return nil
+	case 404:
+		kind = ErrNoMessages
+	case 408:
+		kind = ErrRequestExpired
+	case 409:
+		switch {
+		case strings.HasPrefix(d, "consumer deleted"):
+			kind = ErrConsumerDeleted
+		case strings.Contains(d, "push based"):
+			kind = ErrPushConsumer
+		case strings.HasPrefix(d, "leadership change"):
+			kind = ErrLeadershipChange
+		case strings.HasPrefix(d, "exceeded maxwaiting"):
+			kind = ErrMaxWaiting
+		case strings.HasPrefix(d, "exceeded max"):
+			kind = ErrBadPull
+		default:
+			// Batch Completed, Message Size Exceeds MaxBytes, Server
+			// Shutdown: the request ended; pull again.
+			kind = ErrRequestExpired
+		}
+	case 423:
+		kind = ErrPinMismatch
+	case 503:
+		kind = conn.ErrNoResponders
+	default:
+		kind = ErrBadPull
+	}
+	return &StatusError{Code: s.code, Description: s.desc, kind: kind}
+}
+
+// parseStatus reads a status message: an empty-payload message whose header
+// block has a status line. It reports false for an ordinary message.
+func parseStatus(m *conn.Msg) (status, bool) {
+	if len(m.Data) != 0 || len(m.Header) == 0 {
+		return status{}, false
+	}
+	code, desc := m.Header.Status()
+	if code == 0 {
+		return status{}, false
+	}
+	st := status{code: code, desc: string(desc)}
+	if v, ok := m.Header.Lookup("Nats-Pending-Messages"); ok {
+		if n, ok := proto.ParseUint(v); ok && n < 1<<31 {
+			st.pendingMsgs, st.hasPending = int(n), true
+		}
+	}
+	if v, ok := m.Header.Lookup("Nats-Pending-Bytes"); ok {
+		if n, ok := proto.ParseUint(v); ok && n < 1<<62 {
+			st.pendingBytes = int(n)
+		}
+	}
+	return st, true
+}
