@@ -157,6 +157,10 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		return nil, nil, err
 	}
 	l.setMaxPayload(info.MaxPayload)
+	if wc, ok := l.c.(*wsConn); ok {
+		// Compressed messages must not inflate past max_payload.
+		wc.setMaxMessage(int(info.MaxPayload))
+	}
 	if !secure && !s.isWS() && (info.TLSRequired || wantTLS) {
 		if !info.TLSRequired && !info.TLSAvailable {
 			return nil, nil, ErrTLSRequired
