@@ -1,0 +1,273 @@
+package ordered_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/ordered"
+)
+
+func TestMain(m *testing.M) {
+	testserver.RunIfChild()
+	os.Exit(m.Run())
+}
+
+type env struct {
+	s   *testserver.Server
+	nc  *conn.Conn
+	js  *jsapi.JS
+	ctx context.Context
+}
+
+func newEnv(t testing.TB, storage jsapi.StorageType) *env {
+	t.Helper()
+	s := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	js, _ := jsapi.New(nc)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "O", Subjects: []string{"o.>"}, Storage: storage}); err != nil {
+		t.Fatal(err)
+	}
+	return &env{s: s, nc: nc, js: js, ctx: ctx}
+}
+
+func (e *env) publish(t testing.TB, subj string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := e.js.Publish(e.ctx, subj, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readAll reads with UntilDrained and checks order and contiguity from
+// first.
+func readAll(t testing.TB, oc *ordered.Consumer, ctx context.Context, first uint64) uint64 {
+	t.Helper()
+	next := first
+	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Metadata()
+		if md.StreamSeq != next {
+			t.Fatalf("got stream seq %d, want %d", md.StreamSeq, next)
+		}
+		next++
+	}
+	return next - first
+}
+
+func TestUntilDrainedAndResume(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	oc := ordered.New(e.js, "O", ordered.Options{})
+	if n := readAll(t, oc, e.ctx, 1); n != 0 {
+		t.Fatalf("empty stream yielded %d", n)
+	}
+	e.publish(t, "o.a", 1000)
+	if n := readAll(t, oc, e.ctx, 1); n != 1000 {
+		t.Fatalf("read %d of 1000", n)
+	}
+	if n := readAll(t, oc, e.ctx, 1001); n != 0 {
+		t.Fatalf("second drained read yielded %d", n)
+	}
+	e.publish(t, "o.a", 10)
+	if n := readAll(t, oc, e.ctx, 1001); n != 10 {
+		t.Fatalf("resumed read yielded %d", n)
+	}
+}
+
+func TestUntilDrainedWithConcurrentPublisher(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	e.publish(t, "o.a", 200)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			if _, err := e.js.Publish(e.ctx, "o.b", []byte(fmt.Sprint(i))); err != nil {
+				return
+			}
+		}
+	}()
+	oc := ordered.New(e.js, "O", ordered.Options{})
+	n := readAll(t, oc, e.ctx, 1)
+	if n < 200 {
+		t.Fatalf("drained read ended after %d, before the 200 published first", n)
+	}
+	<-done
+	// What was not read yet comes with the next read, contiguously.
+	rest := readAll(t, oc, e.ctx, n+1)
+	if n+rest != 2200 {
+		t.Fatalf("read %d + %d of 2200", n, rest)
+	}
+}
+
+func TestFilterAndStartSeq(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	for i := range 30 {
+		e.js.Publish(e.ctx, fmt.Sprintf("o.%d", i%3), nil)
+	}
+	oc := ordered.New(e.js, "O", ordered.Options{FilterSubjects: []string{"o.1"}, OptStartSeq: 10})
+	var seqs []uint64
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Metadata()
+		seqs = append(seqs, md.StreamSeq)
+		if m.Subject != "o.1" {
+			t.Fatalf("subject %s", m.Subject)
+		}
+	}
+	// o.1 is stream seqs 2, 5, 8, …, 29; from 10: 11, 14, …, 29.
+	if len(seqs) != 7 || seqs[0] != 11 || seqs[6] != 29 {
+		t.Fatalf("got %v", seqs)
+	}
+}
+
+// A gap: another client steals messages from the ordered consumer.
+func TestGapRecovery(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	e.publish(t, "o.a", 50)
+	var resets []error
+	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 1, OnReset: func(err error) { resets = append(resets, err) }})
+	next := uint64(1)
+	stole := false
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Metadata()
+		if md.StreamSeq != next {
+			t.Fatalf("got %d, want %d", md.StreamSeq, next)
+		}
+		next++
+		if md.StreamSeq == 10 && !stole {
+			stole = true
+			// Pull two messages of the consumer from elsewhere.
+			inbox := e.nc.NewInbox()
+			sub, _ := e.nc.Subscribe(inbox)
+			e.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.O."+oc.ConsumerName(), inbox, []byte(`{"batch":2}`))
+			for range 2 {
+				if _, err := sub.NextMsg(e.ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sub.Unsubscribe()
+		}
+	}
+	if next != 51 || oc.Resets() == 0 {
+		t.Fatalf("read up to %d, resets %d", next-1, oc.Resets())
+	}
+}
+
+func TestRecreateAfterDeletion(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	e.publish(t, "o.a", 100)
+	// Pulls waiting at the deleted consumer vanish without a status: the
+	// missed heartbeats tell.
+	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 300 * time.Millisecond})
+	next := uint64(1)
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Metadata()
+		if md.StreamSeq != next {
+			t.Fatalf("got %d, want %d", md.StreamSeq, next)
+		}
+		next++
+		if md.StreamSeq == 30 {
+			if err := e.js.DeleteConsumer(e.ctx, "O", oc.ConsumerName()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if next != 101 || oc.Resets() == 0 {
+		t.Fatalf("read to %d, resets %d", next-1, oc.Resets())
+	}
+}
+
+func TestRecreateAfterRestart(t *testing.T) {
+	e := newEnv(t, jsapi.StorageFile)
+	e.publish(t, "o.a", 100)
+	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 500 * time.Millisecond})
+	next := uint64(1)
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Metadata()
+		if md.StreamSeq != next {
+			t.Fatalf("got %d, want %d", md.StreamSeq, next)
+		}
+		next++
+		if md.StreamSeq == 30 {
+			e.s.Restart(t)
+		}
+	}
+	if next != 101 {
+		t.Fatalf("read to %d", next-1)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	e.publish(t, "o.a", 3)
+	oc := ordered.New(e.js, "O", ordered.Options{})
+	n := 0
+	var last error
+	for _, err := range oc.Messages(e.ctx, ordered.IdleTimeout(300*time.Millisecond)) {
+		if err != nil {
+			last = err
+			break
+		}
+		n++
+	}
+	if n != 3 || !errors.Is(last, ordered.ErrNoMessages) {
+		t.Fatalf("got %d then %v", n, last)
+	}
+}
+
+func TestStreamDeletedIsTerminal(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	e.publish(t, "o.a", 5)
+	base := runtime.NumGoroutine()
+	oc := ordered.New(e.js, "O", ordered.Options{Heartbeat: 300 * time.Millisecond})
+	var last error
+	n := 0
+	for _, err := range oc.Messages(e.ctx) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 5 {
+			if err := e.js.DeleteStream(e.ctx, "O"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !errors.Is(last, jsapi.ErrStreamNotFound) {
+		t.Fatalf("ended with %v", last)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base {
+		t.Fatalf("%d goroutines left, %d before", g, base)
+	}
+}
