@@ -19,7 +19,25 @@ import (
 
 func TestMain(m *testing.M) {
 	testserver.RunIfChild()
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "natsio-pull-examples-*")
+	if err != nil {
+		panic(err)
+	}
+	exampleDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// exampleDir holds the examples' JetStream stores.
+var exampleDir string
+
+func tempDir() string {
+	d, err := os.MkdirTemp(exampleDir, "js-*")
+	if err != nil {
+		panic(err)
+	}
+	return d
 }
 
 type env struct {

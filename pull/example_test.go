@@ -1,0 +1,163 @@
+package pull_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pull"
+)
+
+// exampleJS starts an embedded JetStream server and returns a connection,
+// a JetStream view, a stream "ORDERS" on "orders.>" and a cleanup.
+func exampleJS() (*conn.Conn, *jsapi.JS, func()) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: tempDir()})
+	if err != nil {
+		panic(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		panic("not ready")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, srv.ClientURL())
+	if err != nil {
+		panic(err)
+	}
+	js, _ := jsapi.New(nc)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		panic(err)
+	}
+	return nc, js, func() { nc.Close(); srv.Shutdown() }
+}
+
+func Example() {
+	_, js, stop := exampleJS()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	for i := 1; i <= 3; i++ {
+		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf("order %d", i)))
+	}
+	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	n := 0
+	for m, err := range c.Messages(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(string(m.Data))
+		m.Ack()
+		if n++; n == 3 {
+			break
+		}
+	}
+	// Output:
+	// order 1
+	// order 2
+	// order 3
+}
+
+func ExampleConsumer_Fetch() {
+	_, js, stop := exampleJS()
+	defer stop()
+	ctx := context.Background()
+	for i := 1; i <= 5; i++ {
+		js.Publish(ctx, "orders.new", []byte(fmt.Sprint(i)))
+	}
+	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "batch", AckPolicy: jsapi.AckExplicit})
+
+	fctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	msgs, err := c.Fetch(fctx, 3)
+	fmt.Println(len(msgs), err)
+	for _, m := range msgs {
+		md, _ := m.Metadata()
+		fmt.Println(md.StreamSeq, string(m.Data), md.NumPending)
+		m.Ack()
+	}
+	// Output:
+	// 3 <nil>
+	// 1 1 4
+	// 2 2 3
+	// 3 3 2
+}
+
+// An event-driven worker: an idempotent handler that may fail, a bounded
+// number of deliveries, and a dead-letter step driven by the server's
+// MAX_DELIVERIES advisory and a read of the stored message.
+func Example_deadLetter() {
+	nc, js, stop := exampleJS()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{
+		Durable: "billing", AckPolicy: jsapi.AckExplicit, MaxDeliver: 2, AckWait: time.Second,
+	})
+	// Watch for messages that ran out of deliveries.
+	adv, _ := nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ORDERS.billing")
+	nc.Flush(ctx)
+
+	js.Publish(ctx, "orders.new", []byte(`{"id":1,"amount":10}`))
+	js.Publish(ctx, "orders.new", []byte(`{"id":2,"amount":-5}`)) // the handler rejects it
+
+	processed := map[string]bool{} // idempotency: handle each order once
+	handle := func(data []byte) error {
+		var o struct {
+			ID     int `json:"id"`
+			Amount int `json:"amount"`
+		}
+		if err := json.Unmarshal(data, &o); err != nil || o.Amount < 0 {
+			return fmt.Errorf("invalid order")
+		}
+		if key := fmt.Sprint(o.ID); !processed[key] {
+			processed[key] = true
+			fmt.Println("billed order", o.ID)
+		}
+		return nil
+	}
+
+	wctx, wcancel := context.WithCancel(ctx)
+	go func() {
+		for m, err := range c.Messages(wctx) {
+			if err != nil {
+				return
+			}
+			if handle(m.Data) != nil {
+				m.Nak()
+				continue
+			}
+			m.Ack()
+		}
+	}()
+
+	// The advisory names the stream sequence; read the message and park it.
+	am, err := adv.NextMsg(ctx)
+	wcancel()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var a struct {
+		StreamSeq uint64 `json:"stream_seq"`
+	}
+	json.Unmarshal(am.Data, &a)
+	st, _ := js.Stream(ctx, "ORDERS")
+	dead, _ := st.GetMsg(ctx, a.StreamSeq)
+	fmt.Printf("dead letter: seq %d %s\n", dead.Sequence, dead.Data)
+	// Output:
+	// billed order 1
+	// dead letter: seq 2 {"id":2,"amount":-5}
+}
