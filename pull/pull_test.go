@@ -153,7 +153,14 @@ func TestMessagesConsume(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	const n = 3000
-	go e.publish(t, n)
+	go func() {
+		for i := range n {
+			if _, err := e.js.Publish(e.ctx, "s.x", []byte(fmt.Sprint(i))); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	seen := 0
