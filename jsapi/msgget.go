@@ -1,0 +1,262 @@
+package jsapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// StoredMsg is a message read from a stream.
+type StoredMsg struct {
+	Subject  string
+	Sequence uint64
+	// Header is the message's header block as it was stored, or nil. The
+	// Direct Get headers the server adds (Nats-Stream, Nats-Subject,
+	// Nats-Sequence, Nats-Time-Stamp) are removed.
+	Header proto.RawHeader
+	Data   []byte
+	// Time is when the stream stored the message.
+	Time time.Time
+}
+
+// msgGetRequest is the body of STREAM.MSG.GET and DIRECT.GET.
+type msgGetRequest struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+	NextFor string `json:"next_by_subj,omitempty"`
+}
+
+// msgGetResponse is the reply of STREAM.MSG.GET.
+type msgGetResponse struct {
+	Message *struct {
+		Subject  string    `json:"subject"`
+		Sequence uint64    `json:"seq"`
+		Header   []byte    `json:"hdrs,omitempty"`
+		Data     []byte    `json:"data,omitempty"`
+		Time     time.Time `json:"time"`
+	} `json:"message"`
+}
+
+// GetMsg returns the message with sequence seq. It fails with
+// ErrMsgNotFound when the stream has no such message (never stored,
+// deleted or expired), and with ErrInvalidOption for seq 0 before any I/O.
+//
+// Streams with AllowDirect (as of the handle's cached information, see
+// Stream.Info) are read with Direct Get, from any replica or mirror that
+// serves it; others with STREAM.MSG.GET through the stream leader (a
+// missing stream then fails with ErrStreamNotFound). Direct Get has no
+// error replies for a missing stream: such a request is not answered and
+// fails when ctx (or the default timeout) expires. Direct Get status
+// replies other than 404 are errors carrying the status (408, the
+// server's "bad request", matches ErrBadRequest).
+func (s *Stream) GetMsg(ctx context.Context, seq uint64) (*StoredMsg, error) {
+	if seq == 0 {
+		return nil, fmt.Errorf("%w: sequence 0", ErrInvalidOption)
+	}
+	return s.getMsg(ctx, msgGetRequest{Seq: seq})
+}
+
+// GetLastMsgForSubject returns the newest message whose subject matches
+// subject (which may be a wildcard). It fails with ErrMsgNotFound when
+// there is none; see GetMsg.
+func (s *Stream) GetLastMsgForSubject(ctx context.Context, subject string) (*StoredMsg, error) {
+	if proto.ValidateSubscribeSubject(subject) != nil {
+		return nil, fmt.Errorf("%w: subject %q", ErrInvalidOption, subject)
+	}
+	return s.getMsg(ctx, msgGetRequest{LastFor: subject})
+}
+
+// GetNextMsgForSubject returns the first message at or after sequence
+// fromSeq whose subject matches subject (which may be a wildcard). It fails
+// with ErrMsgNotFound when there is none; see GetMsg.
+func (s *Stream) GetNextMsgForSubject(ctx context.Context, subject string, fromSeq uint64) (*StoredMsg, error) {
+	if proto.ValidateSubscribeSubject(subject) != nil {
+		return nil, fmt.Errorf("%w: subject %q", ErrInvalidOption, subject)
+	}
+	return s.getMsg(ctx, msgGetRequest{NextFor: subject, Seq: fromSeq})
+}
+
+func (s *Stream) getMsg(ctx context.Context, req msgGetRequest) (*StoredMsg, error) {
+	if info := s.CachedInfo(); info != nil && info.Config.AllowDirect {
+		return s.directGet(ctx, req)
+	}
+	var resp msgGetResponse
+	if err := s.js.request(ctx, "STREAM.MSG.GET."+s.name, req, &resp); err != nil {
+		return nil, err
+	}
+	m := resp.Message
+	if m == nil {
+		return nil, fmt.Errorf("%w: reply without message", ErrBadResponse)
+	}
+	sm := &StoredMsg{Subject: m.Subject, Sequence: m.Sequence, Data: m.Data, Time: m.Time}
+	if len(m.Header) > 0 {
+		sm.Header = proto.RawHeader(m.Header)
+	}
+	return sm, nil
+}
+
+// Headers the server adds to a Direct Get reply.
+const (
+	dgStream    = "Nats-Stream"
+	dgSubject   = "Nats-Subject"
+	dgSequence  = "Nats-Sequence"
+	dgTimeStamp = "Nats-Time-Stamp"
+)
+
+// directGet reads a message with Direct Get: a last-by-subject request for
+// a literal subject goes to DIRECT.GET.<stream>.<subject> with an empty
+// body, everything else to DIRECT.GET.<stream> with a JSON body.
+func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, error) {
+	subject := s.js.prefix + "DIRECT.GET." + s.name
+	var body []byte
+	if req.LastFor != "" && proto.IsLiteral(req.LastFor) {
+		subject += "." + req.LastFor
+	} else {
+		var err error
+		if body, err = json.Marshal(req); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+		}
+	}
+	m, err := s.js.rawRequest(ctx, subject, body)
+	if err != nil {
+		return nil, err
+	}
+	return parseDirectGet(m)
+}
+
+// directGetError is a status reply to a Direct Get: 404 matches
+// ErrMsgNotFound, 408 (the server's "bad request") ErrBadRequest.
+type directGetError struct {
+	code int
+	desc string
+}
+
+func (e *directGetError) Error() string {
+	return fmt.Sprintf("jsapi: direct get: status %d %s", e.code, e.desc)
+}
+
+func (e *directGetError) Is(target error) bool {
+	switch e.code {
+	case 404:
+		return target == ErrMsgNotFound
+	case 408, 400:
+		return target == ErrBadRequest
+	}
+	return false
+}
+
+// parseDirectGet turns a Direct Get reply into a StoredMsg.
+func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
+	if len(m.Header) == 0 {
+		return nil, fmt.Errorf("%w: direct get reply without headers", ErrBadResponse)
+	}
+	if code, desc := m.Header.Status(); code != 0 {
+		return nil, &directGetError{code: code, desc: string(desc)}
+	}
+	if err := m.Header.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: direct get reply: %v", ErrBadResponse, err)
+	}
+	sm := &StoredMsg{Data: m.Data}
+	var err error
+	last := [4]int{-1, -1, -1, -1} // index of the last field of each added header
+	i := 0
+	for k, v := range m.Header.All() {
+		switch string(k) {
+		case dgStream:
+			last[0] = i
+		case dgSubject:
+			last[1] = i
+			sm.Subject = string(v)
+		case dgSequence:
+			last[2] = i
+			if sm.Sequence, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+				return nil, fmt.Errorf("%w: direct get sequence %q", ErrBadResponse, v)
+			}
+		case dgTimeStamp:
+			last[3] = i
+			if sm.Time, err = time.Parse(time.RFC3339Nano, string(v)); err != nil {
+				return nil, fmt.Errorf("%w: direct get time stamp %q", ErrBadResponse, v)
+			}
+		}
+		i++
+	}
+	if last[1] < 0 || last[2] < 0 {
+		return nil, fmt.Errorf("%w: direct get reply without subject or sequence", ErrBadResponse)
+	}
+	sm.Header = stripFields(m.Header, last[:], i)
+	return sm, nil
+}
+
+// stripFields returns a new header block with the fields of h except those
+// at the indexes skip (in All's order), or nil when no field remains. The
+// remaining lines are copied byte for byte. n is the number of fields.
+func stripFields(h proto.RawHeader, skip []int, n int) proto.RawHeader {
+	kept := n
+	for _, s := range skip {
+		if s >= 0 {
+			kept--
+		}
+	}
+	if kept <= 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(h))
+	out = append(out, "NATS/1.0\r\n"...)
+	rest := h
+	// Skip the status line.
+	if j := bytes.Index(rest, []byte("\r\n")); j >= 0 {
+		rest = rest[j+2:]
+	}
+	for idx := 0; idx < n; idx++ {
+		j := bytes.Index(rest, []byte("\r\n"))
+		if j <= 0 {
+			break
+		}
+		line := rest[:j+2]
+		rest = rest[j+2:]
+		drop := false
+		for _, s := range skip {
+			if s == idx {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, line...)
+		}
+	}
+	return append(out, "\r\n"...)
+}
+
+// msgDeleteRequest is the body of STREAM.MSG.DELETE.
+type msgDeleteRequest struct {
+	Seq     uint64 `json:"seq"`
+	NoErase bool   `json:"no_erase,omitempty"`
+}
+
+// DeleteMsg removes the message with sequence seq from the stream (its
+// storage is marked deleted, not overwritten). It fails with an *APIError
+// when the message does not exist or the stream denies deletes, and with
+// ErrStreamNotFound for a missing stream.
+func (s *Stream) DeleteMsg(ctx context.Context, seq uint64) error {
+	return s.deleteMsg(ctx, msgDeleteRequest{Seq: seq, NoErase: true})
+}
+
+// SecureDeleteMsg removes the message with sequence seq and overwrites its
+// stored data with random bytes. It fails like DeleteMsg.
+func (s *Stream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
+	return s.deleteMsg(ctx, msgDeleteRequest{Seq: seq})
+}
+
+func (s *Stream) deleteMsg(ctx context.Context, req msgDeleteRequest) error {
+	if req.Seq == 0 {
+		return fmt.Errorf("%w: sequence 0", ErrInvalidOption)
+	}
+	return s.js.request(ctx, "STREAM.MSG.DELETE."+s.name, req, nil)
+}
