@@ -15,10 +15,18 @@ import (
 // readBufSize is the size of a connection's read buffer.
 const readBufSize = 64 << 10
 
-// payloadSlack is added to the server's max_payload for the parser's limit:
-// servers add headers (JetStream metadata, republish) to messages they
-// deliver.
-const payloadSlack = 64 << 10
+// The parser's limit on one inbound message. A server delivers more than
+// its max_payload in two cases: headers it adds to stored messages
+// (JetStream metadata, republish), and replies it builds itself (stream
+// info with a subjects map, list pages, base64 message gets), which are
+// bounded by its pending-bytes limit rather than max_payload. So the limit
+// is four times max_payload, at least 8 MiB, plus slack — still a bound:
+// a size beyond it is a protocol error before anything is allocated.
+const (
+	payloadSlack      = 64 << 10
+	minInboundLimit   = 8 << 20
+	inboundPerPayload = 4
+)
 
 // link is one transport connection with its parser. The reader goroutine
 // owns it after the handshake.
@@ -64,7 +72,7 @@ func (l *link) next() (*proto.Op, error) {
 }
 
 func (l *link) setMaxPayload(n int64) {
-	l.p.Limits.MaxPayload = int(n) + payloadSlack
+	l.p.Limits.MaxPayload = max(int(n)*inboundPerPayload, minInboundLimit) + payloadSlack
 }
 
 // connectMsg is the CONNECT JSON.
