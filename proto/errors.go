@@ -35,7 +35,7 @@ var (
 	// control bytes.
 	ErrBadQueue = errors.New("proto: invalid queue name")
 	// ErrBadHeader: a header key is not an RFC 7230 token, a value contains
-	// CR or LF, or a received header block is malformed.
+	// CR, LF or NUL, or a received header block is malformed.
 	ErrBadHeader = errors.New("proto: invalid header")
 )
 

@@ -117,8 +117,8 @@ func (h *Header) Clone() *Header {
 	return &Header{fields: append([]HeaderField(nil), h.fields...)}
 }
 
-// Validate checks every key is an RFC 7230 token and no value holds CR or
-// LF; it returns an error matching ErrBadHeader otherwise.
+// Validate checks every key is an RFC 7230 token and no value holds CR, LF
+// or NUL; it returns an error matching ErrBadHeader otherwise.
 func (h *Header) Validate() error {
 	if h == nil {
 		return nil

@@ -619,8 +619,9 @@ func parseUint(b []byte) (uint64, error) {
 	return n, nil
 }
 
-// ParseUint parses a decimal number as the protocol writes them (digits
-// only, no sign, no overflow); it reports false otherwise. JetStream layers
+// ParseUint parses a decimal number as the protocol writes them: 1 to 20
+// digits (leading zeros count), no sign, no overflow; it reports false
+// otherwise. Sids, UNSUB maxima and JetStream sequences are read with it. JetStream layers
 // use it for sequence numbers in subjects and headers.
 func ParseUint(b []byte) (uint64, bool) {
 	n, err := parseUint(b)
