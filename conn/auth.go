@@ -131,7 +131,9 @@ func credsJWT(path string) (string, error) {
 	}
 	defer wipe(b)
 	jwt, err := nkeys.ParseDecoratedJWT(b)
-	if err != nil || jwt == "" {
+	// Without a decorated JWT block the parser returns the whole file, which
+	// may be a seed: never send anything that is not shaped like a JWT.
+	if err != nil || !looksLikeJWT(jwt) {
 		return "", fmt.Errorf("%w: no user JWT in %s", ErrBadCredentials, path)
 	}
 	// ParseDecoratedJWT may return a view of b; copy before b is wiped.
@@ -159,4 +161,27 @@ func (o *options) signNonce(nonce string) (string, error) {
 		return "", fmt.Errorf("%w: signing nonce: %v", ErrBadCredentials, err)
 	}
 	return base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+// looksLikeJWT reports whether s has the shape of a JWT: three non-empty
+// base64url parts separated by dots.
+func looksLikeJWT(s string) bool {
+	parts := 0
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if n == 0 {
+				return false
+			}
+			parts++
+			n = 0
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_', c == '=':
+			n++
+		default:
+			return false
+		}
+	}
+	return parts == 2 && n > 0
 }

@@ -46,9 +46,11 @@ type Conn struct {
 	pingsOut int
 	draining bool
 	closeErr error
-	out      struct{ msgs, bytes uint64 }
-	reconn   uint64
-	lastErr  error
+	// lostOnClose: bytes of publishes Close could not send.
+	lostOnClose int
+	out         struct{ msgs, bytes uint64 }
+	reconn      uint64
+	lastErr     error
 
 	kick   chan struct{}
 	closed chan struct{}
@@ -68,7 +70,7 @@ type Conn struct {
 	hookSeq uint64
 
 	stats struct {
-		inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped atomic.Uint64
+		inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
 	}
 }
 
@@ -226,6 +228,11 @@ type Stats struct {
 	BadHeaders uint64
 	// EventsDropped counts events the handler could not keep up with.
 	EventsDropped uint64
+	// LostBytes counts bytes of publishes whose fate is unknown or that
+	// were never sent: a socket write that failed (the server may have
+	// received part of it), or a Close while disconnected or whose last
+	// write failed.
+	LostBytes uint64
 }
 
 // Stats returns the connection's counters.
@@ -239,14 +246,17 @@ func (nc *Conn) Stats() Stats {
 	s.UnknownSID = nc.stats.unknownSID.Load()
 	s.BadHeaders = nc.stats.badHeaders.Load()
 	s.EventsDropped = nc.stats.eventsDropped.Load()
+	s.LostBytes = nc.stats.lostBytes.Load()
 	return s
 }
 
 // Close closes the connection. Buffered publishes are written first (bounded
-// by the write timeout, at most 2 s); pending requests and flushes fail with
-// ErrClosed; iterators end with ErrClosed; callback handlers finish the
-// message they are handling. Close waits for every goroutine of the
-// connection to return. It is safe to call more than once.
+// by the write timeout, at most 2 s; what cannot be written is counted in
+// Stats.LostBytes and logged); pending requests and flushes fail with
+// ErrClosed; iterators end with ErrClosed. Close waits for every goroutine of
+// the connection to return, except SubscribeFunc handlers busy in your code:
+// they return as soon as the message they are handling does (so a handler
+// may call Close). It is safe to call more than once.
 func (nc *Conn) Close() error {
 	nc.closeWith(nil)
 	return nil
@@ -274,16 +284,24 @@ func (nc *Conn) closeWith(err error) {
 
 	nc.cancel()
 	close(nc.closed)
+	lost := 0
 	if l != nil {
 		// The flusher has written what it took; what is left follows it.
 		<-nc.flusherDone
 		if len(pending) > 0 {
 			d := min(nc.opts.writeTimeout, 2*time.Second)
 			_ = l.c.SetWriteDeadline(time.Now().Add(d))
-			_, _ = l.c.Write(pending)
+			if _, err := l.c.Write(pending); err != nil {
+				lost = len(pending)
+			}
 		}
 		_ = l.c.Close()
+	} else {
+		lost = len(pending)
 	}
+	nc.mu.Lock()
+	nc.lostOnClose = lost
+	nc.mu.Unlock()
 	for _, ch := range pongs {
 		if ch != nil {
 			ch <- ErrClosed
@@ -295,6 +313,10 @@ func (nc *Conn) closeWith(err error) {
 		s.close(ErrClosed)
 	}
 	nc.wg.Wait()
+	if lost > 0 {
+		nc.stats.lostBytes.Add(uint64(lost))
+		nc.opts.logger.Warn("nats: buffered publishes not sent before close", "bytes", lost)
+	}
 	if err != nil {
 		nc.opts.logger.Warn("nats: connection closed", "err", err)
 	} else {

@@ -3,6 +3,7 @@ package conn
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Drain ends the connection gracefully: every subscription is drained
@@ -60,6 +61,12 @@ func (nc *Conn) Drain(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	nc.closeWith(nil)
+	nc.mu.Lock()
+	lost := nc.lostOnClose
+	nc.mu.Unlock()
+	if lost > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d bytes of buffered publishes not sent", ErrDisconnected, lost))
+	}
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/natsio/natsio/proto"
@@ -112,6 +113,9 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 	}
 	c, err := dial(ctx, "tcp", s.addr())
 	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+		}
 		return nil, nil, err
 	}
 	// Canceling ctx interrupts blocking reads and writes at once.
@@ -122,7 +126,8 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 	l, info, err := nc.handshakeOn(ctx, c, s)
 	if err != nil {
 		_ = c.Close()
-		if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		// The socket deadline equals ctx's: either may fire first.
+		if !errors.Is(err, context.Canceled) && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 			err = fmt.Errorf("%w: %w", ErrTimeout, err)
 		}
 		return nil, nil, err
@@ -244,11 +249,17 @@ func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMs
 		NoResponders: true,
 	}
 	user, pass, token := o.user, o.pass, o.token
-	if user == "" && token == "" && s.url.User != nil {
-		if p, ok := s.url.User.Password(); ok {
-			user, pass = s.url.User.Username(), p
-		} else {
-			token = s.url.User.Username()
+	if ui := s.url.User; user == "" && token == "" {
+		if ui == nil && s.discovered {
+			// A gossiped server inherits the credentials of the named URLs.
+			ui = nc.pool.userInfo
+		}
+		if ui != nil {
+			if p, ok := ui.Password(); ok {
+				user, pass = ui.Username(), p
+			} else {
+				token = ui.Username()
+			}
 		}
 	}
 	if s.discovered && !secure && !o.discoveredCreds {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -87,6 +88,9 @@ func parseServerURL(raw string) (*server, error) {
 type serverPool struct {
 	servers []*server
 	tlsName string // TLS name of the first named server, for gossiped IPs
+	// userInfo is the first credentials found in a named URL; discovered
+	// servers use them (under the rules of connectMsg).
+	userInfo *url.Userinfo
 }
 
 func newPool(servers []*server, randomize bool) *serverPool {
@@ -95,9 +99,11 @@ func newPool(servers []*server, randomize bool) *serverPool {
 	}
 	p := &serverPool{servers: servers}
 	for _, s := range servers {
-		if net.ParseIP(s.tlsName) == nil {
+		if p.tlsName == "" && net.ParseIP(s.tlsName) == nil {
 			p.tlsName = s.tlsName
-			break
+		}
+		if p.userInfo == nil && s.url.User != nil {
+			p.userInfo = s.url.User
 		}
 	}
 	return p
@@ -136,14 +142,22 @@ func (p *serverPool) moveToEnd(s *server) {
 // how many were added and how many malformed ones were skipped.
 func (p *serverPool) discover(urls []string, cur *server, randomize bool) (added, bad int) {
 	var fresh []*server
+	seen := func(addr string) bool {
+		for _, f := range fresh {
+			if strings.EqualFold(f.addr(), addr) {
+				return true
+			}
+		}
+		return p.has(addr)
+	}
 	for _, hp := range urls {
 		host, port, err := net.SplitHostPort(strings.TrimSpace(hp))
-		if err != nil || host == "" || port == "" {
+		if err != nil || !validHost(host) || !validPort(port) {
 			bad++
 			continue
 		}
 		addr := net.JoinHostPort(host, port)
-		if p.has(addr) {
+		if seen(addr) {
 			continue
 		}
 		u := &url.URL{Scheme: cur.url.Scheme, Host: addr}
@@ -196,4 +210,28 @@ func (o *options) backoff(failures int) time.Duration {
 		d += rand.N(o.reconnectJitter)
 	}
 	return d
+}
+
+// validHost accepts an IP or a host name of letters, digits, '-', '.' and
+// '_' (gossip carries no other forms).
+func validHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validPort accepts 1 to 65535 in decimal.
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535 && p[0] != '+' && p[0] != '-'
 }

@@ -136,23 +136,29 @@ func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
 	}
 	nc.info = info
 	cur := nc.cur
-	added, bad := 0, 0
-	if !nc.opts.ignoreDiscovered {
-		urls := info.ConnectURLs
-		if cur.isWS() {
-			urls = info.WSConnectURL
-		}
-		added, bad = nc.pool.discover(urls, cur, !nc.opts.noRandomize)
-	}
+	nc.discoverLocked(info)
 	nc.mu.Unlock()
-	if added > 0 || bad > 0 {
-		nc.opts.logger.Info("nats: servers discovered", "added", added, "malformed", bad)
-		nc.ev.push(Event{Kind: EventDiscovered, Server: cur.redacted()})
-	}
 	if info.LameDuck {
 		nc.opts.logger.Warn("nats: server entering lame duck mode", "server", cur.redacted())
 		nc.ev.push(Event{Kind: EventLameDuck, Server: cur.redacted()})
 		nc.leaveLameDuck(gen)
 	}
 	return nil
+}
+
+// discoverLocked adds the servers an INFO gossips to the pool and reports
+// them. nc.mu is held.
+func (nc *Conn) discoverLocked(info *ServerInfo) {
+	if nc.opts.ignoreDiscovered {
+		return
+	}
+	urls := info.ConnectURLs
+	if nc.cur.isWS() {
+		urls = info.WSConnectURL
+	}
+	added, bad := nc.pool.discover(urls, nc.cur, !nc.opts.noRandomize)
+	if added > 0 || bad > 0 {
+		nc.opts.logger.Info("nats: servers discovered", "added", added, "malformed", bad)
+		nc.ev.push(Event{Kind: EventDiscovered, Server: nc.cur.redacted()})
+	}
 }

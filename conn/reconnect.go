@@ -25,6 +25,7 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 	s.authFailed = false
 	nc.state = stateConnected
 	nc.lastErr = nil
+	nc.discoverLocked(info)
 
 	var out []byte
 	for _, sub := range nc.sortedSubs() {
@@ -76,8 +77,9 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 		// Retry the lost server only after a delay; others at once.
 		lost.readyAt = time.Now().Add(nc.opts.backoff(1))
 		nc.pool.moveToEnd(lost)
+		// Counted now so that Close waits for it; started below, after the
+		// disconnect is reported, so that its events follow this one.
 		nc.wg.Add(1)
-		go nc.reconnectLoop()
 	}
 	nc.wcond.Broadcast()
 	nc.mu.Unlock()
@@ -92,7 +94,9 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.runDisconnectHooks(reason)
 	nc.opts.logger.Warn("nats: disconnected", "server", lost.redacted(), "err", reason)
 	nc.ev.push(Event{Kind: EventDisconnected, Server: lost.redacted(), Err: reason})
-	if !reconnect {
+	if reconnect {
+		go nc.reconnectLoop()
+	} else {
 		go nc.closeWith(reason)
 	}
 }
@@ -160,6 +164,11 @@ func (nc *Conn) reconnectLoop() {
 			nc.lastErr = err
 			nc.mu.Unlock()
 			nc.opts.logger.Info("nats: reconnect attempt failed", "server", s.redacted(), "err", err)
+			var se *ServerError
+			if errors.As(err, &se) {
+				// A refusal (credentials, limits) is news; a dial failure is not.
+				nc.ev.push(Event{Kind: EventServerError, Server: s.redacted(), Err: se})
+			}
 			continue
 		}
 		nc.reconn++

@@ -276,7 +276,6 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 
 // runHandler feeds a SubscribeFunc handler until the subscription ends.
 func (s *Subscription) runHandler(f func(*Msg)) {
-	defer s.nc.wg.Done()
 	defer close(s.handlerDone)
 	ctx := context.Background()
 	var batch []*Msg

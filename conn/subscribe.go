@@ -71,7 +71,6 @@ func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*S
 	if handler != nil {
 		s.consuming = true
 		s.handlerDone = make(chan struct{})
-		nc.wg.Add(1)
 		go s.runHandler(handler)
 	}
 	nc.mu.Unlock()

@@ -132,6 +132,9 @@ func (nc *Conn) flusher() {
 				nc.spare = buf[:0]
 			}
 			if err != nil {
+				// The server may have received part of buf: its fate is
+				// unknown. Count it; never replay it.
+				nc.stats.lostBytes.Add(uint64(len(buf)))
 				nc.mu.Unlock()
 				nc.connLost(gen, err)
 				nc.mu.Lock()

@@ -1,0 +1,500 @@
+package conn_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+)
+
+// scConnectErr runs Connect expecting failure; it closes a connection that
+// unexpectedly succeeds and reports that as a nil error.
+func scConnectErr(t *testing.T, url string, opts ...conn.Option) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, url, opts...)
+	if err == nil {
+		nc.Close()
+	}
+	return err
+}
+
+// scWithUserinfo puts userinfo (already "user:pass" or "token") into a
+// nats:// URL.
+func scWithUserinfo(url, userinfo string) string {
+	return strings.Replace(url, "://", "://"+userinfo+"@", 1)
+}
+
+// scRoundTrip checks that nc works: a request to its own responder.
+func scRoundTrip(t *testing.T, nc *conn.Conn, subject string) {
+	t.Helper()
+	sub, err := nc.SubscribeFunc(subject, func(m *conn.Msg) { m.Respond(append([]byte("re:"), m.Data...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := nc.Request(ctxT(t), subject, []byte("hi"))
+	if err != nil || string(r.Data) != "re:hi" {
+		t.Fatalf("request on %s: %v %v", subject, r, err)
+	}
+}
+
+// scAssertNoSecret fails if any of texts contains any of secrets.
+func scAssertNoSecret(t *testing.T, what string, texts []string, secrets ...string) {
+	t.Helper()
+	for _, txt := range texts {
+		for _, s := range secrets {
+			if s != "" && strings.Contains(txt, s) {
+				t.Fatalf("%s contains a secret (%.6s…): %q", what, s, txt)
+			}
+		}
+	}
+}
+
+func scErrText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestAuthUserPassword(t *testing.T) {
+	const user, pass, wrong = "alice", "p4ss-w0rd-a1", "wr0ng-pass-77"
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
+
+	t.Run("Option", func(t *testing.T) {
+		scRoundTrip(t, connect(t, s.URL(), conn.UserInfo(user, pass)), "up.opt")
+	})
+	t.Run("URL", func(t *testing.T) {
+		nc := connect(t, scWithUserinfo(s.URL(), user+":"+pass))
+		scRoundTrip(t, nc, "up.url")
+		scAssertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), pass)
+		if nc.ConnectedURL() != s.URL() {
+			t.Fatalf("ConnectedURL %q, want %q", nc.ConnectedURL(), s.URL())
+		}
+	})
+	t.Run("OptionOverridesURL", func(t *testing.T) {
+		scRoundTrip(t, connect(t, scWithUserinfo(s.URL(), user+":"+wrong), conn.UserInfo(user, pass)), "up.over")
+	})
+	for name, tc := range map[string]struct {
+		url  string
+		opts []conn.Option
+	}{
+		"WrongPasswordOption": {s.URL(), []conn.Option{conn.UserInfo(user, wrong)}},
+		"WrongPasswordURL":    {scWithUserinfo(s.URL(), user+":"+wrong), nil},
+		"WrongUser":           {s.URL(), []conn.Option{conn.UserInfo("mallory", pass)}},
+		"NoCredentials":       {s.URL(), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := scConnectErr(t, tc.url, tc.opts...)
+			if !errors.Is(err, conn.ErrAuthorization) {
+				t.Fatalf("got %v, want ErrAuthorization", err)
+			}
+			var se *conn.ServerError
+			if !errors.As(err, &se) || !se.Fatal() {
+				t.Fatalf("want a fatal *ServerError in %v", err)
+			}
+			scAssertNoSecret(t, "error", []string{err.Error()}, pass, wrong)
+		})
+	}
+}
+
+func TestAuthToken(t *testing.T) {
+	const token, wrong = "t0ken-s3cret-42", "t0ken-wr0ng-13"
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
+	t.Run("Option", func(t *testing.T) {
+		scRoundTrip(t, connect(t, s.URL(), conn.Token(token)), "tok.opt")
+	})
+	t.Run("URL", func(t *testing.T) {
+		nc := connect(t, scWithUserinfo(s.URL(), token))
+		scRoundTrip(t, nc, "tok.url")
+		scAssertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), token)
+	})
+	t.Run("OptionOverridesURL", func(t *testing.T) {
+		scRoundTrip(t, connect(t, scWithUserinfo(s.URL(), wrong), conn.Token(token)), "tok.over")
+	})
+	for name, tc := range map[string]struct {
+		url  string
+		opts []conn.Option
+	}{
+		"WrongOption":   {s.URL(), []conn.Option{conn.Token(wrong)}},
+		"WrongURL":      {scWithUserinfo(s.URL(), wrong), nil},
+		"NoCredentials": {s.URL(), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := scConnectErr(t, tc.url, tc.opts...)
+			if !errors.Is(err, conn.ErrAuthorization) {
+				t.Fatalf("got %v, want ErrAuthorization", err)
+			}
+			scAssertNoSecret(t, "error", []string{err.Error()}, token, wrong)
+		})
+	}
+}
+
+func scWriteFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNKeyAuth(t *testing.T) {
+	seed, pub := testserver.NKeyUser(t)
+	otherSeed, _ := testserver.NKeyUser(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+
+	t.Run("SeedFile", func(t *testing.T) {
+		path := scWriteFile(t, "user.nk", append(append([]byte(nil), seed...), '\n'))
+		scRoundTrip(t, connect(t, s.URL(), conn.NKeyFromSeedFile(path)), "nk.file")
+	})
+	t.Run("Signer", func(t *testing.T) {
+		kp, err := nkeys.FromSeed(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var calls atomic.Int32
+		sign := func(nonce []byte) ([]byte, error) { calls.Add(1); return kp.Sign(nonce) }
+		scRoundTrip(t, connect(t, s.URL(), conn.NKey(pub, sign)), "nk.sign")
+		if calls.Load() != 1 {
+			t.Fatalf("signer called %d times, want 1", calls.Load())
+		}
+	})
+	t.Run("WrongSigner", func(t *testing.T) {
+		kp, _ := nkeys.FromSeed(otherSeed)
+		err := scConnectErr(t, s.URL(), conn.NKey(pub, kp.Sign))
+		if !errors.Is(err, conn.ErrAuthorization) {
+			t.Fatalf("got %v, want ErrAuthorization", err)
+		}
+	})
+	t.Run("SignerError", func(t *testing.T) {
+		err := scConnectErr(t, s.URL(), conn.NKey(pub, func([]byte) ([]byte, error) { return nil, errors.New("hsm offline") }))
+		if !errors.Is(err, conn.ErrBadCredentials) {
+			t.Fatalf("got %v, want ErrBadCredentials", err)
+		}
+	})
+	t.Run("UnknownKey", func(t *testing.T) {
+		path := scWriteFile(t, "other.nk", otherSeed)
+		err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
+		if !errors.Is(err, conn.ErrAuthorization) {
+			t.Fatalf("got %v, want ErrAuthorization", err)
+		}
+		scAssertNoSecret(t, "error", []string{err.Error()}, string(otherSeed))
+	})
+	t.Run("BadSeedFiles", func(t *testing.T) {
+		akp, _ := nkeys.CreateAccount()
+		aseed, _ := akp.Seed()
+		corrupt := bytes.Clone(seed)
+		corrupt[10] ^= 1
+		for name, data := range map[string][]byte{
+			"Empty":       nil,
+			"Garbage":     []byte("not a seed at all\n"),
+			"AccountSeed": aseed,
+			"Corrupt":     corrupt,
+		} {
+			t.Run(name, func(t *testing.T) {
+				path := scWriteFile(t, "bad.nk", data)
+				err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
+				if !errors.Is(err, conn.ErrBadCredentials) {
+					t.Fatalf("got %v, want ErrBadCredentials", err)
+				}
+				scAssertNoSecret(t, "error", []string{err.Error()}, string(aseed), string(corrupt), string(seed))
+			})
+		}
+		err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(filepath.Join(t.TempDir(), "missing.nk")))
+		if !errors.Is(err, conn.ErrBadCredentials) {
+			t.Fatalf("missing file: got %v, want ErrBadCredentials", err)
+		}
+	})
+}
+
+// TestNKeySeedFileReadAtEachAttempt: the seed file is read again to sign at
+// every reconnect, so a missing file fails the attempt and a restored one
+// lets the client back in.
+func TestNKeySeedFileReadAtEachAttempt(t *testing.T) {
+	seed, pub := testserver.NKeyUser(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	path := scWriteFile(t, "user.nk", seed)
+	nc := connect(t, s.URL(), conn.NKeyFromSeedFile(path), scFastReconnect)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	s.Restart(t)
+	eventually(t, "reconnect attempts failing for the missing seed", func() bool {
+		return errors.Is(nc.Err(), conn.ErrBadCredentials)
+	})
+	if nc.IsConnected() {
+		t.Fatal("reconnected without a seed")
+	}
+	if err := os.WriteFile(path, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "reconnect once the seed is back", nc.IsConnected)
+	scRoundTrip(t, nc, "nk.back")
+}
+
+// scJWTServer starts a server in operator mode.
+func scJWTServer(t *testing.T) (*testserver.Server, *testserver.OperatorSetup) {
+	t.Helper()
+	op := testserver.Operator(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, ConfigText: op.Config()})
+	return s, op
+}
+
+func TestJWTUserCredentials(t *testing.T) {
+	s, op := scJWTServer(t)
+	creds := op.UserCreds(t, "bob")
+	nc := connect(t, s.URL(), conn.UserCredentials(creds), scFastReconnect)
+	scRoundTrip(t, nc, "jwt.creds")
+	// The file is read again at the reconnect.
+	s.Restart(t)
+	eventually(t, "reconnect with the creds file", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+	scRoundTrip(t, nc, "jwt.creds2")
+}
+
+func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
+	s, op := scJWTServer(t)
+	userJWT, seed := op.Account.User(t, "carol")
+	kp, err := nkeys.FromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls, signs atomic.Int32
+	jwtFn := func() (string, error) { calls.Add(1); return userJWT, nil }
+	sign := func(n []byte) ([]byte, error) { signs.Add(1); return kp.Sign(n) }
+	nc := connect(t, s.URL(), conn.UserJWT(jwtFn, sign), scFastReconnect)
+	if calls.Load() != 1 || signs.Load() != 1 {
+		t.Fatalf("after connect: jwt callback %d, signer %d calls; want 1 and 1", calls.Load(), signs.Load())
+	}
+	scRoundTrip(t, nc, "jwt.cb")
+	s.Restart(t)
+	eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+	if calls.Load() < 2 || signs.Load() < 2 {
+		t.Fatalf("after reconnect: jwt callback %d, signer %d calls; want ≥ 2", calls.Load(), signs.Load())
+	}
+	scRoundTrip(t, nc, "jwt.cb2")
+
+	t.Run("CallbackError", func(t *testing.T) {
+		err := scConnectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return "", errors.New("vault sealed") }, kp.Sign))
+		if !errors.Is(err, conn.ErrBadCredentials) {
+			t.Fatalf("got %v, want ErrBadCredentials", err)
+		}
+	})
+	t.Run("WrongSigner", func(t *testing.T) {
+		other, _ := nkeys.CreateUser()
+		err := scConnectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return userJWT, nil }, other.Sign))
+		if !errors.Is(err, conn.ErrAuthorization) {
+			t.Fatalf("got %v, want ErrAuthorization", err)
+		}
+	})
+}
+
+func TestJWTBadCredsFiles(t *testing.T) {
+	s, op := scJWTServer(t)
+	userJWT, seed := op.Account.User(t, "dave")
+	_, otherSeed := op.Account.User(t, "eve")
+	aseed, err := op.Account.Key.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := bytes.Clone(seed)
+	corrupt[12] ^= 1
+	jwtOnly := strings.Split(testserver.FormatCreds(userJWT, seed), "*****")[0]
+	secrets := []string{userJWT, string(seed), string(otherSeed), string(aseed), string(corrupt)}
+
+	for name, tc := range map[string]struct {
+		content string
+		want    error
+	}{
+		"Empty":       {"", conn.ErrBadCredentials},
+		"Garbage":     {"this is not a creds file\n", conn.ErrBadCredentials},
+		"JWTOnly":     {jwtOnly, conn.ErrBadCredentials},
+		"CorruptSeed": {testserver.FormatCreds(userJWT, corrupt), conn.ErrBadCredentials},
+		// The seed of the account, not of a user: refused before signing.
+		"AccountSeed": {testserver.FormatCreds(userJWT, aseed), conn.ErrBadCredentials},
+		// A well-formed file whose seed does not match the JWT: the
+		// server rejects the signature.
+		"MismatchedSeed": {testserver.FormatCreds(userJWT, otherSeed), conn.ErrAuthorization},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := scWriteFile(t, "bad.creds", []byte(tc.content))
+			err := scConnectErr(t, s.URL(), conn.UserCredentials(path))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			scAssertNoSecret(t, "error", []string{err.Error()}, secrets...)
+		})
+	}
+	t.Run("Missing", func(t *testing.T) {
+		err := scConnectErr(t, s.URL(), conn.UserCredentials(filepath.Join(t.TempDir(), "nope.creds")))
+		if !errors.Is(err, conn.ErrBadCredentials) {
+			t.Fatalf("got %v, want ErrBadCredentials", err)
+		}
+	})
+}
+
+// TestCredsFileWithoutJWTNotSent: a "creds" file that holds only a seed
+// (a common mix-up with an nkey seed file) must be refused locally; the
+// seed must never be sent to the server.
+func TestCredsFileWithoutJWTNotSent(t *testing.T) {
+	seed, _ := testserver.NKeyUser(t)
+	f := newSCFakeServer(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
+	f.reject = true
+	f.start()
+	path := scWriteFile(t, "seed-only.creds", append(bytes.Clone(seed), '\n'))
+	err := scConnectErr(t, f.url(), conn.UserCredentials(path))
+	select {
+	case m := <-f.connects:
+		if strings.Contains(m["jwt"].(string), string(seed)) {
+			t.Errorf("the seed was sent to the server in CONNECT jwt")
+		} else {
+			t.Errorf("a CONNECT was sent for an unusable creds file: %v", m)
+		}
+	default:
+	}
+	if !errors.Is(err, conn.ErrBadCredentials) {
+		t.Fatalf("got %v, want ErrBadCredentials", err)
+	}
+	scAssertNoSecret(t, "error", []string{err.Error()}, string(seed))
+}
+
+// scLockedBuf is a bytes.Buffer safe for a logger writing from several
+// goroutines while the test reads it.
+type scLockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *scLockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *scLockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestAuthSecretsNeverLogged runs every credential kind through connect, a
+// failed authentication, a server restart and reconnect and close with a
+// debug logger, and checks logs, events and errors for the secrets.
+func TestAuthSecretsNeverLogged(t *testing.T) {
+	var buf scLockedBuf
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("client log:\n%s", buf.String())
+		}
+	})
+	logger := conn.Logger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	var rec scEvents
+	var errs []string
+	fail := func(url string, opts ...conn.Option) {
+		t.Helper()
+		err := scConnectErr(t, url, append(opts, logger, rec.option())...)
+		if err == nil {
+			t.Fatalf("connect to %s with bad credentials succeeded", url)
+		}
+		errs = append(errs, err.Error())
+	}
+	var conns []*conn.Conn
+	live := func(url string, opts ...conn.Option) {
+		t.Helper()
+		conns = append(conns, connect(t, url, append(opts, logger, rec.option(), scFastReconnect)...))
+	}
+
+	const user, pass, wrongPass = "sam", "sam-pa55-f00d", "sam-wr0ng-beef"
+	const token, wrongToken = "tok-c0ffee-99", "tok-dead-00"
+	seed, pub := testserver.NKeyUser(t)
+	wrongSeed, _ := testserver.NKeyUser(t)
+
+	sUP := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
+	sTok := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
+	sNK := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	sJWT, op := scJWTServer(t)
+	userJWT, credSeed := op.Account.User(t, "logme")
+	creds := testserver.WriteCreds(t, userJWT, credSeed)
+	secrets := []string{pass, wrongPass, token, wrongToken, string(seed), string(wrongSeed), userJWT, string(credSeed), string(credSeed[:20])}
+
+	live(scWithUserinfo(sUP.URL(), user+":"+pass))
+	live(sUP.URL(), conn.UserInfo(user, pass))
+	live(scWithUserinfo(sTok.URL(), token))
+	live(sTok.URL(), conn.Token(token))
+	live(sNK.URL(), conn.NKeyFromSeedFile(scWriteFile(t, "u.nk", seed)))
+	live(sJWT.URL(), conn.UserCredentials(creds))
+
+	fail(scWithUserinfo(sUP.URL(), user+":"+wrongPass))
+	fail(sUP.URL(), conn.UserInfo(user, wrongPass))
+	fail(scWithUserinfo(sTok.URL(), wrongToken))
+	fail(sTok.URL(), conn.Token(wrongToken))
+	fail(sNK.URL(), conn.NKeyFromSeedFile(scWriteFile(t, "w.nk", wrongSeed)))
+	fail(sJWT.URL(), conn.UserCredentials(testserver.WriteCreds(t, userJWT, wrongSeed)))
+	fail(sJWT.URL(), conn.UserCredentials(scWriteFile(t, "c.creds", []byte(testserver.FormatCreds(userJWT, credSeed[:20])))))
+
+	for _, s := range []*testserver.Server{sUP, sTok, sNK, sJWT} {
+		s.Restart(t)
+	}
+	for i, nc := range conns {
+		eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+		scRoundTrip(t, nc, "logs."+string(rune('a'+i)))
+	}
+
+	for _, nc := range conns {
+		errs = append(errs, scErrText(nc.Err()))
+	}
+
+	// Reconnect attempts that fail authentication are logged: bring the
+	// user/password and token servers back on their ports with other
+	// secrets. (A server that rejects the same credentials twice is dropped
+	// from the pool, so these connections may end up closed.)
+	for _, sw := range []struct {
+		s     *testserver.Server
+		other testserver.Options
+	}{
+		{sUP, testserver.Options{User: user, Password: "rotated-pass"}},
+		{sTok, testserver.Options{Token: "rotated-token"}},
+	} {
+		port := sw.s.Port()
+		sw.s.Shutdown()
+		sw.other.NoJetStream, sw.other.Port = true, port
+		testserver.Start(t, sw.other)
+		eventually(t, "a logged authorization failure", func() bool {
+			return strings.Contains(buf.String(), "127.0.0.1:"+strconv.Itoa(port)+" err=\"nats: authorization violation")
+		})
+	}
+	for _, nc := range conns {
+		errs = append(errs, scErrText(nc.Err()))
+		nc.Close()
+	}
+	for _, e := range rec.all() {
+		errs = append(errs, scErrText(e.Err), e.Server)
+	}
+	logs := buf.String()
+	if !strings.Contains(logs, "reconnected") || !strings.Contains(logs, "level=DEBUG") && !strings.Contains(logs, "level=INFO") {
+		t.Fatalf("logger captured nothing useful:\n%s", logs)
+	}
+	if testing.Verbose() {
+		t.Log(logs)
+	}
+	scAssertNoSecret(t, "log output", []string{logs}, secrets...)
+	scAssertNoSecret(t, "errors and events", errs, secrets...)
+}

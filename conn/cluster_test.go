@@ -1,0 +1,639 @@
+package conn_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+)
+
+// scFastReconnect keeps reconnect tests quick: 10 ms doubling to 50 ms.
+var scFastReconnect = conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond)
+
+// scEvents records connection events.
+type scEvents struct {
+	mu  sync.Mutex
+	evs []conn.Event
+}
+
+func (r *scEvents) option() conn.Option {
+	return conn.OnEvent(func(e conn.Event) {
+		r.mu.Lock()
+		r.evs = append(r.evs, e)
+		r.mu.Unlock()
+	})
+}
+
+func (r *scEvents) all() []conn.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.evs)
+}
+
+// find returns the first event of kind k for which match (may be nil) holds.
+func (r *scEvents) find(k conn.EventKind, match func(conn.Event) bool) (conn.Event, bool) {
+	for _, e := range r.all() {
+		if e.Kind == k && (match == nil || match(e)) {
+			return e, true
+		}
+	}
+	return conn.Event{}, false
+}
+
+func (r *scEvents) has(k conn.EventKind) bool {
+	_, ok := r.find(k, nil)
+	return ok
+}
+
+// scLogRecord is one captured log line.
+type scLogRecord struct {
+	msg   string
+	attrs map[string]string
+}
+
+// scLogRecorder is a slog.Handler keeping every record (all levels).
+type scLogRecorder struct {
+	mu   *sync.Mutex
+	recs *[]scLogRecord
+}
+
+func newSCLogRecorder() *scLogRecorder {
+	return &scLogRecorder{mu: new(sync.Mutex), recs: new([]scLogRecord)}
+}
+
+func (h *scLogRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *scLogRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *scLogRecorder) WithGroup(string) slog.Handler            { return h }
+func (h *scLogRecorder) Handle(_ context.Context, r slog.Record) error {
+	rec := scLogRecord{msg: r.Message, attrs: map[string]string{}}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	h.mu.Lock()
+	*h.recs = append(*h.recs, rec)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *scLogRecorder) records() []scLogRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(*h.recs)
+}
+
+func (h *scLogRecorder) option() conn.Option { return conn.Logger(slog.New(h)) }
+
+// scWaitPool waits until nc's pool holds n servers.
+func scWaitPool(t *testing.T, nc *conn.Conn, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d servers in the pool", n), func() bool { return len(nc.Servers()) == n })
+}
+
+// scRecvEventually publishes on pub until sub receives a message: interest
+// propagates between cluster members asynchronously.
+func scRecvEventually(t *testing.T, pub *conn.Conn, sub *conn.Subscription, subject string) {
+	t.Helper()
+	eventually(t, "message through the cluster on "+subject, func() bool {
+		if err := pub.Publish(subject, []byte("ping")); err != nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		m, err := sub.NextMsg(ctx)
+		return err == nil && string(m.Data) == "ping"
+	})
+}
+
+func scStartCluster(t *testing.T, opts testserver.Options) *testserver.Cluster {
+	t.Helper()
+	opts.NoJetStream = true
+	return testserver.StartCluster(t, 3, opts)
+}
+
+func TestClusterDiscoverServers(t *testing.T) {
+	c := scStartCluster(t, testserver.Options{})
+	srvs := c.Servers()
+	var rec scEvents
+	nc := connect(t, srvs[0].URL(), rec.option())
+	// The INFO of a formed cluster lists every member in connect_urls.
+	scWaitPool(t, nc, 3)
+	got := nc.Servers()
+	for _, s := range srvs {
+		if !slices.Contains(got, s.URL()) {
+			t.Fatalf("pool %v lacks %s", got, s.URL())
+		}
+	}
+	if nc.ConnectedURL() != srvs[0].URL() {
+		t.Fatalf("connected to %q, want %q", nc.ConnectedURL(), srvs[0].URL())
+	}
+}
+
+func TestClusterIgnoreDiscoveredServers(t *testing.T) {
+	c := scStartCluster(t, testserver.Options{})
+	srvs := c.Servers()
+	// Control: without the option the same server's gossip fills the pool.
+	control := connect(t, srvs[0].URL())
+	scWaitPool(t, control, 3)
+
+	var rec scEvents
+	nc := connect(t, srvs[0].URL(), conn.IgnoreDiscoveredServers(), rec.option())
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// A topology change makes server 0 send further INFOs with
+	// connect_urls to its clients.
+	c.Restart(t, 2)
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := nc.Servers(); len(got) != 1 || got[0] != srvs[0].URL() {
+		t.Fatalf("IgnoreDiscoveredServers: pool is %v", got)
+	}
+	if rec.has(conn.EventDiscovered) {
+		t.Fatal("EventDiscovered with IgnoreDiscoveredServers")
+	}
+}
+
+func TestClusterFailoverToDiscoveredServer(t *testing.T) {
+	c := scStartCluster(t, testserver.Options{})
+	srvs := c.Servers()
+	var rec scEvents
+	nc := connect(t, srvs[0].URL(), scFastReconnect, rec.option())
+	scWaitPool(t, nc, 3)
+	sub, err := nc.Subscribe("failover.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	pub := connect(t, srvs[2].URL(), conn.IgnoreDiscoveredServers())
+	scRecvEventually(t, pub, sub, "failover.before")
+
+	c.Shutdown(0)
+	eventually(t, "reconnect to another member", func() bool {
+		u := nc.ConnectedURL()
+		return u != "" && u != srvs[0].URL() && rec.has(conn.EventReconnected)
+	})
+	if u := nc.ConnectedURL(); u != srvs[1].URL() && u != srvs[2].URL() {
+		t.Fatalf("reconnected to %q, not a cluster member", u)
+	}
+	if e, _ := rec.find(conn.EventReconnected, nil); e.Server != nc.ConnectedURL() {
+		t.Fatalf("EventReconnected for %q, connected to %q", e.Server, nc.ConnectedURL())
+	}
+	// The subscription was restored on the new server.
+	scRecvEventually(t, pub, sub, "failover.after")
+	if !sub.IsValid() {
+		t.Fatal("subscription closed by failover")
+	}
+}
+
+func TestClusterLameDuckMovesClient(t *testing.T) {
+	// A long grace period: the client must leave by itself, long before
+	// the server would start closing clients.
+	c := scStartCluster(t, testserver.Options{
+		LameDuckDuration:    10 * time.Second,
+		LameDuckGracePeriod: 5 * time.Second,
+	})
+	srvs := c.Servers()
+	var rec scEvents
+	nc := connect(t, srvs[0].URL(), scFastReconnect, conn.DontRandomize(), rec.option())
+	scWaitPool(t, nc, 3)
+	sub, err := nc.Subscribe("ldm.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cbMu sync.Mutex
+	var cbGot []string
+	if _, err := nc.SubscribeFunc("ldmcb", func(m *conn.Msg) {
+		cbMu.Lock()
+		cbGot = append(cbGot, string(m.Data))
+		cbMu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	pub := connect(t, srvs[2].URL(), conn.IgnoreDiscoveredServers())
+	scRecvEventually(t, pub, sub, "ldm.before")
+
+	done := srvs[0].LameDuck()
+	eventually(t, "EventLameDuck, disconnect and reconnect elsewhere", func() bool {
+		return rec.has(conn.EventLameDuck) && rec.has(conn.EventDisconnected) && rec.has(conn.EventReconnected)
+	})
+	select {
+	case <-done:
+		t.Fatal("lame duck shutdown finished before the client moved")
+	default:
+	}
+	if e, _ := rec.find(conn.EventLameDuck, nil); e.Server != srvs[0].URL() {
+		t.Fatalf("lame duck event for %q, want %q", e.Server, srvs[0].URL())
+	}
+	// The client left on its own (forced reconnect), it was not cut.
+	if e, ok := rec.find(conn.EventDisconnected, nil); !ok || !errors.Is(e.Err, conn.ErrForcedReconnect) {
+		t.Fatalf("disconnect reason %v, want ErrForcedReconnect", e.Err)
+	}
+	u := nc.ConnectedURL()
+	if u == srvs[0].URL() || (u != srvs[1].URL() && u != srvs[2].URL()) {
+		t.Fatalf("connected to %q after lame duck", u)
+	}
+	scRecvEventually(t, pub, sub, "ldm.after")
+	eventually(t, "callback subscription delivers after the move", func() bool {
+		if err := pub.Publish("ldmcb", []byte("x")); err != nil {
+			return false
+		}
+		cbMu.Lock()
+		defer cbMu.Unlock()
+		return len(cbGot) > 0
+	})
+	if nc.Stats().Reconnects != 1 {
+		t.Fatalf("reconnects = %d, want 1", nc.Stats().Reconnects)
+	}
+}
+
+// scBlockingHandler is a slog.Handler that blocks on the record with
+// message msg until release is closed (or 2 s pass): a slow log sink.
+type scBlockingHandler struct {
+	msg     string
+	release <-chan struct{}
+}
+
+func (h scBlockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h scBlockingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h scBlockingHandler) WithGroup(string) slog.Handler            { return h }
+func (h scBlockingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case <-h.release:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return nil
+}
+
+// TestClusterFailoverEventOrder: EventDisconnected is delivered before the
+// EventReconnected of the reconnect it caused, whatever the speed of the
+// logger or of OnDisconnect hooks.
+func TestClusterFailoverEventOrder(t *testing.T) {
+	c := scStartCluster(t, testserver.Options{})
+	srvs := c.Servers()
+	reconnected := make(chan struct{})
+	var rec scEvents
+	nc := connect(t, srvs[0].URL(), scFastReconnect, rec.option(),
+		conn.Logger(slog.New(scBlockingHandler{msg: "nats: disconnected", release: reconnected})))
+	scWaitPool(t, nc, 3)
+	var once sync.Once
+	nc.OnReconnect(func() { once.Do(func() { close(reconnected) }) })
+	c.Shutdown(0)
+	eventually(t, "disconnect and reconnect events", func() bool {
+		return rec.has(conn.EventDisconnected) && rec.has(conn.EventReconnected)
+	})
+	var kinds []string
+	for _, e := range rec.all() {
+		kinds = append(kinds, e.Kind.String())
+	}
+	order := strings.Join(kinds, ",")
+	if !strings.Contains(order, "disconnected,reconnected") {
+		t.Fatalf("events delivered as %s", order)
+	}
+}
+
+// TestClusterCredentialsWithheldFromDiscovered: by default a password is
+// not sent to a gossiped server over plaintext, so failing over to one
+// fails authorization; the client comes back only to the named server.
+func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
+	const user, pass = "clu", "cluster-pass-9f3a1"
+	c := scStartCluster(t, testserver.Options{User: user, Password: pass})
+	srvs := c.Servers()
+	var rec scEvents
+	logs := newSCLogRecorder()
+	nc := connect(t, srvs[0].URL(), conn.UserInfo(user, pass), scFastReconnect, rec.option(), logs.option())
+	scWaitPool(t, nc, 3)
+	sub, err := nc.Subscribe("creds.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush(ctxT(t))
+
+	c.Shutdown(0)
+	// Both discovered members reject the credential-less CONNECT.
+	authFailed := func(url string) bool {
+		for _, r := range logs.records() {
+			if r.msg == "nats: reconnect attempt failed" && r.attrs["server"] == url &&
+				strings.Contains(strings.ToLower(r.attrs["err"]), "authorization violation") {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(t, "authorization failures at the discovered servers", func() bool {
+		return authFailed(srvs[1].URL()) && authFailed(srvs[2].URL())
+	})
+	if rec.has(conn.EventReconnected) || nc.IsConnected() {
+		t.Fatalf("reconnected to %q without sending credentials?", nc.ConnectedURL())
+	}
+	for _, r := range logs.records() {
+		for k, v := range r.attrs {
+			if strings.Contains(v, pass) {
+				t.Fatalf("log %q attr %s holds the password", r.msg, k)
+			}
+		}
+	}
+
+	// The named server (credentials allowed) takes the client back.
+	c.Restart(t, 0)
+	eventually(t, "reconnect to the named server", func() bool { return nc.ConnectedURL() == srvs[0].URL() })
+	pub := connect(t, srvs[1].URL(), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
+	scRecvEventually(t, pub, sub, "creds.back")
+}
+
+func TestClusterSendCredentialsToDiscovered(t *testing.T) {
+	const user, pass = "clu", "cluster-pass-9f3a1"
+	for _, viaURL := range []bool{false, true} {
+		t.Run(map[bool]string{false: "UserInfo", true: "URLUserInfo"}[viaURL], func(t *testing.T) {
+			if viaURL {
+			}
+			c := scStartCluster(t, testserver.Options{User: user, Password: pass})
+			srvs := c.Servers()
+			opts := []conn.Option{conn.SendCredentialsToDiscovered(), scFastReconnect}
+			u := srvs[0].URL()
+			if viaURL {
+				u = strings.Replace(u, "nats://", "nats://"+user+":"+pass+"@", 1)
+			} else {
+				opts = append(opts, conn.UserInfo(user, pass))
+			}
+			nc := connect(t, u, opts...)
+			scWaitPool(t, nc, 3)
+			sub, err := nc.Subscribe("creds.>")
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.Flush(ctxT(t))
+
+			c.Shutdown(0)
+			eventually(t, "reconnect to a discovered member", func() bool {
+				u := nc.ConnectedURL()
+				return u == srvs[1].URL() || u == srvs[2].URL()
+			})
+			pub := connect(t, srvs[1].URL(), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
+			scRecvEventually(t, pub, sub, "creds.moved")
+			for _, s := range append(nc.Servers(), nc.ConnectedURL()) {
+				if strings.Contains(s, pass) {
+					t.Fatalf("URL list leaks the password: %q", s)
+				}
+			}
+		})
+	}
+}
+
+// TestClusterTLSCredentialsToDiscovered: over verified TLS a discovered
+// member gets the credentials without any opt-in (the gossiped URL keeps
+// the tls scheme).
+func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
+	const user, pass = "tlsu", "tls-cluster-pass-4b"
+	certs := testserver.GenerateCerts(t)
+	c := scStartCluster(t, testserver.Options{User: user, Password: pass, TLS: certs.ServerTLS(false)})
+	srvs := c.Servers()
+	nc := connect(t, scTLSURL(srvs[0]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), scFastReconnect)
+	scWaitPool(t, nc, 3)
+	for _, s := range nc.Servers() {
+		if !strings.HasPrefix(s, "tls://") {
+			t.Fatalf("gossiped server %q lost the tls scheme", s)
+		}
+	}
+	sub, err := nc.Subscribe("tlscreds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush(ctxT(t))
+	c.Shutdown(0)
+	eventually(t, "reconnect to a discovered TLS member", func() bool {
+		u := nc.ConnectedURL()
+		return u == scTLSURL(srvs[1]) || u == scTLSURL(srvs[2])
+	})
+	pub := connect(t, scTLSURL(srvs[2]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
+	scRecvEventually(t, pub, sub, "tlscreds")
+}
+
+// scFakeServer is a minimal scripted NATS server on a loopback listener that
+// records the CONNECT JSON of every client.
+type scFakeServer struct {
+	t        *testing.T
+	ln       net.Listener
+	info     map[string]any
+	connects chan map[string]any
+	// onPong, when set, runs after the first PONG of a connection.
+	onPong func(c net.Conn)
+	// reject answers CONNECT with an authorization error.
+	reject bool
+}
+
+func newSCFakeServer(t *testing.T, info map[string]any) *scFakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &scFakeServer{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
+	port := ln.Addr().(*net.TCPAddr).Port
+	base := map[string]any{
+		"server_id": "FAKE" + strconv.Itoa(port), "version": "2.11.0", "proto": 1,
+		"host": "127.0.0.1", "port": port, "headers": true, "max_payload": 1 << 20,
+	}
+	for k, v := range info {
+		base[k] = v
+	}
+	f.info = base
+	return f
+}
+
+func (f *scFakeServer) addr() string { return f.ln.Addr().String() }
+func (f *scFakeServer) url() string  { return "nats://" + f.addr() }
+
+// start serves connections until the test ends.
+func (f *scFakeServer) start() {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	f.t.Cleanup(func() {
+		f.ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := f.ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { f.serve(c) })
+		}
+	})
+}
+
+func (f *scFakeServer) serve(c net.Conn) {
+	defer c.Close()
+	js, _ := json.Marshal(f.info)
+	if _, err := fmt.Fprintf(c, "INFO %s\r\n", js); err != nil {
+		return
+	}
+	r := bufio.NewReader(c)
+	ponged := false
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "CONNECT "):
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line[len("CONNECT "):]), &m); err != nil {
+				f.t.Errorf("fake server: bad CONNECT %q", line)
+				return
+			}
+			select {
+			case f.connects <- m:
+			default:
+			}
+			if f.reject {
+				fmt.Fprintf(c, "-ERR 'Authorization Violation'\r\n")
+				return
+			}
+		case line == "PING":
+			if _, err := c.Write([]byte("PONG\r\n")); err != nil {
+				return
+			}
+			if !ponged && f.onPong != nil {
+				ponged = true
+				f.onPong(c)
+			}
+		}
+	}
+}
+
+// TestDiscoverFromInitialInfo: the connect_urls of the INFO received during
+// the handshake populate the pool (a cluster formed before the client
+// connects sends no further INFO).
+func TestDiscoverFromInitialInfo(t *testing.T) {
+	b := newSCFakeServer(t, nil)
+	b.start()
+	a := newSCFakeServer(t, nil)
+	a.info["connect_urls"] = []string{a.addr(), b.addr()}
+	a.start()
+	nc := connect(t, a.url())
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := nc.Servers()
+	if !slices.Contains(got, b.url()) || len(got) != 2 {
+		t.Fatalf("pool after initial INFO: %v, want %s and %s", got, a.url(), b.url())
+	}
+}
+
+// scDiscoveredConnect connects to a fake server A with opts; A gossips a fake
+// server B in an async INFO and drops the client once it has learnt B; it
+// returns the CONNECT that B received.
+func scDiscoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map[string]any {
+	t.Helper()
+	b := newSCFakeServer(t, map[string]any{"auth_required": true})
+	b.reject = true
+	b.start()
+	drop := make(chan struct{})
+	a := newSCFakeServer(t, map[string]any{"auth_required": true})
+	a.onPong = func(c net.Conn) {
+		js, _ := json.Marshal(map[string]any{
+			"server_id": "A", "version": "2.11.0", "proto": 1, "headers": true,
+			"max_payload": 1 << 20, "connect_urls": []string{a.addr(), b.addr()},
+		})
+		fmt.Fprintf(c, "INFO %s\r\n", js)
+		<-drop
+		c.Close()
+	}
+	a.start()
+	t.Cleanup(func() {
+		select {
+		case <-drop:
+		default:
+			close(drop)
+		}
+	})
+	u := a.url()
+	if urlCreds != "" {
+		u = "nats://" + urlCreds + "@" + a.addr()
+	}
+	nc := connect(t, u, append(opts, scFastReconnect)...)
+	first := <-a.connects
+	scWaitPool(t, nc, 2)
+	close(drop)
+	var got map[string]any
+	select {
+	case got = <-b.connects:
+	case <-ctxT(t).Done():
+		t.Fatal("client never tried the discovered server")
+	}
+	nc.Close()
+	// The named server got the credentials.
+	if first["user"] == nil && first["pass"] == nil && first["auth_token"] == nil {
+		t.Fatalf("named server got no credentials: %v", first)
+	}
+	return got
+}
+
+var scDiscoveredCredCases = []struct {
+	name     string
+	urlCreds string
+	opts     []conn.Option
+}{
+	{"UserInfo", "", []conn.Option{conn.UserInfo("ann", "pw-7c1e")}},
+	{"URLUserInfo", "ann:pw-7c1e", nil},
+	{"Token", "", []conn.Option{conn.Token("tok-5d2b")}},
+	{"URLToken", "tok-5d2b", nil},
+}
+
+func TestDiscoveredPlaintextServerGetsNoCredentials(t *testing.T) {
+	for _, tc := range scDiscoveredCredCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := scDiscoveredConnect(t, tc.urlCreds, tc.opts...)
+			for _, k := range []string{"user", "pass", "auth_token"} {
+				if v, ok := got[k]; ok {
+					t.Fatalf("discovered plaintext server received %s=%v", k, v)
+				}
+			}
+		})
+	}
+}
+
+func TestDiscoveredServerGetsCredentialsWhenAllowed(t *testing.T) {
+	for _, tc := range scDiscoveredCredCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.urlCreds != "" {
+			}
+			got := scDiscoveredConnect(t, tc.urlCreds, append(tc.opts, conn.SendCredentialsToDiscovered())...)
+			if got["pass"] != "pw-7c1e" && got["auth_token"] != "tok-5d2b" {
+				t.Fatalf("with SendCredentialsToDiscovered the server got %v", got)
+			}
+		})
+	}
+}

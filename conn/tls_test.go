@@ -1,0 +1,288 @@
+package conn_test
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+)
+
+func scTLSURL(s *testserver.Server) string { return strings.Replace(s.URL(), "nats://", "tls://", 1) }
+
+// scServerTLSVersions returns the TLS versions of the server's client
+// connections, as the server reports them.
+func scServerTLSVersions(t *testing.T, s *testserver.Server) []string {
+	t.Helper()
+	cz, err := s.Srv().Connz(&server.ConnzOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range cz.Conns {
+		out = append(out, c.TLSVersion)
+	}
+	return out
+}
+
+func TestTLSRootCAs(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+
+	t.Run("TLSURL", func(t *testing.T) {
+		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile))
+		scRoundTrip(t, nc, "tls.url")
+		if !nc.ServerInfo().TLSRequired {
+			t.Fatal("server INFO does not require TLS")
+		}
+	})
+	t.Run("NatsURLUpgrades", func(t *testing.T) {
+		// The server requires TLS: a nats:// URL is upgraded, verified
+		// against the given roots.
+		scRoundTrip(t, connect(t, s.URL(), conn.RootCAs(certs.CAFile)), "tls.nats")
+	})
+	t.Run("TLSConfig", func(t *testing.T) {
+		scRoundTrip(t, connect(t, scTLSURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool})), "tls.cfg")
+	})
+	for name, url := range map[string]string{"NoCA": scTLSURL(s), "NoCANatsURL": s.URL()} {
+		t.Run(name, func(t *testing.T) {
+			// Verification is on by default: the system roots do not
+			// know the test CA.
+			err := scConnectErr(t, url)
+			var ua x509.UnknownAuthorityError
+			if !errors.As(err, &ua) {
+				t.Fatalf("got %v, want x509.UnknownAuthorityError", err)
+			}
+		})
+	}
+	t.Run("WrongName", func(t *testing.T) {
+		err := scConnectErr(t, scTLSURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool, ServerName: "nats.example.com"}))
+		var he x509.HostnameError
+		if !errors.As(err, &he) {
+			t.Fatalf("got %v, want x509.HostnameError", err)
+		}
+	})
+	t.Run("ReconnectOverTLS", func(t *testing.T) {
+		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile), scFastReconnect)
+		sub, err := nc.Subscribe("tls.re")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.Flush(ctxT(t))
+		s.Restart(t)
+		eventually(t, "reconnect over TLS", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+		if err := nc.Publish("tls.re", []byte("again")); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := sub.NextMsg(ctxT(t)); err != nil || string(m.Data) != "again" {
+			t.Fatalf("after reconnect: %v %v", m, err)
+		}
+	})
+}
+
+func TestTLSMutual(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(true)})
+	t.Run("ClientCert", func(t *testing.T) {
+		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile), conn.ClientCert(certs.ClientCertFile, certs.ClientKeyFile))
+		scRoundTrip(t, nc, "mtls")
+		if !nc.ServerInfo().TLSVerify {
+			t.Fatal("server INFO does not announce tls_verify")
+		}
+	})
+	t.Run("NoClientCert", func(t *testing.T) {
+		start := time.Now()
+		err := scConnectErr(t, scTLSURL(s), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
+		if err == nil {
+			t.Fatal("connected to an mTLS server without a client certificate")
+		}
+		if !errors.Is(err, conn.ErrNoServers) || errors.Is(err, conn.ErrTimeout) {
+			t.Fatalf("got %v; want a prompt TLS rejection", err)
+		}
+		t.Logf("rejected: %v", err)
+		if !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("error does not name the certificate problem: %v", err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("rejection took %v", d)
+		}
+	})
+	t.Run("BadClientCertFiles", func(t *testing.T) {
+		err := scConnectErr(t, scTLSURL(s), conn.ClientCert(certs.ClientCertFile, certs.ServerKeyFile))
+		if !errors.Is(err, conn.ErrInvalidOption) {
+			t.Fatalf("mismatched key: got %v, want ErrInvalidOption", err)
+		}
+	})
+}
+
+func TestTLSHandshakeFirst(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	opts := certs.ServerTLS(false)
+	opts.HandshakeFirst = true
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: opts})
+
+	t.Run("Works", func(t *testing.T) {
+		nc := connect(t, scTLSURL(s), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), scFastReconnect)
+		scRoundTrip(t, nc, "hsf")
+		s.Restart(t)
+		eventually(t, "reconnect with handshake first", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+		scRoundTrip(t, nc, "hsf2")
+	})
+	for name, url := range map[string]string{"PlainClient": s.URL(), "TLSClientNotFirst": scTLSURL(s)} {
+		t.Run(name, func(t *testing.T) {
+			// The client waits for an INFO that never comes; the connect
+			// timeout bounds the attempt (the server would wait 5 s).
+			start := time.Now()
+			err := scConnectErr(t, url, conn.RootCAs(certs.CAFile), conn.ConnectTimeout(300*time.Millisecond))
+			// ErrTimeout is the documented class; a bare deadline error
+			// is tolerated here (see TestTLSHandshakeFirstMismatchIsErrTimeout).
+			if !errors.Is(err, conn.ErrTimeout) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("got %v, want a timeout", err)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Fatalf("failing took %v, connect timeout was 300ms", d)
+			}
+		})
+	}
+	t.Run("HandshakeFirstAgainstRegularServer", func(t *testing.T) {
+		regular := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+		start := time.Now()
+		err := scConnectErr(t, scTLSURL(regular), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
+		if err == nil || errors.Is(err, conn.ErrTimeout) {
+			t.Fatalf("got %v, want a prompt TLS error (the server speaks INFO first)", err)
+		}
+		t.Logf("rejected: %v", err)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("failing took %v", d)
+		}
+	})
+}
+
+// TestTLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
+// ConnectTimeout fails with ErrTimeout, every time. The server here never
+// sends INFO, as a handshake_first server does to a plain client.
+func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // silent: no INFO
+		}
+	}()
+	for i := range 20 {
+		err := scConnectErr(t, "nats://"+ln.Addr().String(), conn.ConnectTimeout(20*time.Millisecond))
+		if !errors.Is(err, conn.ErrTimeout) {
+			t.Fatalf("attempt %d: got %v, want ErrTimeout", i, err)
+		}
+	}
+}
+
+// TestTLSMinVersionRaised: a TLS config with MinVersion TLS 1.0 is raised
+// to 1.2, so a server that speaks at most TLS 1.1 is refused.
+func TestTLSMinVersionRaised(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	old := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false),
+		Configure: func(o *server.Options) {
+			o.TLSConfig.MinVersion = tls.VersionTLS10
+			o.TLSConfig.MaxVersion = tls.VersionTLS11
+			o.TLSConfig.CipherSuites = nil
+		}})
+	weak := &tls.Config{MinVersion: tls.VersionTLS10, RootCAs: certs.CAPool}
+
+	// Control: the old server does complete a TLS 1.1 handshake with a
+	// client that allows it.
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(old.URL(), "nats://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
+		t.Fatalf("reading INFO: %q %v", line, err)
+	}
+	ctl := weak.Clone()
+	ctl.ServerName = "127.0.0.1"
+	tc := tls.Client(c, ctl)
+	if err := tc.Handshake(); err != nil {
+		t.Skipf("cannot set up a TLS 1.1 server here: %v", err)
+	}
+	if v := tc.ConnectionState().Version; v != tls.VersionTLS11 {
+		t.Fatalf("control handshake negotiated %s", tls.VersionName(v))
+	}
+
+	err = scConnectErr(t, scTLSURL(old), conn.TLS(weak))
+	if err == nil {
+		t.Fatal("connected over TLS < 1.2")
+	}
+	if !strings.Contains(err.Error(), "protocol version") {
+		t.Fatalf("got %v, want a protocol version failure", err)
+	}
+
+	// Against a modern server the same config negotiates ≥ 1.2.
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	nc := connect(t, scTLSURL(s), conn.TLS(weak))
+	scRoundTrip(t, nc, "tlsver")
+	for _, v := range scServerTLSVersions(t, s) {
+		if v != "1.2" && v != "1.3" {
+			t.Fatalf("server reports TLS version %q", v)
+		}
+	}
+	if weak.MinVersion != tls.VersionTLS10 {
+		t.Fatal("the caller's tls.Config was modified")
+	}
+}
+
+func TestTLSRequiredButServerPlain(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	for name, tc := range map[string]struct {
+		url  string
+		opts []conn.Option
+	}{
+		"TLSURL":          {scTLSURL(s), nil},
+		"RootCAsNatsURL":  {s.URL(), []conn.Option{conn.RootCAs(certs.CAFile)}},
+		"TLSConfigOption": {s.URL(), []conn.Option{conn.TLS(&tls.Config{RootCAs: certs.CAPool})}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := scConnectErr(t, tc.url, append(tc.opts, conn.UserInfo("u", "tls-only-secret"))...)
+			if !errors.Is(err, conn.ErrTLSRequired) {
+				t.Fatalf("got %v, want ErrTLSRequired", err)
+			}
+		})
+	}
+	// No CONNECT (and so no credential) went out in plaintext.
+	eventually(t, "the server to see the clients go", func() bool { return s.Srv().NumClients() == 0 })
+	cz, err := s.Srv().Connz(&server.ConnzOptions{State: server.ConnClosed, Username: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cz.Conns {
+		if c.AuthorizedUser != "" || c.Name != "" || c.Lang != "" {
+			t.Fatalf("server saw a CONNECT from a client that wanted TLS: %+v", c)
+		}
+	}
+}
