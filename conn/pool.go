@@ -235,3 +235,29 @@ func validPort(p string) bool {
 	n, err := strconv.Atoi(p)
 	return err == nil && n >= 1 && n <= 65535 && p[0] != '+' && p[0] != '-'
 }
+
+// forget removes discovered servers that a full gossip list (urls) no longer
+// names, except cur. Named servers always stay. It returns how many went.
+func (p *serverPool) forget(urls []string, cur *server) int {
+	if len(urls) == 0 {
+		return 0
+	}
+	keep := make(map[string]bool, len(urls))
+	for _, hp := range urls {
+		if host, port, err := net.SplitHostPort(strings.TrimSpace(hp)); err == nil {
+			keep[strings.ToLower(net.JoinHostPort(host, port))] = true
+		}
+	}
+	n := 0
+	out := p.servers[:0]
+	for _, s := range p.servers {
+		if s.discovered && s != cur && !keep[strings.ToLower(s.addr())] {
+			n++
+			continue
+		}
+		out = append(out, s)
+	}
+	clear(p.servers[len(out):])
+	p.servers = out
+	return n
+}

@@ -157,8 +157,9 @@ func (nc *Conn) discoverLocked(info *ServerInfo) {
 		urls = info.WSConnectURL
 	}
 	added, bad := nc.pool.discover(urls, nc.cur, !nc.opts.noRandomize)
-	if added > 0 || bad > 0 {
-		nc.opts.logger.Info("nats: servers discovered", "added", added, "malformed", bad)
+	gone := nc.pool.forget(urls, nc.cur)
+	if added > 0 || bad > 0 || gone > 0 {
+		nc.opts.logger.Info("nats: server pool updated", "added", added, "removed", gone, "malformed", bad)
 		nc.ev.push(Event{Kind: EventDiscovered, Server: nc.cur.redacted()})
 	}
 }
