@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -338,6 +337,3 @@ func (nc *Conn) allSubs() []*Subscription {
 	}
 	return out
 }
-
-// logger returns the connection's logger.
-func (nc *Conn) logger() *slog.Logger { return nc.opts.logger }

@@ -35,7 +35,6 @@ type Subscription struct {
 
 	mu        sync.Mutex
 	q         []*Msg
-	spare     []*Msg
 	qBytes    int
 	maxMsgs   int
 	maxBytes  int

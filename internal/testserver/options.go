@@ -237,7 +237,7 @@ func serverOptions(o *Options, confFile, storeDir string, p ports, cl *clusterSp
 func applyAuth(o *Options, so *server.Options) error {
 	if o.Token != "" {
 		if o.User != "" || len(o.NKeys) > 0 {
-			return errors.New("Token cannot be combined with User or NKeys")
+			return errors.New("testserver: Token cannot be combined with User or NKeys")
 		}
 		so.Authorization = o.Token
 		return nil
