@@ -1,0 +1,199 @@
+package extra
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// Client-side errors. Errors the server reports are *jsapi.APIError values
+// (usually inside a *FastAPIError or wrapped with context); match them
+// with the jsapi sentinels: jsapi.ErrAtomicDisabled,
+// jsapi.ErrAtomicUnsupportedHeader, jsapi.ErrAtomicDuplicateMsgID,
+// jsapi.ErrAtomicTooManyInflight, jsapi.ErrAtomicIncomplete,
+// jsapi.ErrAtomicMissingSeq, jsapi.ErrAtomicInvalidBatchID,
+// jsapi.ErrAtomicTooLarge, jsapi.ErrAtomicInvalidCommit for atomic batches
+// and jsapi.ErrBatchDisabled, jsapi.ErrBatchInvalidPattern,
+// jsapi.ErrBatchInvalidID, jsapi.ErrBatchUnknownID,
+// jsapi.ErrBatchTooManyInflight for fast batches.
+var (
+	// ErrInvalidOption: an option, argument or message was rejected before
+	// anything was sent. It is the same value as jsapi.ErrInvalidOption.
+	ErrInvalidOption = jsapi.ErrInvalidOption
+
+	// ErrBatchClosed: the publisher was committed, closed, discarded,
+	// aborted, or failed earlier.
+	ErrBatchClosed = errors.New("extra: batch publisher closed")
+	// ErrBatchTooLarge: an atomic batch would exceed MaxAtomicBatch
+	// messages. Errors carrying it also match jsapi.ErrAtomicTooLarge.
+	ErrBatchTooLarge = errors.New("extra: atomic batch too large")
+	// ErrEmptyBatch: PublishBatch was given no message, or Close was
+	// called on a fast publisher that stored none.
+	ErrEmptyBatch = errors.New("extra: empty batch")
+	// ErrInvalidBatchAck: the terminal acknowledgement of a batch was
+	// malformed or named another batch or message count.
+	ErrInvalidBatchAck = errors.New("extra: invalid batch acknowledgement")
+	// ErrAckTimeout: an acknowledgement the publisher waits for did not
+	// come in time. It also matches conn.ErrTimeout.
+	ErrAckTimeout = errors.New("extra: timed out waiting for acknowledgement")
+	// ErrGap is matched by a *GapError: the server saw a hole in the
+	// sequence of a fast batch.
+	ErrGap = errors.New("extra: fast batch gap")
+	// ErrFlow is matched by a *FastAPIError the server reported for one
+	// message of a fast batch (a failed header check, for example).
+	ErrFlow = errors.New("extra: fast batch message failed")
+	// ErrSubscribeFailed: a fast publisher could not subscribe to its
+	// inbox; nothing was sent. The connection's error is wrapped too.
+	ErrSubscribeFailed = errors.New("extra: fast batch subscription failed")
+	// ErrPublishFailed: the connection refused a fast-batch message before
+	// queueing it (closed, oversized, reconnect buffer full); the
+	// connection's error is wrapped too.
+	ErrPublishFailed = errors.New("extra: fast batch publish failed")
+
+	// ErrNoSubjects: GetLastMsgsFor was given no subject.
+	ErrNoSubjects = errors.New("extra: no subjects")
+	// ErrNoMessages: no stored message matched a batch get.
+	ErrNoMessages = errors.New("extra: no messages")
+	// ErrTooManyResults: more than MaxLastMsgsSubjects subjects were asked
+	// for, or matched, in GetLastMsgsFor.
+	ErrTooManyResults = errors.New("extra: too many results")
+	// ErrBatchUnsupported: the server predates batch direct get (2.11).
+	ErrBatchUnsupported = errors.New("extra: server does not support batch direct get")
+	// ErrInvalidResponse: a reply of the server could not be understood.
+	ErrInvalidResponse = errors.New("extra: invalid response")
+	// ErrIteratorUsed: a single-use iterator was ranged over again.
+	ErrIteratorUsed = errors.New("extra: iterator already used")
+)
+
+// GapError reports a hole in the sequence of a fast batch: the server
+// expected batch sequence Expected and received Received. A forward gap
+// (Received > Expected) means messages were lost on the way; a backward one
+// means a message arrived twice or out of order, which always ends the
+// batch.
+type GapError struct {
+	Expected uint64
+	Received uint64
+	// PubAck is the terminal acknowledgement the server sent after the
+	// gap ended the batch (gap mode fail), when it arrived before the ack
+	// deadline: its BatchSize is the number of messages the server kept.
+	PubAck *jsapi.PubAck
+}
+
+func (e *GapError) Error() string {
+	s := fmt.Sprintf("extra: fast batch gap: expected sequence %d, server received %d", e.Expected, e.Received)
+	if e.PubAck != nil {
+		s += fmt.Sprintf(" (batch ended with %d messages)", e.PubAck.BatchSize)
+	}
+	return s
+}
+
+// Is matches ErrGap.
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
+// FastAPIError is a JetStream error reported during a fast batch, with the
+// batch sequence of the message it concerns. Flow is set when the server
+// reported it in a flow message (the message failed a check, and the batch
+// went on in gap mode ok); otherwise it was an error reply that ended the
+// batch. It matches ErrFlow when Flow is set, and, through Unwrap, the
+// jsapi sentinel of its err_code.
+type FastAPIError struct {
+	Seq      uint64
+	Flow     bool
+	APIError *jsapi.APIError
+	// PubAck is the terminal acknowledgement that followed a flow error in
+	// gap mode fail, when it arrived before the ack deadline.
+	PubAck *jsapi.PubAck
+}
+
+func (e *FastAPIError) Error() string {
+	what := "error reply"
+	if e.Flow {
+		what = "message failed"
+	}
+	return fmt.Sprintf("extra: fast batch %s at sequence %d: %v", what, e.Seq, e.APIError)
+}
+
+// Is matches ErrFlow for a flow error.
+func (e *FastAPIError) Is(target error) bool { return e.Flow && target == ErrFlow }
+
+// Unwrap returns the server's *jsapi.APIError.
+func (e *FastAPIError) Unwrap() error { return e.APIError }
+
+// StatusError is a status reply to a batch direct get: 404 (matches
+// ErrNoMessages), 413 (ErrTooManyResults), 408 (jsapi.ErrBadRequest), 412
+// (jsapi.ErrRequiredAPILevel), 503 (conn.ErrNoResponders: no such stream,
+// or the stream does not allow direct get).
+type StatusError struct {
+	Code        int
+	Description string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("extra: direct get: status %d %s", e.Code, e.Description)
+}
+
+// Is matches the sentinel of the status code.
+func (e *StatusError) Is(target error) bool {
+	switch e.Code {
+	case 404:
+		return target == ErrNoMessages
+	case 413:
+		return target == ErrTooManyResults
+	case 400, 408:
+		return target == jsapi.ErrBadRequest
+	case 412:
+		return target == jsapi.ErrRequiredAPILevel
+	case 503:
+		return target == conn.ErrNoResponders
+	}
+	return false
+}
+
+// ackTimeoutError is ErrAckTimeout with what was awaited; it also matches
+// conn.ErrTimeout.
+type ackTimeoutError struct{ what string }
+
+func (e *ackTimeoutError) Error() string { return ErrAckTimeout.Error() + ": " + e.what }
+func (e *ackTimeoutError) Is(t error) bool {
+	return t == ErrAckTimeout || t == conn.ErrTimeout
+}
+
+// lostError: the connection was lost while an atomic batch was open; it
+// matches conn.ErrDisconnected and unwraps to the connection's reason.
+type lostError struct {
+	batch  string
+	reason error
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("extra: atomic batch %s abandoned: connection lost: %v", e.batch, e.reason)
+}
+func (e *lostError) Is(t error) bool { return t == conn.ErrDisconnected }
+func (e *lostError) Unwrap() error   { return e.reason }
+
+// matchErr is a local validation error that matches several sentinels.
+type matchErr struct {
+	msg string
+	is  []error
+}
+
+func (e *matchErr) Error() string { return e.msg }
+func (e *matchErr) Is(t error) bool {
+	for _, s := range e.is {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Local validation failures that mirror a server error code.
+var (
+	errInvalidBatchID    = &matchErr{"extra: invalid batch ID", []error{ErrInvalidOption, jsapi.ErrAtomicInvalidBatchID}}
+	errTooLarge          = &matchErr{"extra: atomic batch too large", []error{ErrBatchTooLarge, jsapi.ErrAtomicTooLarge}}
+	errDuplicateMsgID    = &matchErr{"extra: duplicate message ID in atomic batch", []error{ErrInvalidOption, jsapi.ErrAtomicDuplicateMsgID}}
+	errUnsupportedHeader = &matchErr{"extra: header not supported in atomic batch", []error{ErrInvalidOption, jsapi.ErrAtomicUnsupportedHeader}}
+	errTooManySubjects   = &matchErr{"extra: too many subjects", []error{ErrInvalidOption, ErrTooManyResults}}
+)

@@ -1,0 +1,436 @@
+package extra
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+// StoredMsg is a message read with a batch direct get.
+type StoredMsg struct {
+	Subject  string
+	Sequence uint64
+	Data     []byte
+	// Time is when the stream stored the message.
+	Time time.Time
+	// Header is the message's own header block, or nil; the fields the
+	// server adds to a direct get reply are removed.
+	Header proto.RawHeader
+	// NumPending is how many matching messages remain after this one
+	// (at the time of the request); LastSequence is the sequence of the
+	// previous message of this batch (0 for the first).
+	NumPending   uint64
+	LastSequence uint64
+}
+
+// GetBatch fetches up to batch messages of stream with one Direct Get
+// request (server 2.11+, stream with AllowDirect) and yields them in
+// stream order. It starts at the first message unless StartSeq or
+// StartTime says otherwise; NextBySubject filters by subject (wildcards
+// allowed) and MaxBytes caps the bytes the server sends.
+//
+// The iterator is single-use: it sends the request when ranged over and
+// ends at the server's end-of-batch marker. An error ends it: ErrNoMessages
+// when nothing matched, a *StatusError for another status (503: no such
+// stream, or no direct get), ErrBatchUnsupported from a server before
+// 2.11, ErrInvalidResponse, or the context's error. Invalid arguments are
+// yielded as ErrInvalidOption before anything is sent. Without a deadline
+// on ctx, each message must arrive within jsapi.DefaultTimeout.
+// Breaking out of the loop, or cancelling ctx, ends the iteration at once
+// and removes the reply subscription.
+func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts ...GetOpt) iter.Seq2[*StoredMsg, error] {
+	r := &getRequest{js: js, stream: stream}
+	r.err = r.batchBody(batch, opts)
+	r.slab = min(max(batch, 1), 128)
+	return r.seq(ctx)
+}
+
+// GetLastMsgsFor fetches, with one Direct Get request, the last message of
+// each subject matching subjects (wildcards allowed; at most
+// MaxLastMsgsSubjects may match, else ErrTooManyResults). UpToSeq or
+// UpToTime fetch the last messages at or before a point instead of the
+// latest; MaxMsgs caps how many are returned. Messages are yielded in
+// stream order; the iterator behaves as GetBatch's. It fails with
+// ErrNoSubjects for no subject and ErrNoMessages when none matched.
+func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetOpt) iter.Seq2[*StoredMsg, error] {
+	r := &getRequest{js: js, stream: stream, multi: true}
+	r.err = r.lastBody(subjects, opts)
+	r.slab = min(max(len(subjects), 1), 128)
+	return r.seq(ctx)
+}
+
+// getRequest is one batch or multi-last direct get.
+type getRequest struct {
+	js     *jsapi.JS
+	stream string
+	multi  bool
+	body   []byte
+	slab   int
+	err    error // a validation failure, yielded before any I/O
+}
+
+func (r *getRequest) common() error {
+	if r.js == nil {
+		return fmt.Errorf("%w: nil JetStream", ErrInvalidOption)
+	}
+	if err := jsapi.ValidateName(r.stream); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return nil
+}
+
+// batchBody validates GetBatch's arguments and encodes its request.
+func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
+	if err := r.common(); err != nil {
+		return err
+	}
+	if batch < 1 {
+		return fmt.Errorf("%w: batch %d", ErrInvalidOption, batch)
+	}
+	var (
+		seq      uint64
+		start    time.Time
+		subject  string
+		maxBytes int
+		hasStart bool
+	)
+	for _, o := range opts {
+		switch o.kind {
+		case getStartSeq:
+			if o.n == 0 {
+				return fmt.Errorf("%w: StartSeq 0", ErrInvalidOption)
+			}
+			seq = o.n
+		case getStartTime:
+			if o.t.IsZero() {
+				return fmt.Errorf("%w: zero StartTime", ErrInvalidOption)
+			}
+			start, hasStart = o.t, true
+		case getNextBySubject:
+			if err := proto.ValidateSubscribeSubject(o.s); err != nil {
+				return fmt.Errorf("%w: NextBySubject %q", ErrInvalidOption, o.s)
+			}
+			subject = o.s
+		case getMaxBytes:
+			if o.i < 1 {
+				return fmt.Errorf("%w: MaxBytes %d", ErrInvalidOption, o.i)
+			}
+			maxBytes = o.i
+		default:
+			return fmt.Errorf("%w: option does not apply to GetBatch", ErrInvalidOption)
+		}
+	}
+	if seq > 0 && hasStart {
+		return fmt.Errorf("%w: StartSeq and StartTime are mutually exclusive", ErrInvalidOption)
+	}
+	if seq == 0 && !hasStart {
+		seq = 1 // the server needs an explicit start
+	}
+	b := append(make([]byte, 0, 96), `{"batch":`...)
+	b = strconv.AppendInt(b, int64(batch), 10)
+	if hasStart {
+		b = append(b, `,"start_time":"`...)
+		b = start.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	} else {
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendUint(b, seq, 10)
+	}
+	if subject != "" {
+		b = append(b, `,"next_by_subj":`...)
+		b = appendJSONString(b, subject)
+	}
+	if maxBytes > 0 {
+		b = append(b, `,"max_bytes":`...)
+		b = strconv.AppendInt(b, int64(maxBytes), 10)
+	}
+	r.body = append(b, '}')
+	return nil
+}
+
+// lastBody validates GetLastMsgsFor's arguments and encodes its request.
+func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
+	if err := r.common(); err != nil {
+		return err
+	}
+	if len(subjects) == 0 {
+		return ErrNoSubjects
+	}
+	if len(subjects) > MaxLastMsgsSubjects {
+		return fmt.Errorf("%w: %d subjects, at most %d", errTooManySubjects, len(subjects), MaxLastMsgsSubjects)
+	}
+	var (
+		limit   int
+		upToSeq uint64
+		upTo    time.Time
+		hasTime bool
+	)
+	for _, o := range opts {
+		switch o.kind {
+		case getMaxMsgs:
+			if o.i < 1 {
+				return fmt.Errorf("%w: MaxMsgs %d", ErrInvalidOption, o.i)
+			}
+			limit = o.i
+		case getUpToSeq:
+			if o.n == 0 {
+				return fmt.Errorf("%w: UpToSeq 0", ErrInvalidOption)
+			}
+			upToSeq = o.n
+		case getUpToTime:
+			if o.t.IsZero() {
+				return fmt.Errorf("%w: zero UpToTime", ErrInvalidOption)
+			}
+			upTo, hasTime = o.t, true
+		default:
+			return fmt.Errorf("%w: option does not apply to GetLastMsgsFor", ErrInvalidOption)
+		}
+	}
+	if upToSeq > 0 && hasTime {
+		return fmt.Errorf("%w: UpToSeq and UpToTime are mutually exclusive", ErrInvalidOption)
+	}
+	n := 32
+	for _, s := range subjects {
+		if err := proto.ValidateSubscribeSubject(s); err != nil {
+			return fmt.Errorf("%w: subject %q", ErrInvalidOption, s)
+		}
+		n += len(s) + 3
+	}
+	b := append(make([]byte, 0, n+64), `{"multi_last":[`...)
+	for i, s := range subjects {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	b = append(b, ']')
+	if limit > 0 {
+		b = append(b, `,"batch":`...)
+		b = strconv.AppendInt(b, int64(limit), 10)
+	}
+	if upToSeq > 0 {
+		b = append(b, `,"up_to_seq":`...)
+		b = strconv.AppendUint(b, upToSeq, 10)
+	}
+	if hasTime {
+		b = append(b, `,"up_to_time":"`...)
+		b = upTo.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	r.body = append(b, '}')
+	return nil
+}
+
+// errGetTimeout: no reply within the default timeout; it matches
+// conn.ErrTimeout and context.DeadlineExceeded.
+var errGetTimeout = &matchErr{"extra: batch direct get: timed out waiting for the server",
+	[]error{conn.ErrTimeout, context.DeadlineExceeded}}
+
+// seq returns the single-use iterator of the request.
+func (r *getRequest) seq(ctx context.Context) iter.Seq2[*StoredMsg, error] {
+	var used atomic.Bool
+	return func(yield func(*StoredMsg, error) bool) {
+		if !used.CompareAndSwap(false, true) {
+			yield(nil, ErrIteratorUsed)
+			return
+		}
+		if ctx == nil {
+			yield(nil, conn.ErrNilContext)
+			return
+		}
+		if r.err != nil {
+			yield(nil, r.err)
+			return
+		}
+		if err := r.run(ctx, yield); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// run sends the request and yields the replies until the end-of-batch
+// marker. It returns the error that ended it, nil at the end or when the
+// consumer stopped.
+func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool) error {
+	nc := r.js.Conn()
+	inbox := nc.NewInbox()
+	sub, err := nc.Subscribe(inbox)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, r.body); err != nil {
+		return err
+	}
+
+	wctx := ctx
+	var idle *time.Timer
+	const idleTimeout = jsapi.DefaultTimeout
+	if _, ok := ctx.Deadline(); !ok {
+		c, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		idle = time.AfterFunc(idleTimeout, func() { cancel(errGetTimeout) })
+		defer idle.Stop()
+		wctx = c
+	}
+
+	var (
+		slab []StoredMsg
+		prev string
+		n    int
+	)
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx) // even with replies queued
+		}
+		m, err := sub.NextMsg(wctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
+				return fmt.Errorf("%w: %w", errGetTimeout, err)
+			}
+			return err
+		}
+		if idle != nil {
+			idle.Reset(idleTimeout)
+		}
+		if len(m.Header) > 0 {
+			if code, desc := m.Header.Status(); code != 0 {
+				switch {
+				case code == 204:
+					return nil // end of batch
+				case code == 408 && r.multi && string(desc) == "Empty Request":
+					// A server before 2.11 ignores multi_last.
+					return fmt.Errorf("%w: multi_last request seen as empty", ErrBatchUnsupported)
+				}
+				return &StatusError{Code: code, Description: string(desc)}
+			}
+		}
+		if len(slab) == 0 {
+			slab = make([]StoredMsg, r.slab)
+		}
+		sm := &slab[0]
+		slab = slab[1:]
+		batchFields, err := parseStored(m, sm, &prev)
+		if err != nil {
+			return err
+		}
+		if n == 0 && !batchFields {
+			return ErrBatchUnsupported
+		}
+		n++
+		if !yield(sm, nil) {
+			return nil
+		}
+	}
+}
+
+var crlf = []byte("\r\n")
+
+// parseStored fills sm from a direct get reply. It reports whether the
+// batch fields (Nats-Num-Pending) were present. The reply's header block
+// is cut in place before the fields the server appended (the message
+// belongs to the receiver), so that sm.Header holds the stored headers
+// only, without allocating. prev holds the last subject seen, reused when
+// equal.
+func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
+	h := m.Header
+	if len(h) < len("NATS/1.0\r\n\r\n") || !bytes.HasPrefix(h, []byte("NATS/1.0")) {
+		return false, fmt.Errorf("%w: direct get reply without header block", ErrInvalidResponse)
+	}
+	i := bytes.Index(h, crlf) + 2
+	first, cut := i, -1
+	var hasSubj, hasSeq, hasPending bool
+	for i < len(h) {
+		j := bytes.Index(h[i:], crlf)
+		if j < 0 {
+			return false, fmt.Errorf("%w: direct get reply with a malformed header block", ErrInvalidResponse)
+		}
+		if j == 0 {
+			break
+		}
+		line := h[i : i+j]
+		c := bytes.IndexByte(line, ':')
+		if c <= 0 {
+			return false, fmt.Errorf("%w: direct get header line %s", ErrInvalidResponse, proto.Excerpt(line))
+		}
+		key, val := line[:c], bytes.TrimSpace(line[c+1:])
+		server := true
+		var ok bool
+		switch string(key) {
+		case jsapi.HeaderStream:
+		case jsapi.HeaderSubject:
+			if string(val) == *prev {
+				sm.Subject = *prev
+			} else {
+				sm.Subject = string(val)
+				*prev = sm.Subject
+			}
+			hasSubj = len(val) > 0
+		case jsapi.HeaderSequence:
+			if sm.Sequence, ok = proto.ParseUint(val); !ok {
+				return false, fmt.Errorf("%w: direct get sequence %s", ErrInvalidResponse, proto.Excerpt(val))
+			}
+			hasSeq = true
+		case jsapi.HeaderTimeStamp:
+			t, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(val), len(val)))
+			if err != nil {
+				return false, fmt.Errorf("%w: direct get time stamp %s", ErrInvalidResponse, proto.Excerpt(val))
+			}
+			sm.Time = t
+		case jsapi.HeaderNumPending:
+			if sm.NumPending, ok = proto.ParseUint(val); !ok {
+				return false, fmt.Errorf("%w: direct get pending count %s", ErrInvalidResponse, proto.Excerpt(val))
+			}
+			hasPending = true
+		case jsapi.HeaderLastSequence:
+			if sm.LastSequence, ok = proto.ParseUint(val); !ok {
+				return false, fmt.Errorf("%w: direct get last sequence %s", ErrInvalidResponse, proto.Excerpt(val))
+			}
+		default:
+			server = false
+		}
+		if server {
+			if cut < 0 {
+				cut = i
+			}
+		} else {
+			cut = -1
+		}
+		i += j + 2
+	}
+	if !hasSubj || !hasSeq || cut < 0 {
+		return false, fmt.Errorf("%w: direct get reply without subject or sequence", ErrInvalidResponse)
+	}
+	if cut == first {
+		sm.Header = nil
+	} else {
+		h[cut], h[cut+1] = '\r', '\n'
+		sm.Header = h[:cut+2]
+	}
+	sm.Data = m.Data
+	return hasPending, nil
+}
+
+// appendJSONString appends s as a JSON string. s is a validated subject:
+// no control characters, valid UTF-8; only quotes and backslashes need
+// escaping.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}

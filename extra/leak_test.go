@@ -1,0 +1,114 @@
+package extra_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// extraGoroutines counts goroutines running code of package extra.
+func extraGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "natsio/natsio/extra.") {
+			n++
+		}
+	}
+	return n
+}
+
+// Publishers and iterators leave no subscription and no goroutine behind,
+// however they end: commit, close, abort, failure, break, cancelled ctx.
+func TestNoLeftovers(t *testing.T) {
+	s, nc, js := startJS(t)
+	ctx := ctxT(t)
+	fastStream(t, js, "LF")
+	stream(t, js, jsapi.StreamConfig{Name: "LG", Subjects: []string{"lg.>"}, AllowDirect: true, AllowAtomicPublish: true})
+	for range 50 {
+		if _, err := js.Publish(ctx, "lg.a", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The request mux subscription exists by now; count from here.
+	base := s.Srv().NumSubscriptions()
+
+	// Fast: commit, close, abort, failure.
+	p, _ := extra.NewFastPublisher(js)
+	p.Add(ctx, "lf.a", nil)
+	if _, err := p.Commit(ctx, "lf.a", nil); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = extra.NewFastPublisher(js)
+	p.Add(ctx, "lf.a", nil)
+	if _, err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = extra.NewFastPublisher(js)
+	p.Add(ctx, "lf.a", nil)
+	p.Abort()
+	p, _ = extra.NewFastPublisher(js)
+	if _, err := p.Add(ctx, "lg.a", nil); !errors.Is(err, jsapi.ErrBatchDisabled) {
+		t.Fatalf("fast on a plain stream: %v", err)
+	}
+
+	// Atomic: commit and discard.
+	if _, err := extra.PublishBatch(ctx, js, []extra.BatchMsg{{Subject: "lg.b"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := extra.NewBatchPublisher(js)
+	b.Add(ctx, "lg.b", nil)
+	b.Discard()
+
+	// Batch get: break, cancelled context, full read.
+	for range extra.GetBatch(ctx, js, "LG", 50) {
+		break
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	n := 0
+	var last error
+	for _, err := range extra.GetBatch(cctx, js, "LG", 50) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 3 {
+			cancel()
+		}
+	}
+	cancel()
+	if n != 3 || !errors.Is(last, context.Canceled) {
+		t.Fatalf("cancelled get: %d messages, %v", n, last)
+	}
+	for _, err := range extra.GetLastMsgsFor(ctx, js, "LG", []string{"lg.*"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Srv().NumSubscriptions(); got != base {
+		t.Fatalf("%d subscriptions on the server, %d before", got, base)
+	}
+	if g := extraGoroutines(); g != 0 {
+		t.Fatalf("%d goroutines of package extra left", g)
+	}
+}

@@ -1,0 +1,278 @@
+package extra
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits and defaults.
+const (
+	// MaxAtomicBatch is the largest atomic batch (the server's default
+	// max_batch_size), checked before anything is sent.
+	MaxAtomicBatch = 1000
+	// MaxBatchIDLen is the longest batch ID the server accepts.
+	MaxBatchIDLen = 64
+	// MaxLastMsgsSubjects is the most subjects GetLastMsgsFor may match.
+	MaxLastMsgsSubjects = 1024
+
+	// DefaultAckTimeout bounds each acknowledgement a publisher waits for.
+	DefaultAckTimeout = 5 * time.Second
+	// DefaultFlow is the fast publisher's requested flow: a flow
+	// acknowledgement every this many messages (the server may lower it).
+	DefaultFlow = 100
+	// MaxFlow is the largest flow the server honours.
+	MaxFlow = 65535
+	// DefaultMaxOutstandingAcks is how many flow intervals a fast
+	// publisher may run ahead of the last acknowledgement.
+	DefaultMaxOutstandingAcks = 2
+	// DefaultPingInterval is how long a fast publisher waits in silence
+	// before pinging the server for its flow state.
+	DefaultPingInterval = time.Second
+)
+
+// GapMode is what the server does when a fast batch has a hole in its
+// sequence (a message lost on the way).
+type GapMode uint8
+
+const (
+	// GapFail ends the batch at the gap; the publisher fails with a
+	// *GapError.
+	GapFail GapMode = iota
+	// GapOK reports the gap (to OnError) and goes on.
+	GapOK
+)
+
+func (g GapMode) String() string {
+	if g == GapOK {
+		return "ok"
+	}
+	return "fail"
+}
+
+type optKind uint8
+
+const (
+	optAckFirst optKind = iota + 1
+	optAckEvery
+	optAckTimeout
+	optBatchID
+	optFlow
+	optMaxOutstanding
+	optPingInterval
+	optGapMode
+	optOnError
+)
+
+// BatchOpt configures an atomic BatchPublisher (and PublishBatch) or a
+// FastPublisher. Options are plain values; one that does not apply to the
+// publisher it is given to is rejected with ErrInvalidOption.
+type BatchOpt struct {
+	kind optKind
+	n    int
+	d    time.Duration
+	s    string
+	f    func(error)
+}
+
+// AckFirst sets whether the first message of an atomic batch waits for the
+// server's acknowledgement, so that a stream that refuses the batch (not
+// enabled, too many batches in flight) is found out at once (default on).
+func AckFirst(on bool) BatchOpt {
+	n := 0
+	if on {
+		n = 1
+	}
+	return BatchOpt{kind: optAckFirst, n: n}
+}
+
+// AckEvery makes every n-th message of an atomic batch wait for the
+// server's acknowledgement (0: none besides the first and the commit).
+func AckEvery(n int) BatchOpt { return BatchOpt{kind: optAckEvery, n: n} }
+
+// AckTimeout bounds each acknowledgement a publisher waits for: atomic
+// flow and commit acks; fast flow acks and the final ack, counted from the
+// last sign of life of the server (default 5 s).
+func AckTimeout(d time.Duration) BatchOpt { return BatchOpt{kind: optAckTimeout, d: d} }
+
+// BatchID sets the ID of an atomic batch (at most 64 characters without
+// whitespace; default: a fresh NUID).
+func BatchID(id string) BatchOpt { return BatchOpt{kind: optBatchID, s: id} }
+
+// Flow sets the flow a fast publisher asks for: a flow acknowledgement
+// every n stored messages (1..65535, default 100). The server may lower it
+// (at most 500, less while other fast batches share the stream).
+func Flow(n int) BatchOpt { return BatchOpt{kind: optFlow, n: n} }
+
+// MaxOutstandingAcks sets how many flow intervals a fast publisher may run
+// ahead of the last flow acknowledgement before Add waits (1..3, default 2).
+func MaxOutstandingAcks(n int) BatchOpt { return BatchOpt{kind: optMaxOutstanding, n: n} }
+
+// PingInterval sets how long a waiting fast publisher stays silent before
+// it pings the server to recover a lost flow acknowledgement (default 1 s,
+// at most the ack timeout).
+func PingInterval(d time.Duration) BatchOpt { return BatchOpt{kind: optPingInterval, d: d} }
+
+// Gap sets a fast publisher's gap mode (default GapFail).
+func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
+
+// OnError receives what a fast publisher in GapOK mode reports without
+// failing: *GapError and *FastAPIError values. It runs on the goroutine
+// calling the publisher, during Add, Commit or Close.
+func OnError(f func(error)) BatchOpt { return BatchOpt{kind: optOnError, f: f} }
+
+// atomicSettings are the resolved options of an atomic batch.
+type atomicSettings struct {
+	ackFirst bool
+	ackEvery int
+	timeout  time.Duration
+	id       string
+}
+
+func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
+	s := atomicSettings{ackFirst: true, timeout: DefaultAckTimeout}
+	for _, o := range opts {
+		switch o.kind {
+		case optAckFirst:
+			s.ackFirst = o.n == 1
+		case optAckEvery:
+			if o.n < 0 {
+				return s, fmt.Errorf("%w: AckEvery %d", ErrInvalidOption, o.n)
+			}
+			s.ackEvery = o.n
+		case optAckTimeout:
+			if o.d <= 0 {
+				return s, fmt.Errorf("%w: AckTimeout %v", ErrInvalidOption, o.d)
+			}
+			s.timeout = o.d
+		case optBatchID:
+			if err := validBatchID(o.s); err != nil {
+				return s, err
+			}
+			s.id = o.s
+		default:
+			return s, fmt.Errorf("%w: option does not apply to an atomic batch", ErrInvalidOption)
+		}
+	}
+	return s, nil
+}
+
+// fastSettings are the resolved options of a fast batch.
+type fastSettings struct {
+	flow    int
+	maxOut  int
+	timeout time.Duration
+	ping    time.Duration
+	gap     GapMode
+	onError func(error)
+	pingSet bool
+}
+
+func fastOptions(opts []BatchOpt) (fastSettings, error) {
+	s := fastSettings{flow: DefaultFlow, maxOut: DefaultMaxOutstandingAcks, timeout: DefaultAckTimeout, ping: DefaultPingInterval}
+	for _, o := range opts {
+		switch o.kind {
+		case optFlow:
+			if o.n < 1 || o.n > MaxFlow {
+				return s, fmt.Errorf("%w: Flow %d (1..%d)", ErrInvalidOption, o.n, MaxFlow)
+			}
+			s.flow = o.n
+		case optMaxOutstanding:
+			if o.n < 1 || o.n > 3 {
+				return s, fmt.Errorf("%w: MaxOutstandingAcks %d (1..3)", ErrInvalidOption, o.n)
+			}
+			s.maxOut = o.n
+		case optAckTimeout:
+			if o.d <= 0 {
+				return s, fmt.Errorf("%w: AckTimeout %v", ErrInvalidOption, o.d)
+			}
+			s.timeout = o.d
+		case optPingInterval:
+			if o.d <= 0 {
+				return s, fmt.Errorf("%w: PingInterval %v", ErrInvalidOption, o.d)
+			}
+			s.ping, s.pingSet = o.d, true
+		case optGapMode:
+			if o.n != int(GapFail) && o.n != int(GapOK) {
+				return s, fmt.Errorf("%w: gap mode %d", ErrInvalidOption, o.n)
+			}
+			s.gap = GapMode(o.n)
+		case optOnError:
+			s.onError = o.f
+		default:
+			return s, fmt.Errorf("%w: option does not apply to a fast batch", ErrInvalidOption)
+		}
+	}
+	if !s.pingSet && s.ping > s.timeout {
+		s.ping = s.timeout / 2
+	}
+	if s.ping > s.timeout {
+		return s, fmt.Errorf("%w: PingInterval %v exceeds AckTimeout %v", ErrInvalidOption, s.ping, s.timeout)
+	}
+	if s.onError != nil && s.gap != GapOK {
+		return s, fmt.Errorf("%w: OnError needs Gap(GapOK)", ErrInvalidOption)
+	}
+	return s, nil
+}
+
+// validBatchID checks an atomic batch ID as the server would, before I/O.
+func validBatchID(id string) error {
+	if id == "" || len(id) > MaxBatchIDLen {
+		return fmt.Errorf("%w: batch ID %q must have 1..%d characters", errInvalidBatchID, id, MaxBatchIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c == 0x7f {
+			return fmt.Errorf("%w: batch ID %q holds whitespace or a control character", errInvalidBatchID, id)
+		}
+	}
+	return nil
+}
+
+type getKind uint8
+
+const (
+	getStartSeq getKind = iota + 1
+	getStartTime
+	getNextBySubject
+	getMaxBytes
+	getMaxMsgs
+	getUpToSeq
+	getUpToTime
+)
+
+// GetOpt narrows GetBatch or GetLastMsgsFor. Options are plain values;
+// one that does not apply to the call, or contradicts another, is
+// rejected with ErrInvalidOption before any request.
+type GetOpt struct {
+	kind getKind
+	n    uint64
+	i    int
+	t    time.Time
+	s    string
+}
+
+// StartSeq starts GetBatch at stream sequence seq (default 1). It excludes
+// StartTime.
+func StartSeq(seq uint64) GetOpt { return GetOpt{kind: getStartSeq, n: seq} }
+
+// StartTime starts GetBatch at the first message stored at or after t.
+// It excludes StartSeq.
+func StartTime(t time.Time) GetOpt { return GetOpt{kind: getStartTime, t: t} }
+
+// NextBySubject keeps only messages whose subject matches subject
+// (wildcards allowed) in GetBatch.
+func NextBySubject(subject string) GetOpt { return GetOpt{kind: getNextBySubject, s: subject} }
+
+// MaxBytes makes the server stop GetBatch once it has sent about n bytes
+// (default: the server's max pending, 64 MiB).
+func MaxBytes(n int) GetOpt { return GetOpt{kind: getMaxBytes, i: n} }
+
+// MaxMsgs caps how many messages GetLastMsgsFor returns.
+func MaxMsgs(n int) GetOpt { return GetOpt{kind: getMaxMsgs, i: n} }
+
+// UpToSeq makes GetLastMsgsFor return, per subject, the last message at or
+// before stream sequence seq. It excludes UpToTime.
+func UpToSeq(seq uint64) GetOpt { return GetOpt{kind: getUpToSeq, n: seq} }
+
+// UpToTime makes GetLastMsgsFor return, per subject, the last message
+// stored before t. It excludes UpToSeq.
+func UpToTime(t time.Time) GetOpt { return GetOpt{kind: getUpToTime, t: t} }
