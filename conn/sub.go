@@ -235,8 +235,10 @@ func (s *Subscription) stopConsuming() {
 	s.mu.Unlock()
 }
 
-// NextMsg returns the next message, waiting until ctx ends. At the end of
-// the subscription it returns ErrBadSubscription (or the close error).
+// NextMsg returns the next message, waiting until ctx ends. A queued message
+// is returned even when ctx is already done, so a done ctx makes NextMsg a
+// non-blocking poll. At the end of the subscription it returns
+// ErrBadSubscription (or the close error).
 func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext

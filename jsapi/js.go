@@ -79,6 +79,9 @@ func (js *JS) Conn() *conn.Conn { return js.nc }
 // Prefix returns the API subject prefix, ending in ".".
 func (js *JS) Prefix() string { return js.prefix }
 
+// Timeout returns the deadline applied to requests whose context has none.
+func (js *JS) Timeout() time.Duration { return js.timeout }
+
 // Domain returns the configured domain, or "".
 func (js *JS) Domain() string { return js.domain }
 
