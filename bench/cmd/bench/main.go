@@ -1,0 +1,489 @@
+// Command bench measures natsio against nats.go and a raw protocol client
+// (the ceiling) on the same scenarios, against a nats-server running in a
+// process of its own.
+//
+// It builds and starts cmd/benchserver, then runs every (scenario, client)
+// pair in a fresh child process of itself, one at a time. Repetitions are
+// interleaved (rep 1: all scenarios, each with every client; rep 2: the
+// same with the client order rotated; …) so that drift of the machine
+// affects every client alike. It prints one table of medians and writes
+// every run and the summary to results/latest.json.
+//
+// Run from the bench directory:
+//
+//	go run ./cmd/bench                         # REPS (default 3) repetitions of the default scenarios
+//	go run ./cmd/bench -scenarios 'pubsub' -clients natsio,natsgo -reps 5
+//	go run ./cmd/bench -list
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/natsio/natsio/bench/internal/clients"
+	"github.com/natsio/natsio/bench/internal/harness"
+	"github.com/natsio/natsio/bench/internal/scenarios"
+)
+
+type config struct {
+	scenarios string
+	clients   string
+	reps      int
+	count     int
+	scale     float64
+	duration  time.Duration
+	out       string
+	server    string
+	url       string
+	timeout   time.Duration
+	list      bool
+	profile   string
+	memRate   int
+
+	// child mode
+	child    bool
+	scenario string
+	client   string
+	rep      int
+	srvPID   int
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+	var c config
+	flag.StringVar(&c.scenarios, "scenarios", os.Getenv("SCENARIOS"), "regexp of scenario names (default: the default set; env SCENARIOS)")
+	flag.StringVar(&c.clients, "clients", envOr("CLIENTS", strings.Join(clients.Names, ",")), "comma-separated clients (env CLIENTS)")
+	flag.IntVar(&c.reps, "reps", envInt("REPS", 3), "repetitions (env REPS)")
+	flag.IntVar(&c.count, "count", envInt("COUNT", 0), "operations per timed section for every scenario (0: each scenario's default; env COUNT)")
+	flag.Float64Var(&c.scale, "scale", 1, "multiply each scenario's default count")
+	flag.DurationVar(&c.duration, "duration", 0, "instead of a count, size each timed section to about this long (calibrated on the warm-up)")
+	flag.StringVar(&c.out, "out", filepath.Join("results", "latest.json"), "JSON results file (empty: none)")
+	flag.StringVar(&c.server, "server", "", "prebuilt benchserver binary (default: go build ./cmd/benchserver)")
+	flag.DurationVar(&c.timeout, "timeout", 3*time.Minute, "limit for one run (child process)")
+	flag.BoolVar(&c.list, "list", false, "list scenarios and exit")
+	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of each timed section to this directory")
+	flag.IntVar(&c.memRate, "memprofilerate", 0, "with -profile: runtime.MemProfileRate (1 records every allocation but slows the run; 0 keeps the default sampling)")
+	flag.BoolVar(&c.child, "child", false, "internal: run one scenario for one client and print the result")
+	flag.StringVar(&c.scenario, "scenario", "", "internal (child): scenario name")
+	flag.StringVar(&c.client, "client", "", "internal (child): client name")
+	flag.IntVar(&c.rep, "rep", 0, "internal (child): repetition")
+	flag.StringVar(&c.url, "url", "", "internal (child): server URL")
+	flag.IntVar(&c.srvPID, "srvpid", 0, "internal (child): server pid")
+	flag.Parse()
+
+	if c.child {
+		res := runChild(c)
+		if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if c.list {
+		for _, s := range scenarios.Registry {
+			def := " "
+			if s.Default {
+				def = "*"
+			}
+			fmt.Printf("%s %-22s %-6s %6d B  count %-9d %s\n", def, s.Name, s.Kind, s.Size, s.Count, s.Note)
+		}
+		fmt.Println("(* = run by default)")
+		return
+	}
+	if err := runParent(c); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(k string, def int) int {
+	if v := os.Getenv(k); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			log.Fatalf("%s=%q: %v", k, v, err)
+		}
+		return n
+	}
+	return def
+}
+
+// timedCount is the number of operations of a scenario's timed section.
+func timedCount(c config, s scenarios.Scenario) int {
+	if c.count > 0 {
+		return c.count
+	}
+	return max(1, int(float64(s.Count)*c.scale))
+}
+
+// maxDurationFactor caps a -duration run at this many times the default
+// count (subscriber queues are sized for it).
+const maxDurationFactor = 10
+
+// --- child ---
+
+func runChild(c config) (res harness.Result) {
+	res = harness.Result{Scenario: c.scenario, Client: c.client, Rep: c.rep}
+	fail := func(err error) harness.Result {
+		res.Err = err.Error()
+		return res
+	}
+	s, ok := scenarios.Lookup(c.scenario)
+	if !ok {
+		return fail(fmt.Errorf("unknown scenario %q", c.scenario))
+	}
+	cl, ok := clients.All()[c.client]
+	if !ok {
+		return fail(fmt.Errorf("unknown client %q", c.client))
+	}
+	res.Size, res.Latency, res.Warmup = s.Size, s.Latency(), s.Warmup
+	n := timedCount(c, s)
+	maxMsgs := s.Warmup + n
+	if c.duration > 0 {
+		maxMsgs = s.Warmup + maxDurationFactor*s.Count
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := s.Prepare(ctx, cl, c.url, maxMsgs)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := p.Close(); err != nil && res.Err == "" {
+			res.Err = "close: " + err.Error()
+		}
+	}()
+
+	var lat []time.Duration
+	if s.Latency() {
+		lat = make([]time.Duration, s.Warmup)
+	}
+	t0 := time.Now()
+	if err := p.Run(s.Warmup, lat); err != nil {
+		return fail(fmt.Errorf("warm-up: %w", err))
+	}
+	if c.duration > 0 {
+		rate := float64(s.Warmup) / time.Since(t0).Seconds()
+		n = int(rate * c.duration.Seconds())
+		n = max(1, min(n, maxDurationFactor*s.Count))
+	}
+	res.N = n
+	res.ExpectInMsgs = int64((s.Warmup + n) * s.InMsgsPerOp())
+	if s.Latency() {
+		lat = make([]time.Duration, n)
+	}
+
+	run := func() error { return p.Run(n, lat) }
+	if c.profile != "" {
+		run = profiled(c, run)
+	}
+	sample, err := harness.Measure(c.srvPID, run)
+	res.WallNs = int64(sample.Wall)
+	res.CliCPUNs = int64(sample.CliCPU)
+	res.SrvCPUNs = int64(sample.SrvCPU)
+	res.Mallocs = sample.Mallocs
+	res.AllocBytes = sample.AllocBytes
+	if err != nil {
+		return fail(err)
+	}
+	if s.Latency() {
+		l := harness.LatencyPercentiles(lat)
+		res.P50Ns, res.P90Ns, res.P99Ns, res.MaxNs = int64(l.P50), int64(l.P90), int64(l.P99), int64(l.Max)
+	}
+	return res
+}
+
+// profiled wraps the timed section with a CPU profile and heap profiles
+// before and after it (compare them with go tool pprof -base). Profiling
+// costs CPU: figures of profiled runs are not comparable with others.
+func profiled(c config, run func() error) func() error {
+	base := filepath.Join(c.profile, fmt.Sprintf("%s.%s.%d.", c.scenario, c.client, c.rep))
+	if c.memRate > 0 {
+		runtime.MemProfileRate = c.memRate
+	}
+	writeHeap := func(name string) error {
+		f, err := os.Create(base + name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.Lookup("allocs").WriteTo(f, 0)
+	}
+	return func() error {
+		if err := writeHeap("allocs0.pprof"); err != nil {
+			return err
+		}
+		f, err := os.Create(base + "cpu.pprof")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		err = run()
+		pprof.StopCPUProfile()
+		return errors.Join(err, writeHeap("allocs1.pprof"))
+	}
+}
+
+// --- parent ---
+
+func runParent(c config) error {
+	sel, err := scenarios.Select(c.scenarios)
+	if err != nil {
+		return err
+	}
+	all := clients.All()
+	var names []string
+	for _, n := range strings.Split(c.clients, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if _, ok := all[n]; !ok {
+			return fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", n)
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return errors.New("no clients")
+	}
+	if c.reps < 1 {
+		return errors.New("-reps must be at least 1")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	bin := c.server
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "natsio-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		mod, err := harness.ModuleDir(ctx)
+		if err != nil {
+			return err
+		}
+		log.Printf("building cmd/benchserver")
+		if bin, err = harness.BuildServer(ctx, mod, dir); err != nil {
+			return err
+		}
+	}
+	srv, err := harness.StartServer(bin)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	log.Printf("nats-server pid %d at %s; %d scenarios × %d clients × %d reps", srv.PID, srv.URL, len(sel), len(names), c.reps)
+
+	if c.profile != "" {
+		if err := os.MkdirAll(c.profile, 0o755); err != nil {
+			return err
+		}
+	}
+	load0 := harness.LoadAvg()
+	if load0 > float64(runtime.NumCPU()) {
+		log.Printf("warning: load average %.1f on %d CPUs: other work is running, expect noisy figures", load0, runtime.NumCPU())
+	}
+	start := time.Now()
+	var results []harness.Result
+	for rep := range c.reps {
+		for _, s := range sel {
+			for i := range names {
+				name := names[(i+rep)%len(names)]
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r := runOne(ctx, c, self, srv, s, name, rep)
+				results = append(results, r)
+				logRun(rep, c.reps, &r)
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	load1 := harness.LoadAvg()
+	srv.Stop()
+
+	var order []string
+	for _, s := range sel {
+		order = append(order, s.Name)
+	}
+	rows := harness.Summarize(results, order, names)
+	fmt.Printf("\nnatsio bench: %d reps, GOMAXPROCS=%d, %d CPUs, %s, %s/%s, load average %.1f before / %.1f after\n",
+		c.reps, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, load1)
+	fmt.Printf("medians over reps; min–max of msgs/s; ×raw, natsio/natsgo: medians of per-rep msgs/s ratios; cpu natsio/natsgo: of cli-cpu ns/op\n\n")
+	fmt.Print(harness.FormatTable(rows))
+	fmt.Printf("\n%d runs in %s\n", len(results), elapsed.Round(time.Second))
+
+	if c.out != "" {
+		if err := writeJSON(c, results, rows, elapsed, load0, load1); err != nil {
+			return err
+		}
+		fmt.Printf("results written to %s\n", c.out)
+	}
+	for _, r := range rows {
+		if r.Failed > 0 {
+			return fmt.Errorf("%d scenario rows failed", countFailed(rows))
+		}
+	}
+	return nil
+}
+
+func countFailed(rows []harness.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Failed > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// runOne runs one (scenario, client, rep) in a child process and checks the
+// server's message counter against what the child says it sent.
+func runOne(ctx context.Context, c config, self string, srv *harness.Server, s scenarios.Scenario, client string, rep int) harness.Result {
+	res := harness.Result{Scenario: s.Name, Client: client, Rep: rep, Size: s.Size, Latency: s.Latency()}
+	v0, err := srv.Varz()
+	if err != nil {
+		res.Err = "varz: " + err.Error()
+		return res
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	args := []string{"-child", "-scenario", s.Name, "-client", client, "-rep", strconv.Itoa(rep),
+		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.count),
+		"-scale", strconv.FormatFloat(c.scale, 'g', -1, 64), "-duration", c.duration.String(), "-out", ""}
+	if c.profile != "" {
+		args = append(args, "-profile", c.profile, "-memprofilerate", strconv.Itoa(c.memRate))
+	}
+	cmd := exec.CommandContext(cctx, self, args...)
+	cmd.Env = os.Environ()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	line := bytes.TrimSpace(stdout.Bytes())
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if err := json.Unmarshal(line, &res); err != nil {
+		msg := fmt.Sprintf("child: %v", runErr)
+		if cctx.Err() != nil {
+			msg = fmt.Sprintf("child timed out after %v", c.timeout)
+		}
+		if tail := lastLines(stderr.String(), 5); tail != "" {
+			msg += ": " + tail
+		}
+		res.Err = msg
+		return res
+	}
+	if res.Err == "" && runErr != nil {
+		res.Err = fmt.Sprintf("child: %v: %s", runErr, lastLines(stderr.String(), 5))
+	}
+	if res.Err == "" && res.ExpectInMsgs > 0 {
+		// The server updates its counters after each read; give it a moment.
+		var v1 harness.Varz
+		for range 50 {
+			if v1, err = srv.Varz(); err != nil || v1.InMsgs-v0.InMsgs >= res.ExpectInMsgs {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			res.Err = "varz: " + err.Error()
+		} else {
+			res.ServerInMsgs = v1.InMsgs - v0.InMsgs
+			if res.ServerInMsgs != res.ExpectInMsgs {
+				res.Err = fmt.Sprintf("server received %d messages, the client sent %d", res.ServerInMsgs, res.ExpectInMsgs)
+			}
+		}
+	}
+	return res
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func logRun(rep, reps int, r *harness.Result) {
+	if r.Err != "" {
+		log.Printf("rep %d/%d %-22s %-7s ERROR %s", rep+1, reps, r.Scenario, r.Client, r.Err)
+		return
+	}
+	n := float64(r.N)
+	extra := ""
+	if r.Latency {
+		extra = fmt.Sprintf(" p50 %.1fµs p99 %.1fµs", float64(r.P50Ns)/1e3, float64(r.P99Ns)/1e3)
+	}
+	log.Printf("rep %d/%d %-22s %-7s %8s msgs/s %6.2f allocs/op %7.0f cli-ns/op %7.0f srv-ns/op%s",
+		rep+1, reps, r.Scenario, r.Client, harness.FormatRate(r.Rate()), float64(r.Mallocs)/n,
+		float64(r.CliCPUNs)/n, float64(r.SrvCPUNs)/n, extra)
+}
+
+type output struct {
+	Meta map[string]any   `json:"meta"`
+	Rows []harness.Row    `json:"rows"`
+	Runs []harness.Result `json:"runs"`
+}
+
+func writeJSON(c config, results []harness.Result, rows []harness.Row, elapsed time.Duration, load0, load1 float64) error {
+	host, _ := os.Hostname()
+	o := output{
+		Meta: map[string]any{
+			"time":       time.Now().UTC().Format(time.RFC3339),
+			"host":       host,
+			"go":         runtime.Version(),
+			"gomaxprocs": runtime.GOMAXPROCS(0),
+			"num_cpu":    runtime.NumCPU(),
+			"reps":       c.reps,
+			"count":      c.count,
+			"scale":      c.scale,
+			"duration":   c.duration.String(),
+			"scenarios":  c.scenarios,
+			"clients":    c.clients,
+			"elapsed_s":  elapsed.Seconds(),
+			"loadavg":    []float64{load0, load1},
+		},
+		Rows: rows,
+		Runs: results,
+	}
+	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(c.out, append(b, '\n'), 0o644)
+}

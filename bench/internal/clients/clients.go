@@ -1,0 +1,221 @@
+// Package clients implements every benchmark scenario once per client:
+// natsio, nats.go and raw (pre-encoded protocol frames on a net.Conn with no
+// client logic, the physical ceiling).
+//
+// Each scenario type is a small interface (Publisher, PubSuber,
+// Requester). A client implements the kinds it supports; the scenario
+// registry (package scenarios) asks for the interface of a scenario's kind
+// and reports a client without it as not applicable. JetStream and KV kinds
+// are added the same way: a new interface here, its implementations, and
+// registry entries.
+package clients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Mode is how a subscriber consumes messages.
+type Mode string
+
+// Modes.
+const (
+	// Callback: natsio SubscribeFunc, nats.go Subscribe with a handler.
+	Callback Mode = "cb"
+	// Iter: natsio Subscription.Messages, nats.go SubscribeSync + Msgs.
+	Iter Mode = "iter"
+	// Next: natsio NextMsg, nats.go SubscribeSync + NextMsg.
+	Next Mode = "next"
+	// Ctx (requests): the caller passes a context with a deadline, made
+	// once per timed section (natsio Request(ctx), nats.go
+	// RequestWithContext). Without it, requests use each client's plain
+	// call: natsio Request(context.Background()), which applies the default
+	// timeout itself, and nats.go Request(subject, data, timeout).
+	Ctx Mode = "ctx"
+)
+
+// Config describes one scenario instance.
+type Config struct {
+	URL     string
+	Subject string
+	Size    int  // payload bytes
+	Mode    Mode // pub/sub consumption mode
+	// SameConn puts publisher and subscriber on one connection.
+	SameConn bool
+	// MaxMsgs bounds the messages of the whole instance (warm-up and timed
+	// runs); subscriber queues are sized so that none is ever dropped.
+	MaxMsgs int
+}
+
+// Runner is a prepared scenario. Run performs one section of n operations;
+// it is called for the warm-up and then once for the timed section.
+type Runner interface {
+	Run(n int) error
+	Close() error
+}
+
+// LatencyRunner is a prepared latency scenario: Run performs len(lat)
+// sequential operations and records each one's duration in lat.
+type LatencyRunner interface {
+	Run(lat []time.Duration) error
+	Close() error
+}
+
+// Client is one implementation of the scenarios.
+type Client interface {
+	Name() string
+}
+
+// Publisher: core publish. Run(n) publishes n messages and returns once the
+// server has processed them (a flush round trip).
+type Publisher interface {
+	NewPublish(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// PubSuber: publish to a subscriber in the same process. Run(n) publishes n
+// messages and returns once the subscriber has received all n; a lost or
+// malformed message is an error.
+type PubSuber interface {
+	NewPubSub(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// Requester: request/reply with a responder on another connection in the
+// same process.
+type Requester interface {
+	NewRequest(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// All returns the clients by name.
+func All() map[string]Client {
+	return map[string]Client{
+		"natsio": Natsio{},
+		"natsgo": NatsGo{},
+		"raw":    Raw{},
+	}
+}
+
+// Names is the default client order.
+var Names = []string{"natsio", "natsgo", "raw"}
+
+// Payload returns size bytes of 'x' (no '\n', so raw readers can count
+// lines if they want to).
+func Payload(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = 'x'
+	}
+	return b
+}
+
+// stallTimeout is how long a wait may go without progress before the run
+// fails.
+const stallTimeout = 10 * time.Second
+
+// counter counts received messages against a target set per run. add runs
+// on the receiving goroutine and costs two atomic operations.
+type counter struct {
+	size    int
+	n       atomic.Int64
+	target  atomic.Int64
+	badSize atomic.Int64
+	done    chan struct{}
+}
+
+func newCounter(size int) *counter {
+	c := &counter{size: size, done: make(chan struct{}, 1)}
+	c.target.Store(-1)
+	return c
+}
+
+// add counts one message of size bytes.
+func (c *counter) add(size int) {
+	if size != c.size {
+		c.badSize.Add(1)
+	}
+	if c.n.Add(1) == c.target.Load() {
+		select {
+		case c.done <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// expect sets the target to n more messages than received so far; call it
+// before publishing them.
+func (c *counter) expect(n int) int64 {
+	t := c.n.Load() + int64(n)
+	c.target.Store(t)
+	return t
+}
+
+// wait waits until target messages have been received. It fails when no
+// message arrives for stallTimeout, when dropped reports drops, or when a
+// message had the wrong size.
+func (c *counter) wait(target int64, dropped func() int64) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last, lastAt := c.n.Load(), time.Now()
+	for {
+		if c.n.Load() >= target {
+			break
+		}
+		select {
+		case <-c.done:
+		case <-tick.C:
+			if d := dropped(); d > 0 {
+				return fmt.Errorf("subscriber dropped %d messages (received %d of %d)", d, c.n.Load(), target)
+			}
+			if n := c.n.Load(); n != last {
+				last, lastAt = n, time.Now()
+			} else if time.Since(lastAt) > stallTimeout {
+				return fmt.Errorf("received %d of %d messages, none for %v", n, target, stallTimeout)
+			}
+		}
+	}
+	// Drain a signal left by this run so the next run waits for its own.
+	select {
+	case <-c.done:
+	default:
+	}
+	if b := c.badSize.Load(); b > 0 {
+		return fmt.Errorf("%d messages with a payload size other than %d", b, c.size)
+	}
+	if d := dropped(); d > 0 {
+		return fmt.Errorf("subscriber dropped %d messages", d)
+	}
+	return nil
+}
+
+// checkExact fails if more messages than expected arrived.
+func (c *counter) checkExact(target int64) error {
+	if n := c.n.Load(); n != target {
+		return fmt.Errorf("received %d messages, expected %d", n, target)
+	}
+	return nil
+}
+
+// errAsync keeps the first error reported by a background goroutine.
+type errAsync struct{ v atomic.Pointer[error] }
+
+func (e *errAsync) set(err error) {
+	if err != nil {
+		e.v.CompareAndSwap(nil, &err)
+	}
+}
+
+func (e *errAsync) get() error {
+	if p := e.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// deadline returns a context bounding a flush or setup step.
+func deadline() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+var errShortLatency = errors.New("latency slice is empty")

@@ -1,0 +1,314 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Result is one run: one scenario, one client, one repetition, in its own
+// process. The child prints it as a JSON line.
+type Result struct {
+	Scenario string `json:"scenario"`
+	Client   string `json:"client"`
+	Rep      int    `json:"rep"`
+	Size     int    `json:"size"`
+	Latency  bool   `json:"latency,omitempty"`
+	Warmup   int    `json:"warmup"`
+	N        int    `json:"n"` // operations in the timed section
+
+	WallNs     int64  `json:"wall_ns"`
+	CliCPUNs   int64  `json:"cli_cpu_ns"`
+	SrvCPUNs   int64  `json:"srv_cpu_ns"`
+	Mallocs    uint64 `json:"mallocs"`
+	AllocBytes uint64 `json:"alloc_bytes"`
+
+	P50Ns int64 `json:"p50_ns,omitempty"`
+	P90Ns int64 `json:"p90_ns,omitempty"`
+	P99Ns int64 `json:"p99_ns,omitempty"`
+	MaxNs int64 `json:"max_ns,omitempty"`
+
+	// ExpectInMsgs is how many messages the server must have received from
+	// the run (warm-up included); the harness checks it against /varz.
+	ExpectInMsgs int64 `json:"expect_in_msgs,omitempty"`
+	ServerInMsgs int64 `json:"server_in_msgs,omitempty"`
+
+	Err string `json:"error,omitempty"`
+}
+
+// Rate is operations per second of the timed section.
+func (r *Result) Rate() float64 { return float64(r.N) / (float64(r.WallNs) / 1e9) }
+
+func (r *Result) perOp(v float64) float64 { return v / float64(r.N) }
+
+// Row summarises the repetitions of one scenario for one client: medians,
+// and for msgs/s the min–max spread.
+type Row struct {
+	Scenario string  `json:"scenario"`
+	Client   string  `json:"client"`
+	Size     int     `json:"size"`
+	Latency  bool    `json:"latency,omitempty"`
+	Reps     int     `json:"reps"`   // successful repetitions
+	Failed   int     `json:"failed"` // failed repetitions
+	Error    string  `json:"error,omitempty"`
+	NA       bool    `json:"not_applicable,omitempty"`
+	Rate     float64 `json:"msgs_per_s"`
+	RateMin  float64 `json:"msgs_per_s_min"`
+	RateMax  float64 `json:"msgs_per_s_max"`
+	MBps     float64 `json:"mb_per_s"`
+	Allocs   float64 `json:"allocs_per_op"`
+	Bytes    float64 `json:"bytes_per_op"`
+	CliCPU   float64 `json:"cli_cpu_ns_per_op"`
+	SrvCPU   float64 `json:"srv_cpu_ns_per_op"`
+	P50us    float64 `json:"p50_us,omitempty"`
+	P90us    float64 `json:"p90_us,omitempty"`
+	P99us    float64 `json:"p99_us,omitempty"`
+	// Ratios are medians of per-repetition ratios (both runs of a ratio
+	// come from the same repetition). NaN (omitted in JSON as null) when
+	// not applicable.
+	VsRaw       *float64 `json:"rate_vs_raw,omitempty"`
+	VsNatsgo    *float64 `json:"rate_vs_natsgo,omitempty"`
+	CPUVsNatsgo *float64 `json:"cpu_vs_natsgo,omitempty"`
+}
+
+// Summarize builds one row per (scenario, client), scenarios and clients in
+// the given orders. natsgo and raw are the reference client names for the
+// ratio columns; ref ratios are computed for every client but the reference
+// itself (VsNatsgo and CPUVsNatsgo only for "natsio").
+func Summarize(results []Result, scenarios, clients []string) []Row {
+	type key struct{ s, c string }
+	by := map[key][]Result{}
+	for _, r := range results {
+		k := key{r.Scenario, r.Client}
+		by[k] = append(by[k], r)
+	}
+	okByRep := func(s, c string) map[int]*Result {
+		m := map[int]*Result{}
+		for i := range by[key{s, c}] {
+			r := &by[key{s, c}][i]
+			if r.Err == "" {
+				m[r.Rep] = r
+			}
+		}
+		return m
+	}
+	ratio := func(s, num, den string, f func(*Result) float64) *float64 {
+		a, b := okByRep(s, num), okByRep(s, den)
+		var xs []float64
+		for rep, ra := range a {
+			if rb, ok := b[rep]; ok && f(rb) > 0 {
+				xs = append(xs, f(ra)/f(rb))
+			}
+		}
+		if len(xs) == 0 {
+			return nil
+		}
+		v := Median(xs)
+		return &v
+	}
+	var rows []Row
+	for _, s := range scenarios {
+		for _, c := range clients {
+			runs := by[key{s, c}]
+			if len(runs) == 0 {
+				continue
+			}
+			row := Row{Scenario: s, Client: c, Size: runs[0].Size, Latency: runs[0].Latency}
+			var rate, allocs, bytes, cli, srv, p50, p90, p99 []float64
+			for i := range runs {
+				r := &runs[i]
+				if r.Err != "" {
+					if r.Err == "not applicable" {
+						row.NA = true
+						continue
+					}
+					row.Failed++
+					if row.Error == "" {
+						row.Error = fmt.Sprintf("rep %d: %s", r.Rep, r.Err)
+					}
+					continue
+				}
+				row.Reps++
+				rate = append(rate, r.Rate())
+				allocs = append(allocs, r.perOp(float64(r.Mallocs)))
+				bytes = append(bytes, r.perOp(float64(r.AllocBytes)))
+				cli = append(cli, r.perOp(float64(r.CliCPUNs)))
+				srv = append(srv, r.perOp(float64(r.SrvCPUNs)))
+				if r.Latency {
+					p50 = append(p50, float64(r.P50Ns)/1e3)
+					p90 = append(p90, float64(r.P90Ns)/1e3)
+					p99 = append(p99, float64(r.P99Ns)/1e3)
+				}
+			}
+			if row.Reps > 0 {
+				row.Rate = Median(rate)
+				row.RateMin, row.RateMax = MinMax(rate)
+				row.MBps = row.Rate * float64(row.Size) / 1e6
+				row.Allocs = Median(allocs)
+				row.Bytes = Median(bytes)
+				row.CliCPU = Median(cli)
+				row.SrvCPU = Median(srv)
+				if row.Latency {
+					row.P50us, row.P90us, row.P99us = Median(p50), Median(p90), Median(p99)
+				}
+				rateOf := func(r *Result) float64 { return r.Rate() }
+				cpuOf := func(r *Result) float64 { return r.perOp(float64(r.CliCPUNs)) }
+				if c != "raw" {
+					row.VsRaw = ratio(s, c, "raw", rateOf)
+				}
+				if c == "natsio" {
+					row.VsNatsgo = ratio(s, c, "natsgo", rateOf)
+					row.CPUVsNatsgo = ratio(s, c, "natsgo", cpuOf)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// FormatTable renders rows as an aligned text table. Latency columns are
+// printed only when some row has them.
+func FormatTable(rows []Row) string {
+	lat := false
+	for _, r := range rows {
+		lat = lat || r.Latency
+	}
+	header := []string{"scenario", "client", "msgs/s", "min–max", "MB/s", "allocs/op", "B/op", "cli-cpu ns/op", "srv-cpu ns/op"}
+	if lat {
+		header = append(header, "p50 µs", "p90 µs", "p99 µs")
+	}
+	header = append(header, "×raw", "natsio/natsgo", "cpu natsio/natsgo")
+	table := [][]string{header}
+	for _, r := range rows {
+		cells := []string{r.Scenario, r.Client}
+		switch {
+		case r.Failed > 0:
+			cells = append(cells, fmt.Sprintf("ERROR (%d of %d reps failed): %s", r.Failed, r.Failed+r.Reps, oneLine(r.Error)))
+			table = append(table, cells)
+			continue
+		case r.Reps == 0 && r.NA:
+			cells = append(cells, "n/a")
+			table = append(table, cells)
+			continue
+		}
+		cells = append(cells,
+			FormatRate(r.Rate),
+			FormatRate(r.RateMin)+"–"+FormatRate(r.RateMax),
+			formatFloat(r.MBps),
+			fmt.Sprintf("%.2f", r.Allocs),
+			formatFloat(r.Bytes),
+			formatFloat(r.CliCPU),
+			formatFloat(r.SrvCPU),
+		)
+		if lat {
+			if r.Latency {
+				cells = append(cells, fmt.Sprintf("%.1f", r.P50us), fmt.Sprintf("%.1f", r.P90us), fmt.Sprintf("%.1f", r.P99us))
+			} else {
+				cells = append(cells, "", "", "")
+			}
+		}
+		cells = append(cells, formatRatio(r.VsRaw), formatRatio(r.VsNatsgo), formatRatio(r.CPUVsNatsgo))
+		table = append(table, cells)
+	}
+	return align(table)
+}
+
+// align pads columns: the first two left-aligned, the others right-aligned.
+// A row with fewer cells than the header (an error row) lets its last cell
+// run on.
+func align(table [][]string) string {
+	n := len(table[0])
+	width := make([]int, n)
+	for _, row := range table {
+		if len(row) < n {
+			continue
+		}
+		for i, c := range row {
+			width[i] = max(width[i], runeLen(c))
+		}
+	}
+	var b strings.Builder
+	for ri, row := range table {
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", max(0, width[i]-runeLen(c)))
+			switch {
+			case len(row) < n && i == len(row)-1:
+				b.WriteString(c)
+			case i < 2:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString(pad + c)
+			}
+		}
+		trimmed := strings.TrimRight(b.String(), " ")
+		b.Reset()
+		b.WriteString(trimmed)
+		b.WriteString("\n")
+		if ri == 0 {
+			total := 0
+			for _, w := range width {
+				total += w + 2
+			}
+			b.WriteString(strings.Repeat("-", total-2) + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " | ")
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:160]) + "…"
+	}
+	return s
+}
+
+// FormatRate prints a rate with three significant digits: 2.40M, 847k, 10.4k.
+func FormatRate(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v >= 1e6:
+		return trim3(v/1e6) + "M"
+	case v >= 1e3:
+		return trim3(v/1e3) + "k"
+	}
+	return trim3(v)
+}
+
+func trim3(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// formatFloat prints per-op figures: integers above 100, one decimal above
+// 10, two below.
+func formatFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func formatRatio(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", *p)
+}
