@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/nats-io/nuid"
@@ -31,9 +32,22 @@ type respMux struct {
 type waiter struct {
 	ch    chan *Msg // capacity 1: the response or a sentinel
 	reply []byte
+	// timer applies the default timeout to a request whose ctx has no
+	// deadline; it is reused with the waiter, so no context is allocated.
+	timer *time.Timer
 }
 
 var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan *Msg, 1)} }}
+
+// arm starts the waiter's default-timeout timer and returns its channel.
+func (w *waiter) arm(d time.Duration) <-chan time.Time {
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	return w.timer.C
+}
 
 // NewInbox returns a unique inbox subject under the connection's inbox
 // prefix.
@@ -106,12 +120,11 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, nc.opts.requestTimeout)
-		defer cancel()
-	}
 	w := waiterPool.Get().(*waiter)
+	var timeout <-chan time.Time // nil unless ctx has no deadline
+	if _, ok := ctx.Deadline(); !ok {
+		timeout = w.arm(nc.opts.requestTimeout)
+	}
 	r.mu.Lock()
 	r.next++
 	tok := r.next
@@ -126,7 +139,7 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 	}
 	select {
 	case m := <-w.ch:
-		waiterPool.Put(w)
+		release(w)
 		switch m {
 		case disconnectedMsg:
 			return nil, ErrDisconnected
@@ -140,6 +153,9 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 	case <-ctx.Done():
 		r.forget(tok, w)
 		return nil, timeoutErr(ctx)
+	case <-timeout:
+		r.forget(tok, w)
+		return nil, &timeoutError{context.DeadlineExceeded}
 	}
 }
 
@@ -152,6 +168,15 @@ func (r *respMux) forget(tok uint64, w *waiter) {
 	select {
 	case <-w.ch:
 	default:
+	}
+	release(w)
+}
+
+// release stops w's timer and returns w to the pool. After Stop (Go 1.23+
+// timer semantics) the timer's channel holds no stale value.
+func release(w *waiter) {
+	if w.timer != nil {
+		w.timer.Stop()
 	}
 	waiterPool.Put(w)
 }

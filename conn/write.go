@@ -11,7 +11,7 @@ import (
 // when this much is queued, and a spare buffer larger than maxSpare (what
 // appends up to highWater can grow to) is not kept.
 const (
-	highWater = 1 << 20
+	highWater = 256 << 10
 	maxSpare  = 2 * highWater
 )
 
