@@ -96,3 +96,29 @@ func TestRequestAllocs(t *testing.T) {
 	}
 	t.Logf("Request: %v allocs (requester and responder together)", n)
 }
+
+// A request whose context has no deadline gets the default timeout from a
+// pooled timer, not a new context.
+func TestRequestDefaultTimeoutAllocs(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	rc := connect(t, s.URL())
+	nc := connect(t, s.URL())
+	rc.SubscribeFunc("alloc.req2", func(m *conn.Msg) { m.Respond(m.Data) })
+	rc.Flush(context.Background())
+	data := make([]byte, 16)
+	ctx := context.Background()
+	for range 100 {
+		if _, err := nc.Request(ctx, "alloc.req2", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := testing.AllocsPerRun(2000, func() {
+		if _, err := nc.Request(ctx, "alloc.req2", data); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 2 {
+		t.Fatalf("Request without deadline: %v allocs, want ≤ 2", n)
+	}
+	t.Logf("Request without deadline: %v allocs (requester and responder)", n)
+}
