@@ -68,9 +68,12 @@ type Conn struct {
 	dhooks  map[uint64]func(error)
 	hookSeq uint64
 
-	stats struct {
-		inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
-	}
+	stats connStats
+}
+
+// connStats are the counters updated outside nc.mu.
+type connStats struct {
+	inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated

@@ -40,6 +40,10 @@ type link struct {
 	// sidCache remembers the last routed subscription.
 	lastSID uint64
 	lastSub *Subscription
+	// Counters kept by the reader and published to the connection's
+	// atomics once per read, not once per message.
+	inMsgs, inBytes uint64
+	stats           *connStats
 }
 
 func newLink(c net.Conn) *link {
@@ -62,6 +66,7 @@ func (l *link) next() (*proto.Op, error) {
 		if l.err != nil {
 			return nil, l.err
 		}
+		l.flushStats()
 		n, err := l.c.Read(l.buf)
 		if n > 0 {
 			l.p.Feed(l.buf[:n])
@@ -70,6 +75,16 @@ func (l *link) next() (*proto.Op, error) {
 			l.err = err
 		}
 	}
+}
+
+// flushStats publishes the reader's counters.
+func (l *link) flushStats() {
+	if l.stats == nil || l.inMsgs == 0 {
+		return
+	}
+	l.stats.inMsgs.Add(l.inMsgs)
+	l.stats.inBytes.Add(l.inBytes)
+	l.inMsgs, l.inBytes = 0, 0
 }
 
 func (l *link) setMaxPayload(n int64) {

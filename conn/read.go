@@ -11,6 +11,7 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 	for {
 		op, err := l.next()
 		if err != nil {
+			l.flushStats()
 			if IsProtocolError(err) {
 				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
 			}
@@ -65,8 +66,8 @@ func (nc *Conn) lookup(l *link, sid uint64) *Subscription {
 
 // deliver routes a MSG or HMSG to its subscription.
 func (nc *Conn) deliver(l *link, op *proto.Op) {
-	nc.stats.inMsgs.Add(1)
-	nc.stats.inBytes.Add(uint64(op.Size()))
+	l.inMsgs++
+	l.inBytes += uint64(op.Size())
 	s := nc.lookup(l, op.SID)
 	if s == nil {
 		nc.stats.unknownSID.Add(1)

@@ -18,6 +18,7 @@ var ErrForcedReconnect = errors.New("nats: reconnect forced")
 // sent again ahead of any buffered publish.
 func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 	nc.link = l
+	l.stats = &nc.stats
 	nc.info = info
 	nc.cur = s
 	nc.gen++

@@ -51,7 +51,7 @@ type Subscription struct {
 	// the last time (nil without a handler).
 	handlerDone chan struct{}
 
-	delivered atomic.Uint64
+	delivered uint64 // under mu
 	dropped   atomic.Uint64
 }
 
@@ -88,7 +88,11 @@ func (s *Subscription) Pending() (msgs, bytes int) {
 
 // Delivered reports how many messages the subscription has received
 // (queued or handed to the consumer).
-func (s *Subscription) Delivered() uint64 { return s.delivered.Load() }
+func (s *Subscription) Delivered() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.delivered
+}
 
 // Dropped reports how many messages were dropped because the queue was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
@@ -123,8 +127,8 @@ func (s *Subscription) push(m *Msg) {
 	s.slow = false
 	s.q = append(s.q, m)
 	s.qBytes += size
+	s.delivered++
 	s.mu.Unlock()
-	s.delivered.Add(1)
 	select {
 	case s.wake <- struct{}{}:
 	default:
