@@ -1,0 +1,474 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+// Bucket is a handle on a key-value bucket. It is safe for concurrent use
+// and holds no server-side resources: watches create their own consumers.
+type Bucket struct {
+	js     *jsapi.JS
+	nc     *conn.Conn
+	name   string
+	stream *jsapi.Stream
+	// pre prefixes the keys of the stored subjects: "$KV.<bucket>." (for a
+	// mirror, the origin's bucket).
+	pre string
+	// putPre prefixes the subjects written to (API prefix of a domain,
+	// mirror origin).
+	putPre string
+	direct bool
+	// directLast is the Direct Get subject for the last entry of a key
+	// minus the key; directSeq the one for a sequence.
+	directLast string
+	directSeq  string
+}
+
+func newBucket(js *jsapi.JS, st *jsapi.Stream) *Bucket {
+	info := st.CachedInfo()
+	name := strings.TrimPrefix(info.Config.Name, streamPrefix)
+	b := &Bucket{
+		js:     js,
+		nc:     js.Conn(),
+		name:   name,
+		stream: st,
+		pre:    subjectPrefix + name + ".",
+		direct: info.Config.AllowDirect,
+	}
+	jsPre := ""
+	if js.Prefix() != "$JS.API." {
+		// Domains and imported APIs: the server maps the prefixed subject
+		// back into the account's $KV namespace.
+		jsPre = js.Prefix()
+	}
+	b.putPre = jsPre + b.pre
+	if m := info.Config.Mirror; m != nil {
+		origin := strings.TrimPrefix(m.Name, streamPrefix)
+		b.pre = subjectPrefix + origin + "."
+		if m.External != nil && m.External.APIPrefix != "" {
+			b.putPre = m.External.APIPrefix + "." + b.pre
+		} else {
+			b.putPre = jsPre + b.pre
+		}
+	}
+	b.directSeq = js.Prefix() + "DIRECT.GET." + info.Config.Name
+	b.directLast = b.directSeq + "." + b.pre
+	return b
+}
+
+// Name returns the bucket's name.
+func (b *Bucket) Name() string { return b.name }
+
+// StreamName returns the name of the stream behind the bucket.
+func (b *Bucket) StreamName() string { return b.stream.Name() }
+
+// Op is what an entry did to its key.
+type Op uint8
+
+const (
+	// OpPut stored a value.
+	OpPut Op = iota
+	// OpDelete marked the key deleted, keeping its history.
+	OpDelete
+	// OpPurge removed the key's history (or the server removed the key
+	// when its TTL or the bucket's expired: a limit marker).
+	OpPurge
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpPut:
+		return "PUT"
+	case OpDelete:
+		return "DEL"
+	case OpPurge:
+		return "PURGE"
+	}
+	return "Op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Entry is one revision of a key. Its fields belong to the receiver.
+type Entry struct {
+	Bucket string
+	Key    string
+	// Value is empty for deletes and purges, and in watches with MetaOnly.
+	Value []byte
+	// Revision is the entry's stream sequence: unique and increasing
+	// within the bucket.
+	Revision uint64
+	// Created is when the server stored the entry.
+	Created time.Time
+	// Delta is, in a watch, how many entries matching the watch follow
+	// this one in the stream now (0: caught up); 0 from Get.
+	Delta     uint64
+	Operation Op
+}
+
+// opOf reads the operation from an entry's headers: KV-Operation, else a
+// server limit marker's Nats-Marker-Reason.
+func opOf(h proto.RawHeader) Op {
+	if len(h) == 0 {
+		return OpPut
+	}
+	if v, ok := h.Lookup(opHeader); ok {
+		switch string(v) {
+		case opDel:
+			return OpDelete
+		case opPurge:
+			return OpPurge
+		}
+		return OpPut
+	}
+	if v, ok := h.Lookup(jsapi.HeaderMarkerReason); ok {
+		switch string(v) {
+		case "MaxAge", "Purge":
+			return OpPurge
+		case "Remove":
+			return OpDelete
+		}
+	}
+	return OpPut
+}
+
+// buffers holds reusable subject buffers.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
+// view returns b as a string without copying. The connection copies
+// subjects into its write buffer before a publish or request returns, so a
+// view of a pooled buffer is valid for the duration of the call.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Get returns the latest value of key. It fails with ErrKeyNotFound when
+// the key has none, and with ErrKeyDeleted (which matches ErrKeyNotFound)
+// when its latest entry is a delete or purge marker.
+func (b *Bucket) Get(ctx context.Context, key string) (*Entry, error) {
+	e, err := b.get(ctx, key, 0)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// GetRevision returns the entry of key at revision. It fails with
+// ErrKeyNotFound when the bucket holds no such revision of key (never
+// written, another key's, or no longer kept), and with ErrKeyDeleted when
+// that revision is a delete or purge marker.
+func (b *Bucket) GetRevision(ctx context.Context, key string, revision uint64) (*Entry, error) {
+	if revision == 0 {
+		return nil, fmt.Errorf("%w: revision 0", ErrInvalidOption)
+	}
+	e, err := b.get(ctx, key, revision)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// get reads key's latest entry (revision 0) or a revision. A marker is
+// returned with ErrKeyDeleted.
+func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, conn.ErrNilContext
+	}
+	if !b.direct {
+		return b.getFromLeader(ctx, key, revision)
+	}
+	bp := buffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	var subj, body []byte
+	if revision == 0 {
+		buf = append(append(buf, b.directLast...), key...)
+		subj = buf
+	} else {
+		buf = append(buf, b.directSeq...)
+		n := len(buf)
+		buf = strconv.AppendUint(append(buf, `{"seq":`...), revision, 10)
+		buf = append(buf, '}')
+		subj, body = buf[:n], buf[n:]
+	}
+	m, err := b.nc.Request(ctx, view(subj), body)
+	*bp = buf
+	buffers.Put(bp)
+	if err != nil {
+		if errors.Is(err, conn.ErrNoResponders) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, err
+	}
+	h := proto.RawHeader(m.Header)
+	if code, desc := h.Status(); code != 0 {
+		if code == 404 {
+			return nil, ErrKeyNotFound
+		}
+		return nil, fmt.Errorf("kv: direct get: status %d %s", code, desc)
+	}
+	seq, ok := proto.ParseUint(h.Get(jsapi.HeaderSequence))
+	if !ok {
+		return nil, fmt.Errorf("%w: direct get reply without sequence", jsapi.ErrBadResponse)
+	}
+	if revision != 0 {
+		s := h.Get(jsapi.HeaderSubject)
+		if len(s) != len(b.pre)+len(key) || !bytes.HasPrefix(s, []byte(b.pre)) || string(s[len(b.pre):]) != key {
+			return nil, ErrKeyNotFound
+		}
+	}
+	// The reply belongs to us: views into it stay valid.
+	ts := h.Get(jsapi.HeaderTimeStamp)
+	created, err := time.Parse(time.RFC3339Nano, view(ts))
+	if err != nil {
+		return nil, fmt.Errorf("%w: direct get time stamp: %v", jsapi.ErrBadResponse, err)
+	}
+	e := &Entry{Bucket: b.name, Key: key, Value: m.Data, Revision: seq, Created: created, Operation: opOf(h)}
+	if e.Operation != OpPut {
+		return e, ErrKeyDeleted
+	}
+	return e, nil
+}
+
+// getFromLeader reads through the stream leader (buckets without Direct
+// Get, created by very old clients).
+func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64) (*Entry, error) {
+	var sm *jsapi.StoredMsg
+	var err error
+	if revision == 0 {
+		sm, err = b.stream.GetLastMsgForSubject(ctx, b.pre+key)
+	} else {
+		sm, err = b.stream.GetMsg(ctx, revision)
+		if err == nil && sm.Subject != b.pre+key {
+			return nil, ErrKeyNotFound
+		}
+	}
+	if err != nil {
+		if errors.Is(err, jsapi.ErrMsgNotFound) {
+			return nil, ErrKeyNotFound
+		}
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, err
+	}
+	e := &Entry{Bucket: b.name, Key: key, Value: sm.Data, Revision: sm.Sequence, Created: sm.Time, Operation: opOf(sm.Header)}
+	if e.Operation != OpPut {
+		return e, ErrKeyDeleted
+	}
+	return e, nil
+}
+
+// Pools of reusable PubAcks and headers.
+var (
+	acks    = sync.Pool{New: func() any { return new(jsapi.PubAck) }}
+	headers = sync.Pool{New: func() any { return new(proto.Header) }}
+)
+
+// publish writes to key's subject and returns the stream sequence. The
+// first attempt goes straight to the connection (a context without
+// deadline is bounded by the connection's request timeout without
+// allocating one); when no stream answered or the server pushed back,
+// which means the message was not stored, jsapi retries with its backoff.
+func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...jsapi.PubOpt) (uint64, error) {
+	if ctx == nil {
+		return 0, conn.ErrNilContext
+	}
+	bp := buffers.Get().(*[]byte)
+	subj := append(append((*bp)[:0], b.putPre...), key...)
+	defer func() { *bp = subj; buffers.Put(bp) }()
+	var h *proto.Header
+	if len(opts) > 0 {
+		h = headers.Get().(*proto.Header)
+		defer func() { h.Reset(); headers.Put(h) }()
+		if err := jsapi.ApplyPubOpts(h, opts); err != nil {
+			return 0, err
+		}
+	}
+	ack := acks.Get().(*jsapi.PubAck)
+	defer func() { *ack = jsapi.PubAck{}; acks.Put(ack) }()
+	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
+	if err == nil {
+		err = jsapi.ParsePubAck(m.Data, ack)
+	}
+	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
+		err = b.js.PublishTo(ctx, ack, view(subj), value, opts...)
+	}
+	if err != nil {
+		if errors.Is(err, jsapi.ErrNoStreamResponse) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// Put stores value under key and returns its revision.
+func (b *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	return b.publish(ctx, key, value)
+}
+
+// PutString stores a string value under key.
+func (b *Bucket) PutString(ctx context.Context, key, value string) (uint64, error) {
+	return b.Put(ctx, key, []byte(value))
+}
+
+// CreateOpt is an option of Create.
+type CreateOpt struct{ ttl time.Duration }
+
+// KeyTTL makes the server remove the key (leaving a purge marker) d after
+// it is created; d is at least a second. The bucket needs LimitMarkerTTL.
+func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d} }
+
+// ttlOpt validates a per-message TTL and returns its publish option. The
+// header value is a Go duration, as nats.go writes it.
+func ttlOpt(d time.Duration) (jsapi.PubOpt, error) {
+	if d < time.Second {
+		return jsapi.PubOpt{}, fmt.Errorf("%w: TTL %v is below one second", ErrInvalidOption, d)
+	}
+	return jsapi.Header(jsapi.HeaderTTL, d.String()), nil
+}
+
+// Create stores value under key only if the key has no value: it was never
+// written, or its latest entry is a delete or purge marker. It fails with
+// ErrKeyExists otherwise.
+func (b *Bucket) Create(ctx context.Context, key string, value []byte, opts ...CreateOpt) (uint64, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	var pub [2]jsapi.PubOpt
+	n := 1
+	for _, o := range opts {
+		if o.ttl != 0 {
+			t, err := ttlOpt(o.ttl)
+			if err != nil {
+				return 0, err
+			}
+			pub[1], n = t, 2
+		}
+	}
+	pub[0] = jsapi.ExpectLastSubjectSeq(0)
+	rev, err := b.publish(ctx, key, value, pub[:n]...)
+	if err == nil || !isWrongLastSeq(err) {
+		return rev, err
+	}
+	// The subject holds something: a marker may be replaced.
+	e, gerr := b.get(ctx, key, 0)
+	if errors.Is(gerr, ErrKeyDeleted) {
+		pub[0] = jsapi.ExpectLastSubjectSeq(e.Revision)
+		rev, err = b.publish(ctx, key, value, pub[:n]...)
+		if err == nil || !isWrongLastSeq(err) {
+			return rev, err
+		}
+	}
+	return 0, wrap(ErrKeyExists, err)
+}
+
+// Update stores value under key only if the key's latest revision is
+// revision (compare-and-set). A conflict fails with ErrRevisionMismatch.
+func (b *Bucket) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	rev, err := b.publish(ctx, key, value, jsapi.ExpectLastSubjectSeq(revision))
+	if err != nil && isWrongLastSeq(err) {
+		return 0, wrap(ErrRevisionMismatch, err)
+	}
+	return rev, err
+}
+
+// DeleteOpt is an option of Delete and Purge.
+type DeleteOpt struct {
+	rev   uint64
+	ttl   time.Duration
+	isRev bool
+}
+
+// LastRevision makes Delete or Purge conditional: it fails with
+// ErrRevisionMismatch unless the key's latest revision is revision.
+func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, isRev: true} }
+
+// PurgeTTL makes the purge marker itself expire after d (≥ 1 s), so the
+// key disappears entirely; the bucket needs LimitMarkerTTL. Purge only.
+func PurgeTTL(d time.Duration) DeleteOpt { return DeleteOpt{ttl: d} }
+
+// Delete marks key deleted (a KV-Operation: DEL entry); its history is
+// kept.
+func (b *Bucket) Delete(ctx context.Context, key string, opts ...DeleteOpt) error {
+	return b.remove(ctx, key, false, opts)
+}
+
+// Purge replaces all revisions of key with a single purge marker
+// (KV-Operation: PURGE with a subject rollup).
+func (b *Bucket) Purge(ctx context.Context, key string, opts ...DeleteOpt) error {
+	return b.remove(ctx, key, true, opts)
+}
+
+func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []DeleteOpt) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	var pub [4]jsapi.PubOpt
+	n := 0
+	if purge {
+		pub[0], pub[1] = jsapi.Header(opHeader, opPurge), jsapi.Rollup(jsapi.HeaderRollupValueSubject)
+		n = 2
+	} else {
+		pub[0] = jsapi.Header(opHeader, opDel)
+		n = 1
+	}
+	var hasRev, hasTTL bool
+	for _, o := range opts {
+		switch {
+		case o.isRev:
+			if !hasRev {
+				pub[n] = jsapi.ExpectLastSubjectSeq(o.rev)
+				n++
+				hasRev = true
+			}
+		case o.ttl != 0:
+			if !purge {
+				return ErrTTLOnDelete
+			}
+			t, err := ttlOpt(o.ttl)
+			if err != nil {
+				return err
+			}
+			if !hasTTL {
+				pub[n] = t
+				n++
+				hasTTL = true
+			}
+		}
+	}
+	_, err := b.publish(ctx, key, nil, pub[:n]...)
+	if err != nil && isWrongLastSeq(err) {
+		return wrap(ErrRevisionMismatch, err)
+	}
+	return err
+}
+
+// Status fetches the bucket's configuration and state.
+func (b *Bucket) Status(ctx context.Context) (*Status, error) {
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, err
+	}
+	return newStatus(b.name, info), nil
+}

@@ -1,0 +1,327 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/natsio/natsio/jsapi"
+)
+
+// Stream and subject layout of a bucket (ADR-8).
+const (
+	streamPrefix  = "KV_"
+	subjectPrefix = "$KV."
+	opHeader      = "KV-Operation"
+	opDel         = "DEL"
+	opPurge       = "PURGE"
+)
+
+// Config is a bucket's configuration. Zero fields take the defaults noted;
+// the stream it maps to is the one nats.go creates for the same
+// configuration, so either client can create, bind or update the bucket.
+type Config struct {
+	// Bucket names the bucket: a-z, A-Z, 0-9, '_' and '-'. The stream is
+	// KV_<Bucket>.
+	Bucket      string
+	Description string
+	// MaxValueSize bounds a value in bytes (0: unlimited).
+	MaxValueSize int32
+	// History is how many revisions are kept per key (0: 1, at most 64).
+	History uint8
+	// TTL expires every revision this long after it was written (0:
+	// never).
+	TTL time.Duration
+	// MaxBytes bounds the bucket's size (0: unlimited). Writes beyond it
+	// are refused.
+	MaxBytes int64
+	// Storage is file (default) or memory.
+	Storage jsapi.StorageType
+	// Replicas in a cluster (0: 1).
+	Replicas  int
+	Placement *jsapi.Placement
+	// RePublish republishes every stored entry, e.g. to "$KV.b.>"
+	// subscribers that do not use a watch.
+	RePublish *jsapi.RePublish
+	// Mirror makes the bucket a read replica of another bucket (its Name
+	// may be the bucket or the stream name). Writes go to the origin.
+	Mirror *jsapi.StreamSource
+	// Sources aggregate other buckets into this one; a source without
+	// subject transforms is taken to be a bucket and mapped to this
+	// bucket's keys.
+	Sources []jsapi.StreamSource
+	// Compression stores the bucket S2-compressed on disk.
+	Compression bool
+	// LimitMarkerTTL (≥ 1 s, server 2.11+) enables per-key TTLs (Create
+	// with KeyTTL, Purge with PurgeTTL) and leaves a marker, kept this
+	// long, when a key expires so watchers learn about it.
+	LimitMarkerTTL time.Duration
+	// Metadata is free-form.
+	Metadata map[string]string
+}
+
+// streamConfig maps cfg to its stream configuration.
+func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamConfig, error) {
+	if err := ValidateBucketName(cfg.Bucket); err != nil {
+		return jsapi.StreamConfig{}, err
+	}
+	history := int64(1)
+	if cfg.History > 0 {
+		if cfg.History > MaxHistory {
+			return jsapi.StreamConfig{}, ErrHistoryTooLarge
+		}
+		history = int64(cfg.History)
+	}
+	if cfg.TTL < 0 || cfg.MaxBytes < -1 || cfg.MaxValueSize < -1 || cfg.Replicas < 0 {
+		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", ErrInvalidOption)
+	}
+	replicas := cfg.Replicas
+	if replicas == 0 {
+		replicas = 1
+	}
+	maxBytes := cfg.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = -1
+	}
+	maxMsgSize := cfg.MaxValueSize
+	if maxMsgSize == 0 {
+		maxMsgSize = -1
+	}
+	// The duplicate window is 2 minutes, or the TTL when shorter.
+	dupWindow := 2 * time.Minute
+	if cfg.TTL > 0 && cfg.TTL < dupWindow {
+		dupWindow = cfg.TTL
+	}
+	sc := jsapi.StreamConfig{
+		Name:              streamPrefix + cfg.Bucket,
+		Description:       cfg.Description,
+		MaxMsgsPerSubject: history,
+		MaxBytes:          maxBytes,
+		MaxAge:            cfg.TTL,
+		MaxMsgSize:        maxMsgSize,
+		Storage:           cfg.Storage,
+		Replicas:          replicas,
+		Placement:         cfg.Placement,
+		AllowRollup:       true,
+		DenyDelete:        true,
+		DuplicateWindow:   dupWindow,
+		MaxMsgs:           -1,
+		MaxConsumers:      -1,
+		AllowDirect:       true,
+		RePublish:         cfg.RePublish,
+		Discard:           jsapi.DiscardNew,
+		Metadata:          cfg.Metadata,
+	}
+	if cfg.Compression {
+		sc.Compression = jsapi.CompressionS2
+	}
+	if cfg.LimitMarkerTTL != 0 {
+		if cfg.LimitMarkerTTL < time.Second {
+			return jsapi.StreamConfig{}, fmt.Errorf("%w: LimitMarkerTTL %v is below one second", ErrInvalidOption, cfg.LimitMarkerTTL)
+		}
+		lvl, err := js.APILevel(ctx)
+		if err != nil {
+			return jsapi.StreamConfig{}, err
+		}
+		if lvl < 1 {
+			return jsapi.StreamConfig{}, ErrLimitMarkerTTLNotSupported
+		}
+		sc.AllowMsgTTL = true
+		sc.SubjectDeleteMarkerTTL = cfg.LimitMarkerTTL
+	}
+	switch {
+	case cfg.Mirror != nil:
+		m := *cfg.Mirror
+		if !strings.HasPrefix(m.Name, streamPrefix) {
+			m.Name = streamPrefix + m.Name
+		}
+		sc.Mirror = &m
+		sc.MirrorDirect = true
+	default:
+		for _, src := range cfg.Sources {
+			if len(src.SubjectTransforms) == 0 {
+				origin := strings.TrimPrefix(src.Name, streamPrefix)
+				src.Name = streamPrefix + origin
+				if src.External == nil || origin != cfg.Bucket {
+					src.SubjectTransforms = []jsapi.SubjectTransformConfig{{
+						Source:      subjectPrefix + origin + ".>",
+						Destination: subjectPrefix + cfg.Bucket + ".>",
+					}}
+				}
+			}
+			sc.Sources = append(sc.Sources, src)
+		}
+		sc.Subjects = []string{subjectPrefix + cfg.Bucket + ".>"}
+	}
+	return sc, nil
+}
+
+// CreateBucket creates a bucket. Creating a bucket that exists with the
+// same configuration returns it; with a different one it fails with
+// ErrBucketExists.
+func CreateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
+	sc, err := streamConfig(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.CreateStream(ctx, sc)
+	if err != nil {
+		if errors.Is(err, jsapi.ErrStreamNameInUse) {
+			err = wrap(ErrBucketExists, err)
+		}
+		return nil, err
+	}
+	return newBucket(js, st), nil
+}
+
+// UpdateBucket changes the configuration of an existing bucket; it fails
+// with ErrBucketNotFound when there is none.
+func UpdateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
+	sc, err := streamConfig(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.UpdateStream(ctx, sc)
+	if err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, err
+	}
+	return newBucket(js, st), nil
+}
+
+// CreateOrUpdateBucket makes the bucket exist with cfg.
+func CreateOrUpdateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
+	sc, err := streamConfig(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.CreateOrUpdateStream(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return newBucket(js, st), nil
+}
+
+// Bind returns a handle on an existing bucket. It fails with
+// ErrBucketNotFound when there is none and with ErrBadBucket when the
+// stream does not look like a bucket.
+func Bind(ctx context.Context, js *jsapi.JS, bucket string) (*Bucket, error) {
+	if err := ValidateBucketName(bucket); err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, streamPrefix+bucket)
+	if err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, err
+	}
+	if st.CachedInfo().Config.MaxMsgsPerSubject < 1 {
+		return nil, ErrBadBucket
+	}
+	return newBucket(js, st), nil
+}
+
+// DeleteBucket deletes a bucket with all its keys and history.
+func DeleteBucket(ctx context.Context, js *jsapi.JS, bucket string) error {
+	if err := ValidateBucketName(bucket); err != nil {
+		return err
+	}
+	if err := js.DeleteStream(ctx, streamPrefix+bucket); err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// BucketNames yields the names of the account's buckets (streams KV_* on
+// $KV.*.>; mirrors, which have no subjects, are not listed). A failure is
+// yielded as a final ("", err).
+func BucketNames(ctx context.Context, js *jsapi.JS) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for name, err := range js.StreamNames(ctx, subjectPrefix+"*.>") {
+			if err != nil {
+				yield("", err)
+				return
+			}
+			if b, ok := strings.CutPrefix(name, streamPrefix); ok {
+				if !yield(b, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Buckets yields the status of the account's buckets, like BucketNames.
+func Buckets(ctx context.Context, js *jsapi.JS) iter.Seq2[*Status, error] {
+	return func(yield func(*Status, error) bool) {
+		for info, err := range js.Streams(ctx, subjectPrefix+"*.>") {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if b, ok := strings.CutPrefix(info.Config.Name, streamPrefix); ok {
+				if !yield(newStatus(b, info), nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Status is a bucket's configuration and state.
+type Status struct {
+	Bucket string
+	// Values counts the stored entries, history and markers included.
+	Values uint64
+	// History is the number of revisions kept per key.
+	History int64
+	TTL     time.Duration
+	// Bytes is the size of the bucket's stream.
+	Bytes          uint64
+	Compressed     bool
+	LimitMarkerTTL time.Duration
+	Config         Config
+	// StreamInfo is the information of the stream behind the bucket.
+	StreamInfo *jsapi.StreamInfo
+}
+
+func newStatus(bucket string, info *jsapi.StreamInfo) *Status {
+	c := &info.Config
+	cfg := Config{
+		Bucket:         bucket,
+		Description:    c.Description,
+		MaxValueSize:   c.MaxMsgSize,
+		History:        uint8(c.MaxMsgsPerSubject),
+		TTL:            c.MaxAge,
+		MaxBytes:       c.MaxBytes,
+		Storage:        c.Storage,
+		Replicas:       c.Replicas,
+		Placement:      c.Placement,
+		RePublish:      c.RePublish,
+		Mirror:         c.Mirror,
+		Sources:        c.Sources,
+		Compression:    c.Compression != "" && c.Compression != jsapi.CompressionNone,
+		LimitMarkerTTL: c.SubjectDeleteMarkerTTL,
+		Metadata:       c.Metadata,
+	}
+	return &Status{
+		Bucket:         bucket,
+		Values:         info.State.Msgs,
+		History:        c.MaxMsgsPerSubject,
+		TTL:            c.MaxAge,
+		Bytes:          info.State.Bytes,
+		Compressed:     cfg.Compression,
+		LimitMarkerTTL: c.SubjectDeleteMarkerTTL,
+		Config:         cfg,
+		StreamInfo:     info,
+	}
+}

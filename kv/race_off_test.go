@@ -1,0 +1,5 @@
+//go:build !race
+
+package kv_test
+
+const raceEnabled = false

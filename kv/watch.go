@@ -1,0 +1,357 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/ordered"
+)
+
+// WatchOpt is an option of the watches, Keys, ListKeys and History.
+type WatchOpt struct {
+	kind watchKind
+	rev  uint64
+}
+
+type watchKind uint8
+
+const (
+	watchIncludeHistory watchKind = iota + 1
+	watchIgnoreDeletes
+	watchMetaOnly
+	watchUpdatesOnly
+	watchResume
+)
+
+// IncludeHistory delivers every kept revision of the matching keys first,
+// not only the latest. It excludes UpdatesOnly.
+func IncludeHistory() WatchOpt { return WatchOpt{kind: watchIncludeHistory} }
+
+// IgnoreDeletes leaves out delete and purge entries.
+func IgnoreDeletes() WatchOpt { return WatchOpt{kind: watchIgnoreDeletes} }
+
+// MetaOnly delivers entries without their values (the server sends
+// headers only).
+func MetaOnly() WatchOpt { return WatchOpt{kind: watchMetaOnly} }
+
+// UpdatesOnly skips the current values: only entries written after the
+// watch started are delivered. It excludes IncludeHistory.
+func UpdatesOnly() WatchOpt { return WatchOpt{kind: watchUpdatesOnly} }
+
+// ResumeFromRevision starts with the entries at and after revision (all of
+// them, history included): the initial values are what was written since.
+// A watcher that remembers the last revision it processed resumes with
+// that revision + 1.
+func ResumeFromRevision(revision uint64) WatchOpt { return WatchOpt{kind: watchResume, rev: revision} }
+
+type watchOpts struct {
+	history, ignoreDeletes, metaOnly, updatesOnly bool
+	resume                                        uint64
+}
+
+func resolveWatch(opts []WatchOpt) (watchOpts, error) {
+	var o watchOpts
+	for _, opt := range opts {
+		switch opt.kind {
+		case watchIncludeHistory:
+			o.history = true
+		case watchIgnoreDeletes:
+			o.ignoreDeletes = true
+		case watchMetaOnly:
+			o.metaOnly = true
+		case watchUpdatesOnly:
+			o.updatesOnly = true
+		case watchResume:
+			if opt.rev == 0 {
+				return o, fmt.Errorf("%w: resume from revision 0", ErrInvalidOption)
+			}
+			o.resume = opt.rev
+		default:
+			return o, fmt.Errorf("%w: zero WatchOpt", ErrInvalidOption)
+		}
+	}
+	if o.history && o.updatesOnly {
+		return o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", ErrInvalidOption)
+	}
+	if o.resume > 0 && o.updatesOnly {
+		return o, fmt.Errorf("%w: ResumeFromRevision with UpdatesOnly", ErrInvalidOption)
+	}
+	return o, nil
+}
+
+// Watch watches the keys matching filter, a key whose tokens may also be
+// "*" (one token) or a final ">" (the rest); see WatchFiltered.
+func (b *Bucket) Watch(ctx context.Context, filter string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
+	return b.WatchFiltered(ctx, []string{filter}, opts...)
+}
+
+// WatchAll watches every key of the bucket; see WatchFiltered.
+func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entry, error] {
+	return b.WatchFiltered(ctx, nil, opts...)
+}
+
+// WatchFiltered returns a single-use iterator over the entries of the keys
+// matching any of filters (all keys when there is none).
+//
+// It first yields the initial values — the latest entry of each matching
+// key, in revision order (every kept revision with IncludeHistory; what
+// was written since a revision with ResumeFromRevision; nothing with
+// UpdatesOnly) — then one (nil, nil): the end-of-initial-values marker.
+// It comes exactly once, also when there are no initial values, and from
+// then on every entry written to a matching key is yielded as it is
+// stored. The marker is the point after which no write can be missed.
+//
+// The watch runs until the loop breaks or ctx ends. It reads through an
+// ordered consumer that is recreated after a reconnect, a server restart
+// or missed heartbeats and resumes after the last revision yielded, so
+// every entry is yielded once, in revision order, with no gap. It ends
+// with a final (nil, err) only for what it cannot recover from: ctx's
+// error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed, or an
+// invalid filter or option (ErrInvalidKey, ErrInvalidOption, before any
+// I/O). Ranging over the iterator again starts a new watch.
+func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
+	return func(yield func(*Entry, error) bool) {
+		oc, o, err := b.watcher(ctx, filters, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if !o.updatesOnly {
+			if !b.drain(ctx, oc, o, yield) {
+				return
+			}
+		}
+		if !yield(nil, nil) {
+			return
+		}
+		for m, err := range oc.Messages(ctx) {
+			if err != nil {
+				yield(nil, b.watchErr(err))
+				return
+			}
+			if e := b.entry(m, o); e != nil && !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// watcher validates a watch and returns the ordered consumer for it.
+func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt) (*ordered.Consumer, watchOpts, error) {
+	if ctx == nil {
+		return nil, watchOpts{}, conn.ErrNilContext
+	}
+	o, err := resolveWatch(opts)
+	if err != nil {
+		return nil, o, err
+	}
+	subjects := make([]string, 0, max(len(filters), 1))
+	for _, f := range filters {
+		if err := validateFilter(f); err != nil {
+			return nil, o, fmt.Errorf("%w: filter %q", err, f)
+		}
+		subjects = append(subjects, b.pre+f)
+	}
+	if len(subjects) == 0 {
+		subjects = append(subjects, b.pre+">")
+	}
+	oo := ordered.Options{FilterSubjects: subjects, HeadersOnly: o.metaOnly}
+	switch {
+	case o.resume > 0:
+		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, o.resume
+	case o.updatesOnly:
+		// Everything stored after this point is an update: start right
+		// after the stream's last sequence, so that the end-of-initial
+		// marker can be yielded before the consumer even exists.
+		info, err := b.stream.Info(ctx)
+		if err != nil {
+			return nil, o, b.watchErr(err)
+		}
+		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
+	case o.history:
+		oo.DeliverPolicy = jsapi.DeliverAll
+	default:
+		oo.DeliverPolicy = jsapi.DeliverLastPerSubject
+	}
+	return ordered.New(b.js, b.stream.Name(), oo), o, nil
+}
+
+// drain yields the initial values; it reports whether to go on.
+func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Entry, error) bool) bool {
+	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+		if err != nil {
+			yield(nil, b.watchErr(err))
+			return false
+		}
+		if e := b.entry(m, o); e != nil && !yield(e, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Bucket) watchErr(err error) error {
+	if errors.Is(err, jsapi.ErrStreamNotFound) {
+		return wrap(ErrBucketNotFound, err)
+	}
+	return err
+}
+
+// entry converts a consumer message; nil when it is skipped.
+func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
+	if len(m.Subject) <= len(b.pre) {
+		return nil
+	}
+	op := opOf(m.Header)
+	if o.ignoreDeletes && op != OpPut {
+		return nil
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		return nil
+	}
+	e := &Entry{
+		Bucket:    b.name,
+		Key:       m.Subject[len(b.pre):],
+		Revision:  md.StreamSeq,
+		Created:   md.Timestamp,
+		Delta:     md.NumPending,
+		Operation: op,
+	}
+	if !o.metaOnly {
+		e.Value = m.Data
+	}
+	return e
+}
+
+// initial yields the initial values of a watch and ends.
+func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {
+	oc, o, err := b.watcher(ctx, filters, opts)
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	b.drain(ctx, oc, o, yield)
+}
+
+// ListKeys yields the keys that have a value (deleted and purged keys are
+// left out) among those matching filters (all keys when there is none),
+// each once, in the order of their latest revision. It reads headers only
+// and ends when it has seen every key that existed when it started; a
+// failure is yielded as a final ("", err).
+func (b *Bucket) ListKeys(ctx context.Context, filters ...string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		seen := make(map[string]struct{})
+		b.initial(ctx, filters, []WatchOpt{IgnoreDeletes(), MetaOnly()}, func(e *Entry, err error) bool {
+			if err != nil {
+				return yield("", err)
+			}
+			if _, dup := seen[e.Key]; dup {
+				return true
+			}
+			seen[e.Key] = struct{}{}
+			return yield(e.Key, nil)
+		})
+	}
+}
+
+// Keys returns the sorted keys that have a value among those matching
+// filters (all keys when there is none); see ListKeys. No key is an empty
+// slice, not an error.
+func (b *Bucket) Keys(ctx context.Context, filters ...string) ([]string, error) {
+	keys := []string{}
+	for k, err := range b.ListKeys(ctx, filters...) {
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// History returns every kept revision of the keys matching filter (a key,
+// or a filter as in Watch), oldest first, markers included. It fails with
+// ErrKeyNotFound when there is none. opts may add IgnoreDeletes or
+// MetaOnly.
+func (b *Bucket) History(ctx context.Context, filter string, opts ...WatchOpt) ([]*Entry, error) {
+	var out []*Entry
+	var ferr error
+	b.initial(ctx, []string{filter}, append(slices.Clip(opts), IncludeHistory()), func(e *Entry, err error) bool {
+		if err != nil {
+			ferr = err
+			return false
+		}
+		out = append(out, e)
+		return true
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	if len(out) == 0 {
+		return nil, ErrKeyNotFound
+	}
+	return out, nil
+}
+
+// PurgeDeletesOpt is an option of PurgeDeletes.
+type PurgeDeletesOpt struct{ olderThan time.Duration }
+
+// DefaultMarkerThreshold is how old a delete or purge marker must be for
+// PurgeDeletes to remove it (younger markers are kept, only the revisions
+// below them are removed).
+const DefaultMarkerThreshold = 30 * time.Minute
+
+// DeleteMarkersOlderThan sets the age beyond which PurgeDeletes removes
+// markers (default DefaultMarkerThreshold); a negative d removes every
+// marker.
+func DeleteMarkersOlderThan(d time.Duration) PurgeDeletesOpt {
+	return PurgeDeletesOpt{olderThan: d}
+}
+
+// PurgeDeletes removes the history of every deleted or purged key: keys
+// whose latest entry is a marker keep at most that marker, and markers
+// older than the threshold are removed as well.
+func (b *Bucket) PurgeDeletes(ctx context.Context, opts ...PurgeDeletesOpt) error {
+	olderThan := DefaultMarkerThreshold
+	for _, o := range opts {
+		if o.olderThan != 0 {
+			olderThan = o.olderThan
+		}
+	}
+	var limit time.Time
+	if olderThan > 0 {
+		limit = time.Now().Add(-olderThan)
+	}
+	var markers []*Entry
+	var ferr error
+	b.initial(ctx, nil, []WatchOpt{MetaOnly()}, func(e *Entry, err error) bool {
+		if err != nil {
+			ferr = err
+			return false
+		}
+		if e.Operation != OpPut {
+			markers = append(markers, e)
+		}
+		return true
+	})
+	if ferr != nil {
+		return ferr
+	}
+	for _, e := range markers {
+		popts := []jsapi.PurgeOption{jsapi.PurgeSubject(b.pre + e.Key)}
+		if olderThan > 0 && e.Created.After(limit) {
+			popts = append(popts, jsapi.PurgeKeep(1))
+		}
+		if _, err := b.stream.Purge(ctx, popts...); err != nil {
+			return b.watchErr(err)
+		}
+	}
+	return nil
+}

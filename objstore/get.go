@@ -1,0 +1,229 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/ordered"
+)
+
+// maxLinkDepth bounds how many links Get follows (AddLink makes no chains;
+// stored meta from elsewhere might).
+const maxLinkDepth = 8
+
+// Get returns a reader of an object's data, following a link to an object
+// (in this or another store). ctx bounds the whole read. The reader checks
+// the size and the SHA-256 digest at the end: its last Read returns io.EOF
+// only if both match, else ErrSizeMismatch or ErrDigestMismatch. It
+// fails with ErrObjectNotFound for a missing or deleted object and
+// ErrLinkToBucket for a link to a whole store. Close the reader when
+// done.
+func (s *Store) Get(ctx context.Context, name string, opts ...Opt) (*Reader, error) {
+	return s.get(ctx, name, opts, 0)
+}
+
+func (s *Store) get(ctx context.Context, name string, opts []Opt, depth int) (*Reader, error) {
+	if ctx == nil {
+		return nil, conn.ErrNilContext
+	}
+	info, err := s.GetInfo(ctx, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if info.NUID == "" {
+		return nil, fmt.Errorf("%w: no nuid", ErrBadObjectMeta)
+	}
+	if info.IsLink() {
+		l := info.Opts.Link
+		if l.Name == "" {
+			return nil, ErrLinkToBucket
+		}
+		if depth >= maxLinkDepth {
+			return nil, fmt.Errorf("%w: links nested deeper than %d", ErrBadObjectMeta, maxLinkDepth)
+		}
+		target := s
+		if l.Bucket != s.name {
+			if target, err = Bind(ctx, s.js, l.Bucket); err != nil {
+				return nil, err
+			}
+		}
+		return target.get(ctx, l.Name, nil, depth+1)
+	}
+	r := &Reader{info: info, h: sha256.New()}
+	if info.Size == 0 {
+		return r, nil
+	}
+	chunk := uint32(DefaultChunkSize)
+	if info.Opts != nil && info.Opts.ChunkSize > 0 {
+		chunk = info.Opts.ChunkSize
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	oc := ordered.New(s.js, s.stream.Name(), ordered.Options{
+		FilterSubjects: []string{s.chunkPre + info.NUID},
+		DeliverPolicy:  jsapi.DeliverAll,
+		MaxMessages:    window(chunk, getInflight),
+	})
+	r.cancel = cancel
+	r.next, r.stop = iter.Pull2(oc.Messages(rctx, ordered.UntilDrained()))
+	return r, nil
+}
+
+// Reader reads an object's data; see Store.Get. It is not safe for
+// concurrent Reads, but Close may be called at any time.
+type Reader struct {
+	info   *Info
+	h      hash.Hash
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	next   func() (*jsapi.Msg, error, bool)
+	stop   func()
+	cur    []byte
+	n      uint64
+	err    error
+	closed bool
+}
+
+// Info returns the information of the object read (the link's target for
+// a link).
+func (r *Reader) Info() *Info { return r.info }
+
+// Read reads the object's data; see Store.Get for how it ends.
+func (r *Reader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.cur) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.next == nil {
+			r.err = r.verify()
+			continue
+		}
+		m, err, ok := r.next()
+		if !ok {
+			r.next = nil
+			continue
+		}
+		if err != nil {
+			r.err = err
+			if r.closed {
+				r.err = errReaderClosed
+			}
+			continue
+		}
+		r.h.Write(m.Data)
+		r.n += uint64(len(m.Data))
+		if r.n > r.info.Size {
+			r.err = fmt.Errorf("%w: more than %d bytes", ErrSizeMismatch, r.info.Size)
+			continue
+		}
+		r.cur = m.Data
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// errReaderClosed is returned by Read after Close.
+var errReaderClosed = errors.New("objstore: read of a closed reader")
+
+// verify checks the size and digest once the data ended.
+func (r *Reader) verify() error {
+	if r.n != r.info.Size {
+		return fmt.Errorf("%w: read %d of %d bytes", ErrSizeMismatch, r.n, r.info.Size)
+	}
+	if r.info.Size == 0 && r.info.Digest == "" {
+		return io.EOF // a deleted object
+	}
+	want, err := decodeDigest(r.info.Digest)
+	if err != nil {
+		return err
+	}
+	var sum [sha256.Size]byte
+	if !bytes.Equal(r.h.Sum(sum[:0]), want) {
+		return ErrDigestMismatch
+	}
+	return io.EOF
+}
+
+// Close stops reading and releases the reader's consumer.
+func (r *Reader) Close() error {
+	if r.cancel != nil {
+		r.cancel() // ends a Read blocked on the network
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		if r.stop != nil {
+			r.stop()
+		}
+		r.next = nil
+		if r.err == nil {
+			r.err = errReaderClosed
+		}
+		r.cur = nil
+	}
+	return nil
+}
+
+// GetBytes returns an object's data, verified.
+func (s *Store) GetBytes(ctx context.Context, name string, opts ...Opt) ([]byte, error) {
+	r, err := s.Get(ctx, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var b bytes.Buffer
+	b.Grow(int(min(r.info.Size, 64<<20)))
+	if _, err := b.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// GetString returns an object's data as a string, verified.
+func (s *Store) GetString(ctx context.Context, name string, opts ...Opt) (string, error) {
+	b, err := s.GetBytes(ctx, name, opts...)
+	return string(b), err
+}
+
+// GetFile writes an object's data to the file at path. The data goes to a
+// temporary file in the same directory that replaces path only once the
+// digest matched, so path never holds a partial or corrupt object.
+func (s *Store) GetFile(ctx context.Context, name, path string, opts ...Opt) (err error) {
+	r, err := s.Get(ctx, name, opts...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = io.Copy(f, r); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,159 @@
+package objstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"strings"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// Header is an object's user headers, encoded like nats.go's nats.Header
+// (keys are case-sensitive).
+type Header map[string][]string
+
+// Meta is what the user says about an object.
+type Meta struct {
+	// Name identifies the object in its store; any non-empty string.
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Headers     Header            `json:"headers,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Opts holds the chunk size; links are set by AddLink and
+	// AddBucketLink only.
+	Opts *MetaOptions `json:"options,omitempty"`
+}
+
+// MetaOptions are an object's storage options.
+type MetaOptions struct {
+	Link *Link `json:"link,omitempty"`
+	// ChunkSize is the size of the chunks the data is stored in (0:
+	// DefaultChunkSize).
+	ChunkSize uint32 `json:"max_chunk_size,omitempty"`
+}
+
+// Link points at an object (Name set) or a whole store (Name empty).
+type Link struct {
+	Bucket string `json:"bucket"`
+	Name   string `json:"name,omitempty"`
+}
+
+// Info is an object's meta and what the store knows about it: the meta
+// message of ADR-20, field for field.
+type Info struct {
+	Meta
+	Bucket string `json:"bucket"`
+	// NUID names the chunk subject $O.<bucket>.C.<NUID>.
+	NUID string `json:"nuid"`
+	Size uint64 `json:"size"`
+	// ModTime is when the meta was stored (the stored JSON carries the zero
+	// time, as nats.go writes it; readers take the message's time).
+	ModTime time.Time `json:"mtime"`
+	Chunks  uint32    `json:"chunks"`
+	// Digest is "SHA-256=" and the padded base64url SHA-256 of the data.
+	Digest  string `json:"digest,omitempty"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// IsLink reports whether the object is a link.
+func (i *Info) IsLink() bool { return i.Opts != nil && i.Opts.Link != nil }
+
+const digestPrefix = "SHA-256="
+
+// digestOf formats a SHA-256 as the meta's digest.
+func digestOf(h hash.Hash) string {
+	var sum [sha256.Size]byte
+	return digestPrefix + base64.URLEncoding.EncodeToString(h.Sum(sum[:0]))
+}
+
+// decodeDigest returns the SHA-256 of a meta digest.
+func decodeDigest(d string) ([]byte, error) {
+	_, b64, ok := strings.Cut(d, "=")
+	if !ok {
+		return nil, fmt.Errorf("%w: digest %q", ErrBadObjectMeta, d)
+	}
+	sum, err := base64.URLEncoding.DecodeString(b64)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, fmt.Errorf("%w: digest %q", ErrBadObjectMeta, d)
+	}
+	return sum, nil
+}
+
+// metaSubject is the subject of name's meta: padded base64url of the name.
+func (s *Store) metaSubject(name string) string {
+	return s.metaPre + base64.URLEncoding.EncodeToString([]byte(name))
+}
+
+// Opt is an option of Get, GetInfo and List.
+type Opt struct{ showDeleted bool }
+
+// ShowDeleted includes deleted objects: GetInfo returns their info, Get an
+// empty reader, List lists them.
+func ShowDeleted() Opt { return Opt{showDeleted: true} }
+
+func showDeleted(opts []Opt) bool {
+	for _, o := range opts {
+		if o.showDeleted {
+			return true
+		}
+	}
+	return false
+}
+
+// GetInfo returns an object's information. It fails with ErrObjectNotFound
+// when there is no such object or it is deleted (unless ShowDeleted).
+func (s *Store) GetInfo(ctx context.Context, name string, opts ...Opt) (*Info, error) {
+	if name == "" {
+		return nil, ErrNameRequired
+	}
+	m, err := s.stream.GetLastMsgForSubject(ctx, s.metaSubject(name))
+	if err != nil {
+		if errors.Is(err, jsapi.ErrMsgNotFound) {
+			return nil, ErrObjectNotFound
+		}
+		if errors.Is(err, conn.ErrNoResponders) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return nil, s.streamErr(err)
+	}
+	info := new(Info)
+	if err := json.Unmarshal(m.Data, info); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadObjectMeta, err)
+	}
+	if info.Deleted && !showDeleted(opts) {
+		return nil, ErrObjectNotFound
+	}
+	info.ModTime = m.Time
+	return info, nil
+}
+
+// publishMeta stores info as its name's meta, replacing the previous one
+// (Nats-Rollup: sub). The stored mtime is the zero time.
+func (s *Store) publishMeta(ctx context.Context, info *Info) error {
+	stored := *info
+	stored.ModTime = time.Time{}
+	data, err := json.Marshal(&stored)
+	if err != nil {
+		return err
+	}
+	_, err = s.js.Publish(ctx, s.metaSubject(info.Name), data, jsapi.Rollup(jsapi.HeaderRollupValueSubject))
+	if err != nil && errors.Is(err, jsapi.ErrNoStreamResponse) {
+		err = wrap(ErrBucketNotFound, err)
+	}
+	return err
+}
+
+// purgeChunks removes the chunks of nuid, also when ctx has ended.
+func (s *Store) purgeChunks(ctx context.Context, nuid string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.DefaultTimeout)
+	defer cancel()
+	_, err := s.stream.Purge(ctx, jsapi.PurgeSubject(s.chunkPre+nuid))
+	return err
+}

@@ -1,0 +1,151 @@
+package objstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/ordered"
+)
+
+// WatchOpt is an option of Watch.
+type WatchOpt struct{ kind uint8 }
+
+const (
+	watchIncludeHistory = iota + 1
+	watchIgnoreDeletes
+	watchUpdatesOnly
+)
+
+// IncludeHistory delivers every stored meta revision first, not only the
+// latest of each object. It excludes UpdatesOnly.
+func IncludeHistory() WatchOpt { return WatchOpt{watchIncludeHistory} }
+
+// IgnoreDeletes leaves out deleted objects.
+func IgnoreDeletes() WatchOpt { return WatchOpt{watchIgnoreDeletes} }
+
+// UpdatesOnly skips the current objects: only changes made after the
+// watch started are delivered.
+func UpdatesOnly() WatchOpt { return WatchOpt{watchUpdatesOnly} }
+
+type watchOpts struct{ history, ignoreDeletes, updatesOnly bool }
+
+// Watch returns a single-use iterator over the store's objects and their
+// changes (puts, meta updates, links, deletes), like kv's watch: first the
+// current info of every object (in the order they were last changed), then
+// one (nil, nil) marking the end of the initial values — also when there
+// are none — then every change as it is stored. It survives reconnects
+// and server restarts without gap or duplicate, and ends with a final
+// (nil, err) only for ctx's error, ErrBucketNotFound, conn.ErrClosed or an
+// invalid option. ModTime is the time the meta was stored.
+func (s *Store) Watch(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Info, error] {
+	return func(yield func(*Info, error) bool) {
+		oc, o, err := s.watcher(ctx, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if !o.updatesOnly && !s.drain(ctx, oc, o, yield) {
+			return
+		}
+		if !yield(nil, nil) {
+			return
+		}
+		for m, err := range oc.Messages(ctx) {
+			if err != nil {
+				yield(nil, s.streamErr(err))
+				return
+			}
+			if info := s.infoOf(m, o); info != nil && !yield(info, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (*ordered.Consumer, watchOpts, error) {
+	var o watchOpts
+	if ctx == nil {
+		return nil, o, conn.ErrNilContext
+	}
+	for _, opt := range opts {
+		switch opt.kind {
+		case watchIncludeHistory:
+			o.history = true
+		case watchIgnoreDeletes:
+			o.ignoreDeletes = true
+		case watchUpdatesOnly:
+			o.updatesOnly = true
+		default:
+			return nil, o, fmt.Errorf("%w: zero WatchOpt", ErrInvalidOption)
+		}
+	}
+	if o.history && o.updatesOnly {
+		return nil, o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", ErrInvalidOption)
+	}
+	oo := ordered.Options{FilterSubjects: []string{s.metaPre + ">"}}
+	switch {
+	case o.updatesOnly:
+		info, err := s.stream.Info(ctx)
+		if err != nil {
+			return nil, o, s.streamErr(err)
+		}
+		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
+	case o.history:
+		oo.DeliverPolicy = jsapi.DeliverAll
+	default:
+		oo.DeliverPolicy = jsapi.DeliverLastPerSubject
+	}
+	return ordered.New(s.js, s.stream.Name(), oo), o, nil
+}
+
+// drain yields the initial values; it reports whether to go on.
+func (s *Store) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Info, error) bool) bool {
+	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+		if err != nil {
+			yield(nil, s.streamErr(err))
+			return false
+		}
+		if info := s.infoOf(m, o); info != nil && !yield(info, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// infoOf decodes a meta message; nil when skipped (or not valid meta,
+// which other clients may have written).
+func (s *Store) infoOf(m *jsapi.Msg, o watchOpts) *Info {
+	info := new(Info)
+	if err := json.Unmarshal(m.Data, info); err != nil {
+		return nil
+	}
+	if o.ignoreDeletes && info.Deleted {
+		return nil
+	}
+	if md, err := m.Metadata(); err == nil {
+		info.ModTime = md.Timestamp
+	}
+	return info
+}
+
+// List yields the info of every object in the store (deleted ones too
+// with ShowDeleted), in the order they were last changed, and ends. A
+// failure is yielded as a final (nil, err); an empty store yields nothing.
+func (s *Store) List(ctx context.Context, opts ...Opt) iter.Seq2[*Info, error] {
+	return func(yield func(*Info, error) bool) {
+		var wo []WatchOpt
+		if !showDeleted(opts) {
+			wo = append(wo, IgnoreDeletes())
+		}
+		oc, o, err := s.watcher(ctx, wo)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		s.drain(ctx, oc, o, yield)
+	}
+}
