@@ -19,7 +19,9 @@ const (
 // are queued and written by the connection's flusher. It fails at once,
 // before anything is queued, with ErrBadSubject, ErrMaxPayload, ErrClosed,
 // ErrDraining or, while disconnected with a full reconnect buffer,
-// ErrReconnectBuffer. It allocates nothing.
+// ErrReconnectBuffer. It allocates nothing. The subject, reply, headers and
+// data are copied before it returns: the caller may reuse their memory at
+// once (also for PublishMsg, PublishRequest and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
 	return nc.publish(subject, "", nil, data)
 }
