@@ -16,7 +16,7 @@ func AppendPub(dst []byte, subject, reply string, payload []byte) ([]byte, error
 		dst = append(dst, reply...)
 		dst = append(dst, ' ')
 	}
-	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
+	dst = appendSize(dst, len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = append(dst, payload...)
 	return append(dst, "\r\n"...), nil
@@ -41,9 +41,9 @@ func AppendHPub(dst []byte, subject, reply string, h *Header, payload []byte) ([
 		dst = append(dst, reply...)
 		dst = append(dst, ' ')
 	}
-	dst = strconv.AppendInt(dst, int64(hl), 10)
+	dst = appendSize(dst, hl)
 	dst = append(dst, ' ')
-	dst = strconv.AppendInt(dst, int64(hl+len(payload)), 10)
+	dst = appendSize(dst, hl+len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = appendHeaderBlock(dst, h)
 	dst = append(dst, payload...)
@@ -67,9 +67,9 @@ func AppendHPubRaw(dst []byte, subject, reply string, block RawHeader, payload [
 		dst = append(dst, reply...)
 		dst = append(dst, ' ')
 	}
-	dst = strconv.AppendInt(dst, int64(len(block)), 10)
+	dst = appendSize(dst, len(block))
 	dst = append(dst, ' ')
-	dst = strconv.AppendInt(dst, int64(len(block)+len(payload)), 10)
+	dst = appendSize(dst, len(block)+len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = append(dst, block...)
 	dst = append(dst, payload...)
@@ -144,7 +144,7 @@ func AppendInfo(dst []byte, json []byte) []byte {
 // AppendMsg appends "MSG <subject> <sid> [reply] <size>\r\n<payload>\r\n".
 func AppendMsg(dst []byte, subject string, sid uint64, reply string, payload []byte) []byte {
 	dst = appendMsgStart(dst, "MSG ", subject, sid, reply)
-	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
+	dst = appendSize(dst, len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = append(dst, payload...)
 	return append(dst, "\r\n"...)
@@ -154,9 +154,9 @@ func AppendMsg(dst []byte, subject string, sid uint64, reply string, payload []b
 // raw header block, the payload and "\r\n".
 func AppendHMsg(dst []byte, subject string, sid uint64, reply string, block, payload []byte) []byte {
 	dst = appendMsgStart(dst, "HMSG ", subject, sid, reply)
-	dst = strconv.AppendInt(dst, int64(len(block)), 10)
+	dst = appendSize(dst, len(block))
 	dst = append(dst, ' ')
-	dst = strconv.AppendInt(dst, int64(len(block)+len(payload)), 10)
+	dst = appendSize(dst, len(block)+len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = append(dst, block...)
 	dst = append(dst, payload...)
@@ -185,3 +185,24 @@ func AppendErr(dst []byte, text string) []byte {
 
 // AppendOK appends "+OK\r\n".
 func AppendOK(dst []byte) []byte { return append(dst, "+OK\r\n"...) }
+
+// appendSize appends a non-negative size in decimal; it is the hot part of
+// every PUB line, so small values take a short path.
+func appendSize(dst []byte, n int) []byte {
+	switch {
+	case n < 10:
+		return append(dst, byte('0'+n))
+	case n < 100:
+		return append(dst, byte('0'+n/10), byte('0'+n%10))
+	case n < 1000:
+		return append(dst, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10))
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(dst, b[i:]...)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -302,6 +303,14 @@ func TestAppendPayloadSizes(t *testing.T) {
 		}
 		if op, err := p.Next(); op != nil || err != nil {
 			t.Fatalf("size %d: trailing %v %v", n, op, err)
+		}
+	}
+}
+
+func TestAppendSize(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 42, 99, 100, 512, 999, 1000, 1024, 65535, 1 << 20, 64 << 20, 1<<62 + 12345} {
+		if got, want := string(appendSize([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
+			t.Errorf("appendSize(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
