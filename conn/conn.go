@@ -41,6 +41,7 @@ type Conn struct {
 	wbuf     []byte // outbound bytes not yet taken by the flusher
 	spare    []byte
 	kicked   bool
+	writing  bool         // a goroutine (flusher or inline writer) is writing
 	pongs    []chan error // one per outstanding PING; nil for keepalive pings
 	pingsOut int
 	draining bool
@@ -275,6 +276,10 @@ func (nc *Conn) closeWith(err error) {
 	defer close(nc.closeDone)
 	nc.state = stateClosed
 	nc.closeErr = err
+	// An inline writer finishes its write before the last bytes follow it.
+	for nc.writing {
+		nc.wcond.Wait()
+	}
 	l := nc.link
 	nc.link = nil
 	pongs := nc.pongs

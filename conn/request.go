@@ -133,7 +133,7 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 	r.mu.Unlock()
 
 	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
-	if err := nc.publish(subject, reply, h, data); err != nil {
+	if err := nc.publish(subject, reply, h, data, true); err != nil {
 		r.forget(tok, w)
 		return nil, err
 	}

@@ -23,12 +23,12 @@ const (
 // data are copied before it returns: the caller may reuse their memory at
 // once (also for PublishMsg, PublishRequest and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
-	return nc.publish(subject, "", nil, data)
+	return nc.publish(subject, "", nil, data, false)
 }
 
 // PublishRequest sends data to subject with reply as the reply subject.
 func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
-	return nc.publish(subject, reply, nil, data)
+	return nc.publish(subject, reply, nil, data, false)
 }
 
 // PublishMsg sends data with headers h (nil for none) and an optional reply
@@ -36,12 +36,15 @@ func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
 // support headers, and ErrBadHeader when a key or value is invalid.
 func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) error {
 	if h == nil {
-		return nc.publish(subject, reply, nil, data)
+		return nc.publish(subject, reply, nil, data, false)
 	}
-	return nc.publish(subject, reply, h, data)
+	return nc.publish(subject, reply, h, data, false)
 }
 
-func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte) error {
+// publish queues one message. urgent marks a message someone waits on (a
+// request, a response): when no write is in progress it is written at once
+// by the calling goroutine, saving the hand-off to the flusher.
+func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urgent bool) error {
 	size := len(data)
 	if h != nil {
 		size += h.EncodedLen()
@@ -77,12 +80,47 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte) err
 	}
 	nc.out.msgs++
 	nc.out.bytes += uint64(size)
+	if urgent && !nc.writing && nc.state == stateConnected {
+		nc.writeInline()
+		return nil
+	}
 	nc.kickLocked()
 	for len(nc.wbuf) >= highWater && nc.state == stateConnected {
 		nc.wcond.Wait()
 	}
 	nc.mu.Unlock()
 	return nil
+}
+
+// writeInline writes the whole outbound buffer from the calling goroutine.
+// nc.mu is held on entry and released on return. Only one goroutine writes
+// at a time (nc.writing); whatever is queued meanwhile goes to the flusher.
+func (nc *Conn) writeInline() {
+	l, gen := nc.link, nc.gen
+	buf := nc.wbuf
+	nc.wbuf = nc.spare[:0]
+	nc.spare = nil
+	nc.writing = true
+	nc.mu.Unlock()
+	_ = l.c.SetWriteDeadline(time.Now().Add(nc.opts.writeTimeout))
+	_, err := l.c.Write(buf)
+	nc.mu.Lock()
+	nc.writing = false
+	nc.wcond.Broadcast()
+	if cap(buf) <= maxSpare {
+		nc.spare = buf[:0]
+	}
+	if err != nil {
+		nc.stats.lostBytes.Add(uint64(len(buf)))
+		nc.mu.Unlock()
+		nc.connLost(gen, err)
+		return
+	}
+	if len(nc.wbuf) > 0 {
+		nc.kicked = false
+		nc.kickLocked()
+	}
+	nc.mu.Unlock()
 }
 
 // writableLocked reports whether publishes are accepted now.
@@ -120,16 +158,20 @@ func (nc *Conn) flusher() {
 			return
 		}
 		nc.mu.Lock()
-		for nc.state == stateConnected && len(nc.wbuf) > 0 {
+		// While an inline writer is busy, it hands what is left back here.
+		for nc.state == stateConnected && len(nc.wbuf) > 0 && !nc.writing {
 			l, gen := nc.link, nc.gen
 			buf := nc.wbuf
 			nc.wbuf = nc.spare[:0]
 			nc.spare = nil
+			nc.writing = true
 			nc.wcond.Broadcast()
 			nc.mu.Unlock()
 			_ = l.c.SetWriteDeadline(time.Now().Add(nc.opts.writeTimeout))
 			_, err := l.c.Write(buf)
 			nc.mu.Lock()
+			nc.writing = false
+			nc.wcond.Broadcast()
 			if cap(buf) <= maxSpare {
 				nc.spare = buf[:0]
 			}
