@@ -246,8 +246,12 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	}
 	nc.pongs = append(nc.pongs, ch)
 	nc.wbuf = proto.AppendPing(nc.wbuf)
-	nc.kickLocked()
-	nc.mu.Unlock()
+	if !nc.writing {
+		nc.writeInline() // unlocks
+	} else {
+		nc.kickLocked()
+		nc.mu.Unlock()
+	}
 	select {
 	case err := <-ch:
 		return err
