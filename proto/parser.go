@@ -550,6 +550,9 @@ func (p *Parser) alloc(n int) []byte {
 // split cuts line into blank-separated fields in p.fields. It returns nil
 // when the line has no field or more than fit.
 func (p *Parser) split(line []byte) [][]byte {
+	if bytes.IndexByte(line, '\t') < 0 {
+		return p.splitSpaces(line)
+	}
 	n := 0
 	i := 0
 	for i < len(line) {
@@ -570,6 +573,33 @@ func (p *Parser) split(line []byte) [][]byte {
 		p.starts[n] = i
 		n++
 		i = j
+	}
+	if n == 0 {
+		return nil
+	}
+	return p.fields[:n]
+}
+
+// splitSpaces is split for a line without tabs, finding each separator
+// with IndexByte rather than a byte loop.
+func (p *Parser) splitSpaces(line []byte) [][]byte {
+	n, i := 0, 0
+	for i < len(line) {
+		if line[i] == ' ' {
+			i++
+			continue
+		}
+		end := len(line)
+		if k := bytes.IndexByte(line[i:], ' '); k >= 0 {
+			end = i + k
+		}
+		if n == len(p.fields) {
+			return nil
+		}
+		p.fields[n] = line[i:end:end]
+		p.starts[n] = i
+		n++
+		i = end
 	}
 	if n == 0 {
 		return nil
