@@ -100,7 +100,7 @@ func main() {
 			if s.Default {
 				def = "*"
 			}
-			fmt.Printf("%s %-22s %-6s %6d B  count %-9d %s\n", def, s.Name, s.Kind, s.Size, s.Count, s.Note)
+			fmt.Printf("%s %-22s %-12s %8d B  count %-9d %s\n", def, s.Name, s.Kind, s.Size, s.Count, s.Note)
 		}
 		fmt.Println("(* = run by default)")
 		return
@@ -158,14 +158,15 @@ func runChild(c config) (res harness.Result) {
 	}
 	res.Size, res.Latency, res.Warmup = s.Size, s.Latency(), s.Warmup
 	n := timedCount(c, s)
-	maxMsgs := s.Warmup + n
-	if c.duration > 0 {
-		maxMsgs = s.Warmup + maxDurationFactor*s.Count
+	calibrate := c.duration > 0 && !s.FixedCount()
+	plan := scenarios.Plan{Warmup: s.Warmup, N: n}
+	if calibrate {
+		plan.MaxMsgs = s.Warmup + maxDurationFactor*s.Count
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := s.Prepare(ctx, cl, c.url, maxMsgs)
+	p, err := s.Prepare(ctx, cl, c.url, plan)
 	if err != nil {
 		return fail(err)
 	}
@@ -183,7 +184,7 @@ func runChild(c config) (res harness.Result) {
 	if err := p.Run(s.Warmup, lat); err != nil {
 		return fail(fmt.Errorf("warm-up: %w", err))
 	}
-	if c.duration > 0 {
+	if calibrate {
 		rate := float64(s.Warmup) / time.Since(t0).Seconds()
 		n = int(rate * c.duration.Seconds())
 		n = max(1, min(n, maxDurationFactor*s.Count))
@@ -369,8 +370,35 @@ func countFailed(rows []harness.Row) int {
 
 // runOne runs one (scenario, client, rep) in a child process and checks the
 // server's message counter against what the child says it sent.
-func runOne(ctx context.Context, c config, self string, srv *harness.Server, s scenarios.Scenario, client string, rep int) harness.Result {
-	res := harness.Result{Scenario: s.Name, Client: client, Rep: rep, Size: s.Size, Latency: s.Latency()}
+//
+// For the JetStream, KV and object store scenarios it first creates the
+// run's stream (scenarios.Setup, natsio in this process: the same fixture
+// whichever client runs), and after the run checks the stream's state
+// exactly (scenarios.Verify) and deletes it.
+func runOne(ctx context.Context, c config, self string, srv *harness.Server, s scenarios.Scenario, client string, rep int) (res harness.Result) {
+	res = harness.Result{Scenario: s.Name, Client: client, Rep: rep, Size: s.Size, Latency: s.Latency()}
+	if !s.Supports(clients.All()[client]) {
+		res.Err = scenarios.ErrNotApplicable.Error()
+		return res
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := s.Setup(sctx, srv.URL, scenarios.Plan{Warmup: s.Warmup, N: timedCount(c, s)}); err != nil {
+		res.Err = "setup: " + err.Error()
+		return res
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if res.Err == "" {
+			if err := s.Verify(sctx, srv.URL, scenarios.Plan{Warmup: res.Warmup, N: res.N}); err != nil {
+				res.Err = "verify: " + err.Error()
+			}
+		}
+		if err := s.Teardown(sctx, srv.URL); err != nil && res.Err == "" {
+			res.Err = "teardown: " + err.Error()
+		}
+	}()
 	v0, err := srv.Varz()
 	if err != nil {
 		res.Err = "varz: " + err.Error()

@@ -2,12 +2,16 @@
 // natsio, nats.go and raw (pre-encoded protocol frames on a net.Conn with no
 // client logic, the physical ceiling).
 //
-// Each scenario type is a small interface (Publisher, PubSuber,
-// Requester). A client implements the kinds it supports; the scenario
-// registry (package scenarios) asks for the interface of a scenario's kind
-// and reports a client without it as not applicable. JetStream and KV kinds
-// are added the same way: a new interface here, its implementations, and
-// registry entries.
+// Each scenario type is a small interface (Publisher, PubSuber, Requester,
+// and the JetStream, KV and object store kinds below). A client implements
+// the kinds it supports; the scenario registry (package scenarios) asks for
+// the interface of a scenario's kind and reports a client without it as not
+// applicable.
+//
+// JetStream scenarios never create or fill their streams themselves: the
+// harness does that with one client-neutral path before the run (package
+// scenarios, Setup), so the measured client only does the timed work. The
+// Config names what the fixture holds.
 package clients
 
 import (
@@ -48,7 +52,37 @@ type Config struct {
 	// MaxMsgs bounds the messages of the whole instance (warm-up and timed
 	// runs); subscriber queues are sized so that none is ever dropped.
 	MaxMsgs int
+
+	// JetStream, KV and object store fixtures, created by the harness.
+
+	// Stream is the stream the scenario uses (KV and object store: the
+	// bucket's stream).
+	Stream string
+	// Bucket names the KV bucket or object store.
+	Bucket string
+	// Stored is how many messages the stream holds before the run (KV get:
+	// keys; object get: objects).
+	Stored int
+	// Consumers are the durable pull consumers of the runs, one per Run
+	// call in order (warm-up, timed). Each starts where exactly the
+	// messages of its run remain.
+	Consumers []string
+	// StartSeqs are the first stream sequences of the ordered reads, one
+	// per Run call; each read ends with the stream's last message.
+	StartSeqs []uint64
+	// Batch: fetch size (jsfetch), messages kept requested (jsconsume,
+	// jsordered), atomic batch size, or batch direct get size.
+	Batch int
+	// Window is the async publish window (jspub.async).
+	Window int
+	// Keys is the number of distinct KV keys (key i is KVKey(i)).
+	Keys int
+	// Object is the name of the stored object (objget).
+	Object string
 }
+
+// KVKey is the i-th key of the KV scenarios.
+func KVKey(i int) string { return fmt.Sprintf("k%05d", i) }
 
 // Runner is a prepared scenario. Run performs one section of n operations;
 // it is called for the warm-up and then once for the timed section.
@@ -86,6 +120,83 @@ type PubSuber interface {
 // same process.
 type Requester interface {
 	NewRequest(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// JSSyncPublisher: JetStream publish, waiting for each PubAck. The stream
+// is empty before the first Run; each ack must carry the next sequence.
+type JSSyncPublisher interface {
+	NewJSPublishSync(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// JSAsyncPublisher: JetStream publish with up to cfg.Window acks
+// outstanding. Run(n) returns once all n are acknowledged.
+type JSAsyncPublisher interface {
+	NewJSPublishAsync(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// JSFetcher: fetches of cfg.Batch with an explicit ack per message, from
+// the durable consumer cfg.Consumers[i] for the i-th Run. Run(n) returns
+// once n messages are fetched and their acks flushed to the server.
+type JSFetcher interface {
+	NewJSFetch(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// JSConsumer: continuous consumption (the client keeps cfg.Batch messages
+// requested) with an explicit ack per message, as JSFetcher.
+type JSConsumer interface {
+	NewJSConsume(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// JSOrderedReader: an ordered (ephemeral, unacknowledged) read of the
+// stream from cfg.StartSeqs[i] to its end for the i-th Run; the consumer is
+// created inside the run.
+type JSOrderedReader interface {
+	NewJSOrdered(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// KVPutter: sequential KV puts cycling over cfg.Keys keys; each revision
+// must be the next stream sequence.
+type KVPutter interface {
+	NewKVPut(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// KVGetter: sequential KV gets cycling over cfg.Keys stored keys.
+type KVGetter interface {
+	NewKVGet(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// DirectGetter: sequential direct gets of one stored message each, by
+// sequence, cycling over the cfg.Stored messages.
+type DirectGetter interface {
+	NewDirectGet(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// BatchGetter: batch direct gets of cfg.Batch messages from sequence 1 of
+// a stream holding cfg.Stored of them; Run(n) reads n messages.
+type BatchGetter interface {
+	NewGetBatch(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// FastPublisher: one fast-ingest batch (server flow control) of n messages
+// per Run, the last one committing it.
+type FastPublisher interface {
+	NewFastPublish(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// AtomicBatcher: atomic batches of cfg.Batch messages (the last one of a
+// run may be smaller); Run(n) stores n messages.
+type AtomicBatcher interface {
+	NewAtomicBatch(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// ObjPutter: Run(n) stores n objects of cfg.Size bytes under fresh names.
+type ObjPutter interface {
+	NewObjPut(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// ObjGetter: Run(n) reads the stored object cfg.Object n times.
+type ObjGetter interface {
+	NewObjGet(ctx context.Context, cfg Config) (Runner, error)
 }
 
 // All returns the clients by name.

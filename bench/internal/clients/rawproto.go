@@ -14,16 +14,35 @@ import (
 // library.
 
 // AppendPub appends "PUB <subject> [reply] <len>\r\n<payload>\r\n".
-func AppendPub[S ~string | ~[]byte](dst []byte, subject S, reply string, payload []byte) []byte {
+func AppendPub[S, R ~string | ~[]byte](dst []byte, subject S, reply R, payload []byte) []byte {
 	dst = append(dst, "PUB "...)
+	dst = append(dst, subject...)
+	dst = append(dst, ' ')
+	if len(reply) > 0 {
+		dst = append(dst, reply...)
+		dst = append(dst, ' ')
+	}
+	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, payload...)
+	return append(dst, "\r\n"...)
+}
+
+// AppendHPub appends "HPUB <subject> [reply] <hdrlen> <total>\r\n<hdr><payload>\r\n";
+// hdr is a complete header block ("NATS/1.0\r\n…\r\n\r\n").
+func AppendHPub(dst []byte, subject, reply string, hdr, payload []byte) []byte {
+	dst = append(dst, "HPUB "...)
 	dst = append(dst, subject...)
 	dst = append(dst, ' ')
 	if reply != "" {
 		dst = append(dst, reply...)
 		dst = append(dst, ' ')
 	}
-	dst = strconv.AppendInt(dst, int64(len(payload)), 10)
+	dst = strconv.AppendInt(dst, int64(len(hdr)), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(len(hdr)+len(payload)), 10)
 	dst = append(dst, "\r\n"...)
+	dst = append(dst, hdr...)
 	dst = append(dst, payload...)
 	return append(dst, "\r\n"...)
 }
@@ -63,13 +82,18 @@ const (
 
 // Op is one frame read from the server. Reply (for MSG/HMSG) is copied
 // into the buffer passed to Next, so it stays valid after Next returns;
-// Text (for -ERR and INFO) is only valid until the next call.
+// Text (for -ERR and INFO) and Data (NextData only) are only valid until
+// the next call.
 type Op struct {
-	Kind  OpKind
-	SID   uint64
-	Reply []byte
-	Size  int // payload bytes, headers included for HMSG
-	Text  []byte
+	Kind   OpKind
+	SID    uint64
+	Reply  []byte
+	Size   int // payload bytes, headers included for HMSG
+	HdrLen int // HMSG: bytes of the header block (0 for MSG)
+	Text   []byte
+	// Data is the whole payload (header block included for HMSG), set by
+	// NextData when it fits the read buffer.
+	Data []byte
 }
 
 // ErrProtocol reports a frame the raw reader does not understand.
@@ -88,7 +112,14 @@ func NewReader(r io.Reader, size int) *Reader {
 
 // Next reads the next frame. For MSG and HMSG the reply subject, if any, is
 // appended to reply[:0] and returned in Op.Reply.
-func (r *Reader) Next(reply []byte) (Op, error) {
+func (r *Reader) Next(reply []byte) (Op, error) { return r.next(reply, false) }
+
+// NextData is Next that also returns the payload of MSG and HMSG frames in
+// Op.Data (valid until the next call), for the JetStream scenarios that
+// must look at acks, statuses and API replies.
+func (r *Reader) NextData(reply []byte) (Op, error) { return r.next(reply, true) }
+
+func (r *Reader) next(reply []byte, keep bool) (Op, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err != nil {
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -99,9 +130,9 @@ func (r *Reader) Next(reply []byte) (Op, error) {
 	line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
 	switch {
 	case bytes.HasPrefix(line, []byte("MSG ")):
-		return r.msg(line[4:], reply, false)
+		return r.msg(line[4:], reply, false, keep)
 	case bytes.HasPrefix(line, []byte("HMSG ")):
-		return r.msg(line[5:], reply, true)
+		return r.msg(line[5:], reply, true, keep)
 	case bytes.Equal(line, []byte("PING")):
 		return Op{Kind: OpPing}, nil
 	case bytes.Equal(line, []byte("PONG")):
@@ -117,8 +148,9 @@ func (r *Reader) Next(reply []byte) (Op, error) {
 }
 
 // msg parses "<subject> <sid> [reply] <size>" (MSG) or "<subject> <sid>
-// [reply] <hdr> <size>" (HMSG), then skips the payload.
-func (r *Reader) msg(args, reply []byte, hdr bool) (Op, error) {
+// [reply] <hdr> <size>" (HMSG), then skips the payload (keeping a view of
+// it in Op.Data when keep is set and it fits the buffer).
+func (r *Reader) msg(args, reply []byte, hdr, keep bool) (Op, error) {
 	var f [5][]byte
 	n := 0
 	for len(args) > 0 {
@@ -154,6 +186,13 @@ func (r *Reader) msg(args, reply []byte, hdr bool) (Op, error) {
 		return Op{}, fmt.Errorf("%w: bad MSG numbers", ErrProtocol)
 	}
 	op.SID, op.Size = sid, int(size)
+	if hdr {
+		h, ok := parseUint(f[n-2])
+		if !ok || h > size {
+			return Op{}, fmt.Errorf("%w: bad HMSG header size", ErrProtocol)
+		}
+		op.HdrLen = int(h)
+	}
 	if n == maxN {
 		op.Reply = append(reply[:0], f[2]...)
 	}
@@ -166,6 +205,11 @@ func (r *Reader) msg(args, reply []byte, hdr bool) (Op, error) {
 		}
 		if b[op.Size] != '\r' || b[op.Size+1] != '\n' {
 			return Op{}, fmt.Errorf("%w: payload not followed by CRLF", ErrProtocol)
+		}
+		if keep {
+			// Discard only advances the read index: the bytes stay in
+			// the buffer until the next read fills it.
+			op.Data = b[:op.Size]
 		}
 	}
 	if _, err := r.br.Discard(total); err != nil {
@@ -186,4 +230,25 @@ func parseUint(b []byte) (uint64, bool) {
 		v = v*10 + uint64(c-'0')
 	}
 	return v, true
+}
+
+// jsonUint returns the unsigned integer value of the first "key": member of
+// a flat JSON object such as a PubAck ({"stream":"S","seq":42}), without
+// decoding the rest. The raw client uses it to check acks.
+func jsonUint(b []byte, key string) (uint64, bool) {
+	var pat [32]byte
+	p := append(append(append(pat[:0], '"'), key...), '"', ':')
+	i := bytes.Index(b, p)
+	if i < 0 {
+		return 0, false
+	}
+	b = b[i+len(p):]
+	for len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
+	j := 0
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return parseUint(b[:j])
 }

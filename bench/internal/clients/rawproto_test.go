@@ -149,3 +149,69 @@ func TestCounter(t *testing.T) {
 		t.Fatalf("drops not reported: %v", err)
 	}
 }
+
+func TestAppendHPub(t *testing.T) {
+	hdr := []byte("NATS/1.0\r\nA: b\r\n\r\n")
+	got := string(AppendHPub(nil, "s", "r.1", hdr, []byte("xyz")))
+	want := "HPUB s r.1 18 21\r\nNATS/1.0\r\nA: b\r\n\r\nxyz\r\n"
+	if got != want {
+		t.Fatalf("AppendHPub = %q, want %q", got, want)
+	}
+	if got := string(AppendHPub(nil, "s", "", hdr, nil)); got != "HPUB s 18 18\r\nNATS/1.0\r\nA: b\r\n\r\n\r\n" {
+		t.Fatalf("AppendHPub without reply = %q", got)
+	}
+	// A []byte reply encodes as the string one.
+	if got := string(AppendPub(nil, "s", []byte("r"), []byte("x"))); got != "PUB s r 1\r\nx\r\n" {
+		t.Fatalf("AppendPub([]byte reply) = %q", got)
+	}
+}
+
+func TestReaderNextData(t *testing.T) {
+	stream := "MSG a 1 r.1 16\r\n{\"seq\":42,\"x\":1}\r\n" +
+		"HMSG b 1 16 19\r\nNATS/1.0 204\r\n\r\nabc\r\n" +
+		"PING\r\n"
+	for name, rd := range map[string]io.Reader{
+		"whole":   strings.NewReader(stream),
+		"onebyte": iotest.OneByteReader(strings.NewReader(stream)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := NewReader(rd, 4096)
+			op, err := r.NextData(nil)
+			if err != nil || op.Kind != OpMsg || string(op.Data) != `{"seq":42,"x":1}` || op.HdrLen != 0 || string(op.Reply) != "r.1" {
+				t.Fatalf("MSG: %+v, %v", op, err)
+			}
+			if seq, ok := jsonUint(op.Data, "seq"); !ok || seq != 42 {
+				t.Fatalf("jsonUint(seq) = %d, %v", seq, ok)
+			}
+			op, err = r.NextData(nil)
+			if err != nil || op.Kind != OpHMsg || op.HdrLen != 16 || op.Size != 19 || string(op.Data) != "NATS/1.0 204\r\n\r\nabc" {
+				t.Fatalf("HMSG: %+v, %v", op, err)
+			}
+			op, err = r.Next(nil)
+			if err != nil || op.Kind != OpPing || op.Data != nil {
+				t.Fatalf("PING: %+v, %v", op, err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		in   string
+		key  string
+		want uint64
+		ok   bool
+	}{
+		{`{"stream":"S","seq":7}`, "seq", 7, true},
+		{`{"stream":"S", "seq": 12,"count":3}`, "count", 3, true},
+		{`{"type":"ack","seq":100,"msgs":100}`, "msgs", 100, true},
+		{`{"error":{"code":503}}`, "seq", 0, false},
+		{`{"seq":"x"}`, "seq", 0, false},
+	} {
+		got, ok := jsonUint([]byte(tc.in), tc.key)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("jsonUint(%s, %s) = %d, %v; want %d, %v", tc.in, tc.key, got, ok, tc.want, tc.ok)
+		}
+	}
+	r := NewReader(strings.NewReader("HMSG b 1 20 19\r\nNATS/1.0 204\r\n\r\nabc\r\n"), 4096)
+	if _, err := r.Next(nil); err == nil {
+		t.Error("HMSG with a header larger than the total accepted")
+	}
+}

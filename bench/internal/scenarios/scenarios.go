@@ -2,10 +2,10 @@
 // a scenario, its kind (which clients interface runs it) and its parameters.
 //
 // To add a scenario of an existing kind, add an entry to Registry. To add a
-// kind (JetStream publish, pull consumers, KV…), add its interface to package
-// clients, implement it for the clients that support it, add a Kind here
-// with a case in Prepare, and add entries. Clients without the interface
-// show as not applicable.
+// kind, add its interface to package clients, implement it for the clients
+// that support it, add a Kind here with a case in Prepare (and, if it needs
+// streams, in Setup, Verify and Teardown: fixture.go), and add entries.
+// Clients without the interface show as not applicable.
 package scenarios
 
 import (
@@ -31,6 +31,37 @@ const (
 	// Request: Count sequential request/reply round trips, with latency
 	// percentiles.
 	Request Kind = "req"
+
+	// JetStream, KV and object store kinds. Their streams are created (and
+	// filled) by Setup before every run and checked by Verify after it;
+	// see fixture.go.
+
+	// JSPubSync: JetStream publishes, each waiting for its PubAck.
+	JSPubSync Kind = "jspub.sync"
+	// JSPubAsync: JetStream publishes with Window acks outstanding.
+	JSPubAsync Kind = "jspub.async"
+	// JSFetch: fetches of Batch from a durable pull consumer, explicit
+	// ack per message.
+	JSFetch Kind = "jsfetch"
+	// JSConsume: continuous consumption (Batch kept requested), explicit
+	// ack per message.
+	JSConsume Kind = "jsconsume"
+	// JSOrdered: an ordered consumer's read-through of the stream.
+	JSOrdered Kind = "jsordered"
+	// KVPut and KVGet: sequential KV operations over Keys keys.
+	KVPut Kind = "kvput"
+	KVGet Kind = "kvget"
+	// FastPub: one fast-ingest batch per run (natsio extra).
+	FastPub Kind = "fastpub"
+	// AtomicBatch: atomic batches of Batch messages (natsio extra).
+	AtomicBatch Kind = "atomicbatch"
+	// GetBatch: batch direct gets of Batch messages (natsio extra).
+	GetBatch Kind = "getbatch"
+	// DirectGet: one direct get per message, the comparison for GetBatch.
+	DirectGet Kind = "directget"
+	// ObjPut and ObjGet: objects of Size bytes.
+	ObjPut Kind = "objput"
+	ObjGet Kind = "objget"
 )
 
 // Scenario is one registry entry.
@@ -42,6 +73,15 @@ type Scenario struct {
 	SameConn bool         // pubsub: publisher and subscriber share a connection
 	Count    int          // operations in the timed section (default)
 	Warmup   int          // untimed operations before it
+	// Storage of the scenario's stream: "memory" or "file" (JetStream,
+	// KV and object store kinds).
+	Storage string
+	// Batch, Window, Keys: see clients.Config.
+	Batch  int
+	Window int
+	Keys   int
+	// Stored is how many messages getbatch and directget read from.
+	Stored int
 	// Default marks the scenarios run when no -scenarios pattern is given.
 	Default bool
 	// Note is a one-line description for -list and the README.
@@ -49,15 +89,38 @@ type Scenario struct {
 }
 
 // Latency reports whether the scenario records per-operation latencies.
-func (s Scenario) Latency() bool { return s.Kind == Request }
+func (s Scenario) Latency() bool {
+	switch s.Kind {
+	case Request, JSPubSync, KVPut, KVGet, DirectGet:
+		return true
+	}
+	return false
+}
 
 // InMsgsPerOp is how many messages the server receives per operation, used
-// to check the server's in_msgs counter after a run.
+// to check the server's in_msgs counter after a run. It is 0 for the
+// JetStream kinds: what a client sends besides its messages (API requests,
+// pulls, acks, flow control) differs from one client to the other, so their
+// runs are verified on the stream's and consumers' state instead (Verify).
 func (s Scenario) InMsgsPerOp() int {
-	if s.Kind == Request {
+	switch s.Kind {
+	case Publish, PubSub:
+		return 1
+	case Request:
 		return 2 // request + reply
 	}
-	return 1
+	return 0
+}
+
+// FixedCount reports whether the scenario's fixture depends on the counts
+// of its runs (the stream is filled with what the runs read), so that the
+// count cannot be calibrated after the warm-up (-duration).
+func (s Scenario) FixedCount() bool {
+	switch s.Kind {
+	case JSFetch, JSConsume, JSOrdered:
+		return true
+	}
+	return false
 }
 
 // Registry lists every scenario, in report order. Counts aim at 1–2 s per
@@ -79,7 +142,30 @@ var Registry = []Scenario{
 
 	{Name: "req.16", Kind: Request, Size: 16, Count: 15_000, Warmup: 1_000, Default: true, Note: "request/reply, responder on another connection in-process; plain calls (natsio Request(context.Background()), nats.go Request(timeout))"},
 	{Name: "req.ctx.16", Kind: Request, Size: 16, Mode: clients.Ctx, Count: 15_000, Warmup: 1_000, Default: true, Note: "as req.16 with a caller context that has a deadline (natsio Request(ctx), nats.go RequestWithContext)"},
+
+	{Name: "jspub.sync.mem.128", Kind: JSPubSync, Size: 128, Storage: memory, Count: 20_000, Warmup: 1_000, Default: true, Note: "JetStream publish, wait for each PubAck (memory stream)"},
+	{Name: "jspub.sync.file.128", Kind: JSPubSync, Size: 128, Storage: file, Count: 20_000, Warmup: 1_000, Default: true, Note: "JetStream publish, wait for each PubAck (file stream)"},
+	{Name: "jspub.async.mem.128", Kind: JSPubAsync, Size: 128, Storage: memory, Window: 4000, Count: 200_000, Warmup: 20_000, Default: true, Note: "JetStream async publish, 4000 acks outstanding, then wait for all (memory stream)"},
+	{Name: "jspub.async.file.128", Kind: JSPubAsync, Size: 128, Storage: file, Window: 4000, Count: 200_000, Warmup: 20_000, Default: true, Note: "JetStream async publish, 4000 acks outstanding, then wait for all (file stream)"},
+	{Name: "jsfetch.128", Kind: JSFetch, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "fetch(500) from a durable consumer (explicit acks, max ack pending 1000), ack each message"},
+	{Name: "jsconsume.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "continuous consume, 500 requested and refilled at half, ack each message"},
+	{Name: "jsordered.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "ordered consumer read-through of the stream (consumer created in the timed section)"},
+	{Name: "kvput.mem.128", Kind: KVPut, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV put over 1000 keys (memory bucket, history 1)"},
+	{Name: "kvget.mem.128", Kind: KVGet, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV get over 1000 stored keys (direct get)"},
+
+	{Name: "fastpub.128", Kind: FastPub, Size: 128, Storage: memory, Count: 200_000, Warmup: 20_000, Default: true, Note: "natsio extra: one fast-ingest batch per run (flow 100, 2 intervals ahead: the defaults), commit"},
+	{Name: "atomicbatch.128", Kind: AtomicBatch, Size: 128, Storage: memory, Batch: 100, Count: 100_000, Warmup: 10_000, Default: true, Note: "natsio extra: atomic batches of 100 (ack on the first message and the commit)"},
+	{Name: "getbatch.10k", Kind: GetBatch, Size: 128, Storage: memory, Batch: 10_000, Stored: 10_000, Count: 200_000, Warmup: 10_000, Default: true, Note: "natsio extra: batch direct gets of 10k messages (128 B) from a 10k stream; msgs/s per message"},
+	{Name: "jsdirectget.128", Kind: DirectGet, Size: 128, Storage: memory, Stored: 10_000, Count: 10_000, Warmup: 1_000, Default: true, Note: "one direct get per message from the same 10k stream (the comparison for getbatch.10k)"},
+	{Name: "objput.64MiB", Kind: ObjPut, Size: 64 << 20, Storage: file, Count: 3, Warmup: 1, Default: true, Note: "object store put of 64 MiB objects (file store, 128 KiB chunks)"},
+	{Name: "objget.64MiB", Kind: ObjGet, Size: 64 << 20, Storage: file, Count: 3, Warmup: 1, Default: true, Note: "object store get of a 64 MiB object, read to the end"},
 }
+
+// Stream storage types.
+const (
+	memory = "memory"
+	file   = "file"
+)
 
 // Select returns the scenarios whose name matches pattern, or the default
 // ones when pattern is empty.
@@ -124,13 +210,67 @@ type Prepared struct {
 	Close func() error
 }
 
+// Plan is what one instance of a scenario runs: Run(Warmup), then Run(N).
+type Plan struct {
+	Warmup int
+	N      int
+	// MaxMsgs bounds the messages of the whole instance (pub/sub queue
+	// sizing); 0: Warmup + N.
+	MaxMsgs int
+}
+
 // Subject is the subject every scenario publishes to (one per scenario, so
 // that a straggler of a previous run cannot be counted).
 func (s Scenario) Subject() string { return "bench." + s.Name }
 
-// Prepare connects client c for the scenario. maxMsgs bounds the messages
-// of the whole instance (warm-up included).
-func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, maxMsgs int) (*Prepared, error) {
+// Supports reports whether client c implements the scenario's kind.
+func (s Scenario) Supports(c clients.Client) bool {
+	var ok bool
+	switch s.Kind {
+	case Publish:
+		_, ok = c.(clients.Publisher)
+	case PubSub:
+		_, ok = c.(clients.PubSuber)
+	case Request:
+		_, ok = c.(clients.Requester)
+	case JSPubSync:
+		_, ok = c.(clients.JSSyncPublisher)
+	case JSPubAsync:
+		_, ok = c.(clients.JSAsyncPublisher)
+	case JSFetch:
+		_, ok = c.(clients.JSFetcher)
+	case JSConsume:
+		_, ok = c.(clients.JSConsumer)
+	case JSOrdered:
+		_, ok = c.(clients.JSOrderedReader)
+	case KVPut:
+		_, ok = c.(clients.KVPutter)
+	case KVGet:
+		_, ok = c.(clients.KVGetter)
+	case FastPub:
+		_, ok = c.(clients.FastPublisher)
+	case AtomicBatch:
+		_, ok = c.(clients.AtomicBatcher)
+	case GetBatch:
+		_, ok = c.(clients.BatchGetter)
+	case DirectGet:
+		_, ok = c.(clients.DirectGetter)
+	case ObjPut:
+		_, ok = c.(clients.ObjPutter)
+	case ObjGet:
+		_, ok = c.(clients.ObjGetter)
+	}
+	return ok
+}
+
+// Config is the client configuration of the scenario under plan: its
+// subject and payload, and the names and counts of the fixture that Setup
+// creates for the same plan.
+func (s Scenario) Config(url string, plan Plan) clients.Config {
+	maxMsgs := plan.MaxMsgs
+	if maxMsgs == 0 {
+		maxMsgs = plan.Warmup + plan.N
+	}
 	cfg := clients.Config{
 		URL:      url,
 		Subject:  s.Subject(),
@@ -138,37 +278,81 @@ func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, max
 		Mode:     s.Mode,
 		SameConn: s.SameConn,
 		MaxMsgs:  maxMsgs,
+		Stream:   s.streamName(),
+		Bucket:   s.bucketName(),
+		Batch:    s.Batch,
+		Window:   s.Window,
+		Keys:     s.Keys,
 	}
+	switch s.Kind {
+	case JSFetch, JSConsume, JSOrdered:
+		cfg.Stored = s.stored(plan)
+		if s.Kind == JSOrdered {
+			cfg.StartSeqs = []uint64{s.startSeq(plan, plan.Warmup), s.startSeq(plan, plan.N)}
+		} else {
+			cfg.Consumers = []string{consumerWarmup, consumerTimed}
+		}
+	case GetBatch, DirectGet:
+		cfg.Stored = s.Stored
+	case KVGet:
+		cfg.Stored = s.Keys
+	case ObjGet:
+		cfg.Stored, cfg.Object = 1, storedObject
+	}
+	return cfg
+}
+
+// Prepare connects client c for the scenario, whose fixture Setup has
+// created for the same plan.
+func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, plan Plan) (*Prepared, error) {
+	if !s.Supports(c) {
+		return nil, ErrNotApplicable
+	}
+	cfg := s.Config(url, plan)
 	var r clients.Runner
+	var lr clients.LatencyRunner
 	var err error
 	switch s.Kind {
 	case Publish:
-		k, ok := c.(clients.Publisher)
-		if !ok {
-			return nil, ErrNotApplicable
-		}
-		r, err = k.NewPublish(ctx, cfg)
+		r, err = c.(clients.Publisher).NewPublish(ctx, cfg)
 	case PubSub:
-		k, ok := c.(clients.PubSuber)
-		if !ok {
-			return nil, ErrNotApplicable
-		}
-		r, err = k.NewPubSub(ctx, cfg)
+		r, err = c.(clients.PubSuber).NewPubSub(ctx, cfg)
 	case Request:
-		k, ok := c.(clients.Requester)
-		if !ok {
-			return nil, ErrNotApplicable
-		}
-		lr, err := k.NewRequest(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &Prepared{Run: func(_ int, lat []time.Duration) error { return lr.Run(lat) }, Close: lr.Close}, nil
+		lr, err = c.(clients.Requester).NewRequest(ctx, cfg)
+	case JSPubSync:
+		lr, err = c.(clients.JSSyncPublisher).NewJSPublishSync(ctx, cfg)
+	case JSPubAsync:
+		r, err = c.(clients.JSAsyncPublisher).NewJSPublishAsync(ctx, cfg)
+	case JSFetch:
+		r, err = c.(clients.JSFetcher).NewJSFetch(ctx, cfg)
+	case JSConsume:
+		r, err = c.(clients.JSConsumer).NewJSConsume(ctx, cfg)
+	case JSOrdered:
+		r, err = c.(clients.JSOrderedReader).NewJSOrdered(ctx, cfg)
+	case KVPut:
+		lr, err = c.(clients.KVPutter).NewKVPut(ctx, cfg)
+	case KVGet:
+		lr, err = c.(clients.KVGetter).NewKVGet(ctx, cfg)
+	case FastPub:
+		r, err = c.(clients.FastPublisher).NewFastPublish(ctx, cfg)
+	case AtomicBatch:
+		r, err = c.(clients.AtomicBatcher).NewAtomicBatch(ctx, cfg)
+	case GetBatch:
+		r, err = c.(clients.BatchGetter).NewGetBatch(ctx, cfg)
+	case DirectGet:
+		lr, err = c.(clients.DirectGetter).NewDirectGet(ctx, cfg)
+	case ObjPut:
+		r, err = c.(clients.ObjPutter).NewObjPut(ctx, cfg)
+	case ObjGet:
+		r, err = c.(clients.ObjGetter).NewObjGet(ctx, cfg)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", s.Kind)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.Latency() {
+		return &Prepared{Run: func(_ int, lat []time.Duration) error { return lr.Run(lat) }, Close: lr.Close}, nil
 	}
 	return &Prepared{Run: func(n int, _ []time.Duration) error { return r.Run(n) }, Close: r.Close}, nil
 }
