@@ -113,6 +113,14 @@ func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg,
 
 // RequestMsg is Request with headers h (nil for none).
 func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
+	return nc.RequestWithin(ctx, subject, h, data, 0)
+}
+
+// RequestWithin is RequestMsg where within, if positive, replaces the
+// connection's default request timeout for a ctx without deadline. Layers
+// with their own default (JetStream's API timeout) use it instead of
+// deriving a context, which would allocate.
+func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -123,7 +131,10 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 	w := waiterPool.Get().(*waiter)
 	var timeout <-chan time.Time // nil unless ctx has no deadline
 	if _, ok := ctx.Deadline(); !ok {
-		timeout = w.arm(nc.opts.requestTimeout)
+		if within <= 0 {
+			within = nc.opts.requestTimeout
+		}
+		timeout = w.arm(within)
 	}
 	r.mu.Lock()
 	r.next++

@@ -51,9 +51,7 @@ func (js *JS) request(ctx context.Context, subject string, req, resp any) error 
 // rawRequest is a request with the default timeout and JetStream's reading
 // of no-responders.
 func (js *JS) rawRequest(ctx context.Context, subject string, body []byte) (*conn.Msg, error) {
-	ctx, cancel := js.withTimeout(ctx)
-	defer cancel()
-	m, err := js.nc.Request(ctx, subject, body)
+	m, err := js.nc.RequestWithin(ctx, subject, nil, body, js.timeout)
 	if errors.Is(err, conn.ErrNoResponders) {
 		return nil, &noRespondersError{}
 	}

@@ -1,7 +1,6 @@
 package jsapi
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"time"
@@ -84,11 +83,3 @@ func (js *JS) Timeout() time.Duration { return js.timeout }
 
 // Domain returns the configured domain, or "".
 func (js *JS) Domain() string { return js.domain }
-
-// withTimeout applies the default timeout to a context without deadline.
-func (js *JS) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, js.timeout)
-}

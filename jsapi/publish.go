@@ -73,10 +73,10 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 	if hdr != nil && hdr.Len() == 0 {
 		hdr = nil
 	}
-	ctx, cancel := js.withTimeout(ctx)
-	defer cancel()
 	for attempt := 0; ; attempt++ {
-		m, err := js.nc.RequestMsg(ctx, subject, hdr, data)
+		// Without a deadline on ctx each attempt is bounded by the JS
+		// timeout (no context is derived: that would allocate).
+		m, err := js.nc.RequestWithin(ctx, subject, hdr, data, js.timeout)
 		retry := false
 		if err == nil {
 			if len(m.Data) == 0 && m.Status() == 503 {
