@@ -45,6 +45,14 @@ bench:
 bench-pkg:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
+# The chaos soak (chaos/): every workload under the seeded fault schedule for
+# SOAK_SECONDS, single server then 3-node cluster, judged by the oracle.
+SOAK_SECONDS ?= 240
+
+soak: export SOAK_SECONDS := $(SOAK_SECONDS)
+soak:
+	$(GO) test ./chaos -run TestChaos -count=1 -timeout 15m -v
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)

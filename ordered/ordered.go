@@ -3,6 +3,7 @@ package ordered
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"sync"
 	"sync/atomic"
@@ -329,7 +330,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 	defer cancel(nil)
 	onErr := func(err error) {
 		if errors.Is(err, pull.ErrNoHeartbeat) {
-			cancel(errRecreate)
+			cancel(fmt.Errorf("%w: %w", errRecreate, err))
 		}
 	}
 	for m, err := range r.cons.Messages(inner, pull.MaxMessages(r.c.opts.MaxMessages),
@@ -338,7 +339,11 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			if ctx.Err() != nil {
 				return false, context.Cause(ctx)
 			}
-			if errors.Is(context.Cause(inner), errRecreate) || errors.Is(err, pull.ErrConsumerDeleted) {
+			if cause := context.Cause(inner); errors.Is(cause, errRecreate) {
+				r.reset(cause) // carries the reason, e.g. pull.ErrNoHeartbeat
+				return true, nil
+			}
+			if errors.Is(err, pull.ErrConsumerDeleted) {
 				r.reset(errors.Join(errRecreate, err))
 				return true, nil
 			}

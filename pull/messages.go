@@ -189,12 +189,16 @@ func (e *engine) fail(err error) {
 }
 
 // watch pulls again after two idle-heartbeat intervals without any traffic.
+// It samples the activity counter eight times per interval (no timer is
+// touched per message), so silence is noticed between 2 and 2¼ intervals
+// after the last message or heartbeat.
 func (e *engine) watch(ctx context.Context) {
 	defer e.wg.Done()
-	t := time.NewTicker(e.s.hb)
+	step := max(e.s.hb/8, 10*time.Millisecond)
+	t := time.NewTicker(step)
 	defer t.Stop()
 	last := e.activity.Load()
-	missed := 0
+	lastSeen := time.Now()
 	for {
 		select {
 		case <-t.C:
@@ -205,11 +209,11 @@ func (e *engine) watch(ctx context.Context) {
 		}
 		now := e.activity.Load()
 		if now != last || !e.c.nc.IsConnected() {
-			last, missed = now, 0
+			last, lastSeen = now, time.Now()
 			continue
 		}
-		if missed++; missed >= 2 {
-			missed = 0
+		if time.Since(lastSeen) >= 2*e.s.hb {
+			lastSeen = time.Now()
 			e.reset(ErrNoHeartbeat)
 		}
 	}
