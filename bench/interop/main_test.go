@@ -1,6 +1,6 @@
 // Package interop_test checks that natsio's kv and objstore and nats.go's
 // jetstream KV and object store read and write each other's buckets. It
-// is a separate module, so that nats.go stays out of natsio's import
+// lives in the bench module, so that nats.go stays out of natsio's import
 // graph; it holds tests only.
 package interop_test
 
