@@ -9,11 +9,15 @@ PKGS      := ./...
 FUZZ_TARGETS = $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | cut -c6-)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all test vet race fuzz-short fuzz bench bench-pkg lint soak
+.PHONY: all test vet race fuzz-short fuzz bench bench-pkg lint soak test-bench
 
 all: test
 
-test: vet race fuzz-short
+test: vet race fuzz-short test-bench
+
+# The bench module (nats.go comparison and the nats.go interop tests).
+test-bench:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
 
 vet:
 	$(GO) vet $(PKGS)
