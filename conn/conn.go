@@ -58,6 +58,10 @@ type Conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// pendingBytes counts bytes queued in all subscriptions, bounded by
+	// the connection-wide pending limit.
+	pendingBytes atomic.Int64
+
 	subMu sync.RWMutex
 	subs  map[uint64]*Subscription
 	sid   uint64
@@ -344,4 +348,15 @@ func (nc *Conn) allSubs() []*Subscription {
 		out = append(out, s)
 	}
 	return out
+}
+
+// reservePending accounts size bytes queued for a subscription against the
+// connection-wide limit; it reports false (nothing reserved) when they do
+// not fit.
+func (nc *Conn) reservePending(size int) bool {
+	if nc.pendingBytes.Add(int64(size)) > nc.opts.connPendingBytes {
+		nc.pendingBytes.Add(-int64(size))
+		return false
+	}
+	return true
 }

@@ -22,6 +22,7 @@ const (
 	DefaultMaxPingsOut      = 2
 	DefaultPendingMsgs      = 512 * 1024
 	DefaultPendingBytes     = 64 << 20
+	DefaultConnPendingBytes = 256 << 20
 	DefaultDrainTimeout     = 30 * time.Second
 	DefaultWriteTimeout     = 10 * time.Second
 	DefaultRequestTimeout   = 5 * time.Second
@@ -67,6 +68,7 @@ type options struct {
 	onEvent          func(Event)
 	pendingMsgs      int
 	pendingBytes     int
+	connPendingBytes int64
 	dial             DialFunc
 	wsCompression    bool
 	drainTimeout     time.Duration
@@ -87,6 +89,7 @@ func defaultOptions() options {
 		inboxPrefix:      DefaultInboxPrefix,
 		pendingMsgs:      DefaultPendingMsgs,
 		pendingBytes:     DefaultPendingBytes,
+		connPendingBytes: DefaultConnPendingBytes,
 		drainTimeout:     DefaultDrainTimeout,
 		writeTimeout:     DefaultWriteTimeout,
 		requestTimeout:   DefaultRequestTimeout,
@@ -253,6 +256,20 @@ func PendingLimits(msgs, bytes int) Option {
 			return invalid("pending limits %d msgs, %d bytes", msgs, bytes)
 		}
 		o.pendingMsgs, o.pendingBytes = msgs, bytes
+		return nil
+	}
+}
+
+// ConnectionPendingLimit bounds the bytes queued in all subscriptions of
+// the connection together (default 256 MiB), so that many slow
+// subscriptions cannot exhaust memory. Beyond it messages are dropped,
+// counted and reported like a full subscription queue.
+func ConnectionPendingLimit(bytes int) Option {
+	return func(o *options) error {
+		if bytes <= 0 {
+			return invalid("connection pending limit %d", bytes)
+		}
+		o.connPendingBytes = int64(bytes)
 		return nil
 	}
 }

@@ -65,3 +65,57 @@ func TestF09SlowConsumer(t *testing.T) {
 		t.Fatalf("empty queue with a done ctx: %v", err)
 	}
 }
+
+// The connection-wide bound holds across subscriptions: many slow
+// subscribers together cannot queue more than it.
+func TestConnectionPendingLimit(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	nc := connect(t, s.URL(), conn.ConnectionPendingLimit(1000))
+	pub := connect(t, s.URL())
+	var subs []*conn.Subscription
+	for _, subj := range []string{"a", "b", "c"} {
+		sub, _ := nc.Subscribe(subj)
+		subs = append(subs, sub)
+	}
+	nc.Flush(ctxT(t))
+	data := make([]byte, 100)
+	for range 10 {
+		for _, subj := range []string{"a", "b", "c"} {
+			pub.Publish(subj, data)
+		}
+	}
+	pub.Flush(ctxT(t))
+	eventually(t, "drops", func() bool { return nc.Stats().Dropped == 20 })
+	queued := 0
+	for _, sub := range subs {
+		_, b := sub.Pending()
+		queued += b
+	}
+	if queued != 1000 {
+		t.Fatalf("%d bytes queued, limit 1000", queued)
+	}
+	// Consuming frees the budget: what sub a held can go to sub b.
+	na, _ := subs[0].Pending()
+	nb, _ := subs[1].Pending()
+	for range na {
+		if _, err := subs[0].NextMsg(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range na {
+		pub.Publish("b", data)
+	}
+	pub.Flush(ctxT(t))
+	eventually(t, "budget reused", func() bool { n, _ := subs[1].Pending(); return n == nb+na })
+	// Unsubscribing returns what was queued to the budget.
+	nc2, _ := subs[2].Pending()
+	subs[2].Unsubscribe()
+	for range nc2 {
+		pub.Publish("b", data)
+	}
+	pub.Flush(ctxT(t))
+	eventually(t, "budget after unsubscribe", func() bool { n, _ := subs[1].Pending(); return n == nb+na+nc2 })
+	if d := nc.Stats().Dropped; d != 20 {
+		t.Fatalf("dropped %d after the budget was freed, want still 20", d)
+	}
+}

@@ -113,7 +113,7 @@ func (s *Subscription) push(m *Msg) {
 		s.mu.Unlock()
 		return
 	}
-	if len(s.q) >= s.maxMsgs || s.qBytes+size > s.maxBytes {
+	if len(s.q) >= s.maxMsgs || s.qBytes+size > s.maxBytes || !s.nc.reservePending(size) {
 		s.dropped.Add(1)
 		first := !s.slow
 		s.slow = true
@@ -145,6 +145,7 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, er
 		if len(s.q) > 0 {
 			q := s.q
 			s.q = batch[:0]
+			s.releaseLocked(s.qBytes)
 			s.qBytes = 0
 			s.mu.Unlock()
 			return q, false, nil
@@ -227,8 +228,13 @@ func (s *Subscription) requeue(rest []*Msg) {
 	q = append(q, rest...)
 	q = append(q, s.q...)
 	s.q = q
+	n := 0
 	for _, m := range rest {
-		s.qBytes += len(m.Data) + len(m.Header)
+		n += len(m.Data) + len(m.Header)
+	}
+	s.qBytes += n
+	if !s.closed {
+		s.nc.pendingBytes.Add(int64(n))
 	}
 	s.mu.Unlock()
 }
@@ -257,7 +263,9 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 			m := s.q[0]
 			s.q[0] = nil
 			s.q = s.q[1:]
-			s.qBytes -= len(m.Data) + len(m.Header)
+			n := len(m.Data) + len(m.Header)
+			s.qBytes -= n
+			s.releaseLocked(n)
 			s.mu.Unlock()
 			return m, nil
 		}
@@ -343,8 +351,19 @@ func (s *Subscription) close(err error) {
 	}
 	s.closed = true
 	s.closeErr = err
+	// What is still queued no longer counts against the connection: it
+	// waits for a consumer that may never come.
+	s.nc.pendingBytes.Add(-int64(s.qBytes))
 	s.mu.Unlock()
 	close(s.done)
+}
+
+// releaseLocked returns n queued bytes to the connection's budget; after
+// close they were already returned.
+func (s *Subscription) releaseLocked(n int) {
+	if !s.closed {
+		s.nc.pendingBytes.Add(-int64(n))
+	}
 }
 
 // Closed returns a channel closed when the subscription has ended.
