@@ -6,8 +6,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/internal/leakcheck"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -111,4 +114,39 @@ func TestNoLeftovers(t *testing.T) {
 	if g := extraGoroutines(); g != 0 {
 		t.Fatalf("%d goroutines of package extra left", g)
 	}
+}
+
+// Batch gets (full, abandoned, cancelled) and fast and atomic publishers
+// leave no goroutine created by natsio code once the connection closes.
+func TestNoGoroutineLeak(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	before := leakcheck.Snapshot()
+	nc := connect(t, s.URL())
+	js := newJS(t, nc)
+	ctx := ctxT(t)
+	fastStream(t, js, "LF")
+	stream(t, js, jsapi.StreamConfig{Name: "LG", Subjects: []string{"lg.>"}, AllowDirect: true, AllowAtomicPublish: true})
+	for range 20 {
+		if _, err := js.Publish(ctx, "lg.a", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, err := range extra.GetBatch(ctx, js, "LG", 20) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range extra.GetBatch(ctx, js, "LG", 20) {
+		break
+	}
+	p, _ := extra.NewFastPublisher(js)
+	p.Add(ctx, "lf.a", nil)
+	if _, err := p.Commit(ctx, "lf.a", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := extra.PublishBatch(ctx, js, []extra.BatchMsg{{Subject: "lg.b"}}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	leakcheck.Wait(t, before, 10*time.Second)
 }

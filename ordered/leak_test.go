@@ -1,0 +1,57 @@
+package ordered_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/leakcheck"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/ordered"
+)
+
+// Ordered reads that drain, break early and are cancelled leave no
+// goroutine of natsio running once the connection is closed.
+func TestNoGoroutineLeak(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	before := leakcheck.Snapshot()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jsapi.New(nc)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "O", Subjects: []string{"o.>"}, Storage: jsapi.StorageMemory}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{s: s, nc: nc, js: js, ctx: ctx}
+	e.publish(t, "o.a", 30)
+	oc := ordered.New(js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 200 * time.Millisecond})
+	if n := readAll(t, oc, ctx, 1); n != 30 {
+		t.Fatalf("read %d", n)
+	}
+	oc2 := ordered.New(js, "O", ordered.Options{Heartbeat: 200 * time.Millisecond})
+	for _, err := range oc2.Messages(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	cctx, ccancel := context.WithCancel(ctx)
+	n := 0
+	for _, err := range ordered.New(js, "O", ordered.Options{Heartbeat: 200 * time.Millisecond}).Messages(cctx) {
+		if err != nil {
+			break
+		}
+		if n++; n == 30 {
+			ccancel() // blocked waiting for more: the cancel ends it
+		}
+	}
+	ccancel()
+	nc.Close()
+	leakcheck.Wait(t, before, 10*time.Second)
+}

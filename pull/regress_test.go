@@ -1,0 +1,167 @@
+package pull_test
+
+// Regression tests for bugs reported against other NATS clients
+// (RELIABILITY.md section (b)), named after the issue thread.
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pull"
+)
+
+// nats.go PR#1643 / #1729: quick reconnects under Messages report no missed
+// heartbeat, and the consumer keeps receiving after each one.
+func TestRegressionNatsGo1729ConsumerReceivesAfterReconnect(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	var missed atomic.Int32
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	got := make(chan uint64, 100)
+	done := make(chan error, 1)
+	go func() {
+		for m, err := range c.Messages(ctx, pull.Heartbeat(200*time.Millisecond), pull.Expires(2*time.Second),
+			pull.OnError(func(err error) {
+				if errors.Is(err, pull.ErrNoHeartbeat) {
+					missed.Add(1)
+				}
+			})) {
+			if err != nil {
+				done <- err
+				return
+			}
+			md, _ := m.Metadata()
+			m.Ack()
+			got <- md.StreamSeq
+		}
+		done <- nil
+	}()
+	for round := range 4 {
+		e.publish(t, 1)
+		select {
+		case seq := <-got:
+			if seq != uint64(round+1) {
+				t.Fatalf("round %d: got stream seq %d", round, seq)
+			}
+		case err := <-done:
+			t.Fatalf("round %d: Messages ended: %v", round, err)
+		case <-ctx.Done():
+			t.Fatalf("round %d: nothing received after the reconnect", round)
+		}
+		if round < 3 {
+			nc := e.nc
+			before := nc.Stats().Reconnects
+			nc.ForceReconnect()
+			deadline := time.Now().Add(10 * time.Second)
+			for !(nc.IsConnected() && nc.Stats().Reconnects > before) {
+				if time.Now().After(deadline) {
+					t.Fatal("no reconnect")
+				}
+				time.Sleep(2 * time.Millisecond) // polling, not synchronisation
+			}
+		}
+	}
+	cancel()
+	<-done
+	if n := missed.Load(); n != 0 {
+		t.Fatalf("%d false missed-heartbeat reports across quick reconnects", n)
+	}
+}
+
+// nats.go#1875: Messages blocked waiting must end, with conn.ErrClosed,
+// when the connection is closed or gives up reconnecting.
+func TestRegressionNatsGo1875MessagesEndsWhenConnectionCloses(t *testing.T) {
+	for _, tc := range []string{"closed", "max reconnects exceeded"} {
+		t.Run(tc, func(t *testing.T) {
+			s := testserver.Start(t, testserver.Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			nc, err := conn.Connect(ctx, s.URL(), conn.MaxReconnects(2),
+				conn.ReconnectWait(10*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			js, _ := jsapi.New(nc)
+			e := &env{s: s, nc: nc, js: js, ctx: ctx}
+			if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jsapi.StorageMemory}); err != nil {
+				t.Fatal(err)
+			}
+			c := e.consumer(t, jsapi.ConsumerConfig{})
+			e.publish(t, 1)
+			first := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				n := 0
+				for m, err := range c.Messages(ctx, pull.Heartbeat(200*time.Millisecond), pull.Expires(time.Second)) {
+					if err != nil {
+						done <- err
+						return
+					}
+					m.Ack()
+					if n++; n == 1 {
+						close(first)
+					}
+				}
+				done <- nil
+			}()
+			select {
+			case <-first:
+			case <-ctx.Done():
+				t.Fatal("nothing received")
+			}
+			if tc == "closed" {
+				nc.Close()
+			} else {
+				s.Shutdown()
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, conn.ErrClosed) {
+					t.Fatalf("Messages ended with %v, want conn.ErrClosed", err)
+				}
+			case <-ctx.Done():
+				t.Fatal("Messages still blocked after the connection closed")
+			}
+		})
+	}
+}
+
+// nats.go#809 / nats.py#933: a Fetch right after a previous Fetch timed out
+// on an empty consumer gets the available messages promptly, not a stale
+// 408 or a wait for the full timeout (no lingering pull takes them).
+func TestRegressionNatsGo809FetchAfterTimedOutFetch(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	for round := range 3 {
+		ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+		msgs, err := c.Fetch(ctx, 5)
+		cancel()
+		if len(msgs) != 0 {
+			t.Fatalf("round %d: empty consumer gave %d messages (%v)", round, len(msgs), err)
+		}
+		e.publish(t, 5)
+		ctx, cancel = context.WithTimeout(e.ctx, 10*time.Second)
+		start := time.Now()
+		msgs, err = c.Fetch(ctx, 5)
+		cancel()
+		if err != nil || len(msgs) != 5 {
+			t.Fatalf("round %d: fetch after a timed-out fetch: %d messages, %v", round, len(msgs), err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("round %d: fetch of available messages took %v", round, d)
+		}
+		for _, m := range msgs {
+			if err := m.AckSync(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
