@@ -165,15 +165,19 @@ func ParseAckSubject(s string) (Metadata, error) {
 	var md Metadata
 	var tok [12]string
 	n := 0
-	for start, i := 0, 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '.' {
-			if n == len(tok) {
-				return md, ErrBadAckSubject
-			}
-			tok[n] = s[start:i]
-			n++
-			start = i + 1
+	for rest := s; ; {
+		if n == len(tok) {
+			return md, ErrBadAckSubject
 		}
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			tok[n] = rest
+			n++
+			break
+		}
+		tok[n] = rest[:i]
+		n++
+		rest = rest[i+1:]
 	}
 	if n < 9 || tok[0] != "$JS" || tok[1] != "ACK" {
 		return md, ErrBadAckSubject
@@ -193,7 +197,7 @@ func ParseAckSubject(s string) (Metadata, error) {
 	md.Stream, md.Consumer = t[0], t[1]
 	var nums [5]uint64
 	for i := range nums {
-		v, ok := proto.ParseUint([]byte(t[2+i]))
+		v, ok := proto.ParseUint(t[2+i])
 		if !ok {
 			return Metadata{}, ErrBadAckSubject
 		}

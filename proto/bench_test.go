@@ -206,3 +206,12 @@ func BenchmarkRawHeaderValidate(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkValidateAckSubject(b *testing.B) {
+	s := "$JS.ACK.ORDERS_STREAM.worker-consumer.1.123456.123450.1764440000000000000.4711"
+	for b.Loop() {
+		if ValidatePublishSubject(s) != nil {
+			b.Fatal("invalid")
+		}
+	}
+}

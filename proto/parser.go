@@ -1,6 +1,9 @@
 package proto
 
-import "bytes"
+import (
+	"bytes"
+	"math/bits"
+)
 
 // Parser states.
 const (
@@ -631,20 +634,33 @@ func parseSize(b []byte, max int) (int, error) {
 
 // parseUint parses a decimal uint64, rejecting signs, non-digits and
 // overflow.
-func parseUint(b []byte) (uint64, error) {
+func parseUint[T ~string | ~[]byte](b T) (uint64, error) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, ErrSize
 	}
 	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	if len(b) < 20 {
+		// 19 digits cannot overflow: no check per digit.
+		for i := 0; i < len(b); i++ {
+			d := b[i] - '0'
+			if d > 9 {
+				return 0, ErrSize
+			}
+			n = n*10 + uint64(d)
+		}
+		return n, nil
+	}
+	for i := 0; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
 			return 0, ErrSize
 		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
+		hi, lo := bits.Mul64(n, 10)
+		sum, carry := bits.Add64(lo, uint64(d), 0)
+		if hi != 0 || carry != 0 {
 			return 0, ErrSize
 		}
-		n = n*10 + d
+		n = sum
 	}
 	return n, nil
 }
@@ -653,7 +669,7 @@ func parseUint(b []byte) (uint64, error) {
 // digits (leading zeros count), no sign, no overflow; it reports false
 // otherwise. Sids, UNSUB maxima and JetStream sequences are read with it. JetStream layers
 // use it for sequence numbers in subjects and headers.
-func ParseUint(b []byte) (uint64, bool) {
+func ParseUint[T ~string | ~[]byte](b T) (uint64, bool) {
 	n, err := parseUint(b)
 	return n, err == nil
 }

@@ -60,16 +60,18 @@ func validSubject(s string, wildcards bool) bool {
 	start := 0
 	high := false
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
+		// One table load per byte: almost every byte is plain.
+		switch subjectClass[s[i]] {
+		case classPlain:
+			continue
+		case classDot:
 			if !validToken(s, start, i, wildcards, false) {
 				return false
 			}
 			start = i + 1
-		case c <= ' ' || c == 0x7f:
+		case classBad:
 			return false
-		case c >= 0x80:
+		default:
 			high = true
 		}
 	}
@@ -78,6 +80,29 @@ func validSubject(s string, wildcards bool) bool {
 	}
 	return !high || utf8.ValidString(s)
 }
+
+// Byte classes of subjectClass.
+const (
+	classPlain = iota
+	classDot
+	classBad  // whitespace, control bytes and DEL
+	classHigh // part of a multi-byte UTF-8 sequence
+)
+
+// subjectClass classifies every byte value for validSubject.
+var subjectClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '.':
+			t[c] = classDot
+		case c <= ' ' || c == 0x7f:
+			t[c] = classBad
+		case c >= 0x80:
+			t[c] = classHigh
+		}
+	}
+	return t
+}()
 
 // validToken checks s[start:end], a token of a subject.
 func validToken(s string, start, end int, wildcards, last bool) bool {

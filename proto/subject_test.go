@@ -2,8 +2,10 @@ package proto
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSubjectValidation(t *testing.T) {
@@ -68,6 +70,46 @@ func TestSubjectValidation(t *testing.T) {
 		// A valid publish subject is always a valid filter, and literal.
 		if c.pub && (!c.sub || !c.lit) {
 			t.Errorf("%q: table inconsistent: publishable but not subscribable or literal", c.s)
+		}
+	}
+}
+
+// refValidSubject is the rule of validSubject written the slow, obvious way.
+func refValidSubject(s string, wildcards bool) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	toks := strings.Split(s, ".")
+	for i, t := range toks {
+		if t == "" {
+			return false
+		}
+		if strings.ContainsFunc(t, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return false
+		}
+		if (t == "*" || t == ">") && !wildcards {
+			return false
+		}
+		if t == ">" && i != len(toks)-1 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestValidSubjectMatchesReference(t *testing.T) {
+	alphabet := []string{"a", "Z", "9", ".", "*", ">", " ", "\t", "\r", "\n", "\x00", "\x7f", "é", "\xff", "\xc3", "$", "-"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		for _, w := range []bool{false, true} {
+			if got, want := validSubject(s, w), refValidSubject(s, w); got != want {
+				t.Fatalf("validSubject(%q, %v) = %v, want %v", s, w, got, want)
+			}
 		}
 	}
 }

@@ -61,6 +61,7 @@ type config struct {
 	client   string
 	rep      int
 	srvPID   int
+	setup    bool
 }
 
 func main() {
@@ -85,6 +86,7 @@ func main() {
 	flag.IntVar(&c.rep, "rep", 0, "internal (child): repetition")
 	flag.StringVar(&c.url, "url", "", "internal (child): server URL")
 	flag.IntVar(&c.srvPID, "srvpid", 0, "internal (child): server pid")
+	flag.BoolVar(&c.setup, "setup", false, "with -child: create the scenario's fixture first (to run a child by hand under perf or strace)")
 	flag.Parse()
 
 	if c.child {
@@ -166,6 +168,11 @@ func runChild(c config) (res harness.Result) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if c.setup {
+		if err := s.Setup(ctx, c.url, plan); err != nil {
+			return fail(fmt.Errorf("setup: %w", err))
+		}
+	}
 	p, err := s.Prepare(ctx, cl, c.url, plan)
 	if err != nil {
 		return fail(err)
