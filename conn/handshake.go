@@ -44,6 +44,36 @@ type link struct {
 	// atomics once per read, not once per message.
 	inMsgs, inBytes uint64
 	stats           *connStats
+	// Subscriptions that received messages into an empty queue since the
+	// last wake-up, and how many messages were queued meanwhile: consumers
+	// are woken before the next read from the socket, or every wakeBatch
+	// messages, so a burst costs one wake-up instead of one per message.
+	wakes []*Subscription
+	held  int
+}
+
+// wakeBatch bounds how many queued messages may wait for their consumer's
+// wake-up while the reader goes on parsing one read's worth of data.
+const wakeBatch = 64
+
+// deferWake notes that s must be woken before the next read.
+func (l *link) deferWake(s *Subscription) {
+	for _, w := range l.wakes {
+		if w == s {
+			return
+		}
+	}
+	l.wakes = append(l.wakes, s)
+}
+
+// wakeAll wakes the consumers noted by deferWake.
+func (l *link) wakeAll() {
+	for i, s := range l.wakes {
+		s.signal()
+		l.wakes[i] = nil
+	}
+	l.wakes = l.wakes[:0]
+	l.held = 0
 }
 
 func newLink(c net.Conn) *link {
@@ -66,6 +96,7 @@ func (l *link) next() (*proto.Op, error) {
 		if l.err != nil {
 			return nil, l.err
 		}
+		l.wakeAll()
 		l.flushStats()
 		n, err := l.c.Read(l.buf)
 		if n > 0 {

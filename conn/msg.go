@@ -70,6 +70,10 @@ const (
 type msgAlloc struct {
 	msgs []Msg
 	slab []byte
+	// lastSubject is the subject of the previous message: messages of a
+	// wildcard or JetStream subscription often repeat it, and then share
+	// one copy.
+	lastSubject string
 }
 
 func (a *msgAlloc) msg() *Msg {
@@ -111,8 +115,11 @@ func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 	m.sub = sub
 	if sub.literal && string(op.Subject) == sub.Subject {
 		m.Subject = sub.Subject
+	} else if string(op.Subject) == a.lastSubject {
+		m.Subject = a.lastSubject
 	} else {
 		m.Subject = a.string(op.Subject)
+		a.lastSubject = m.Subject
 	}
 	m.Reply = a.string(op.Reply)
 	var body []byte

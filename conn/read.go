@@ -11,6 +11,7 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 	for {
 		op, err := l.next()
 		if err != nil {
+			l.wakeAll()
 			l.flushStats()
 			if IsProtocolError(err) {
 				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
@@ -84,7 +85,13 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		return
 	}
 	if s.max.Load() == 0 {
-		s.push(m)
+		if s.push(m) {
+			l.deferWake(s)
+		}
+		l.held++
+		if l.held >= wakeBatch {
+			l.wakeAll()
+		}
 		return
 	}
 	// Auto-unsubscribe: count under the lock shared with AutoUnsubscribe.
@@ -97,7 +104,9 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 	if over {
 		return
 	}
-	s.push(m)
+	if s.push(m) {
+		s.signal()
+	}
 	if reached {
 		nc.removeSub(s)
 		s.close(nil)

@@ -73,8 +73,12 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	lost := nc.cur
 	nc.lastErr = reason
 	reconnect := !nc.opts.noReconnect && !nc.draining
+	// The link is gone: leave stateConnected even when closeWith (started
+	// below) is to follow, so that a second connLost for this generation
+	// (the reader seeing the socket closed here) returns above, and the
+	// flusher, pinger and inline writers never use the nil link.
+	nc.state = stateReconnecting
 	if reconnect {
-		nc.state = stateReconnecting
 		// Retry the lost server only after a delay; others at once.
 		lost.readyAt = time.Now().Add(nc.opts.backoff(1))
 		nc.pool.moveToEnd(lost)

@@ -27,6 +27,11 @@ type respMux struct {
 	sub     *Subscription
 	next    uint64
 	waiters map[uint64]*waiter
+	// pool holds idle waiters for reuse. It is the connection's, not a
+	// global: a waiter's channel and timer belong to the testing/synctest
+	// bubble (if any) they were created in, and using them from another
+	// bubble, or outside any, is a fatal error.
+	pool sync.Pool
 }
 
 type waiter struct {
@@ -36,8 +41,6 @@ type waiter struct {
 	// deadline; it is reused with the waiter, so no context is allocated.
 	timer *time.Timer
 }
-
-var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan *Msg, 1)} }}
 
 // arm starts the waiter's default-timeout timer and returns its channel.
 func (w *waiter) arm(d time.Duration) <-chan time.Time {
@@ -128,7 +131,10 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	if err != nil {
 		return nil, err
 	}
-	w := waiterPool.Get().(*waiter)
+	w, _ := r.pool.Get().(*waiter)
+	if w == nil {
+		w = &waiter{ch: make(chan *Msg, 1)}
+	}
 	var timeout <-chan time.Time // nil unless ctx has no deadline
 	if _, ok := ctx.Deadline(); !ok {
 		if within <= 0 {
@@ -150,7 +156,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	}
 	select {
 	case m := <-w.ch:
-		release(w)
+		r.release(w)
 		switch m {
 		case disconnectedMsg:
 			return nil, ErrDisconnected
@@ -180,14 +186,14 @@ func (r *respMux) forget(tok uint64, w *waiter) {
 	case <-w.ch:
 	default:
 	}
-	release(w)
+	r.release(w)
 }
 
 // release stops w's timer and returns w to the pool. After Stop (Go 1.23+
 // timer semantics) the timer's channel holds no stale value.
-func release(w *waiter) {
+func (r *respMux) release(w *waiter) {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	waiterPool.Put(w)
+	r.pool.Put(w)
 }

@@ -105,13 +105,16 @@ func (s *Subscription) IsValid() bool {
 }
 
 // push queues m, or drops it when the queue is full. It runs on the reader
-// goroutine and never blocks.
-func (s *Subscription) push(m *Msg) {
+// goroutine and never blocks. It does not wake the consumer: it reports
+// whether the queue was empty before m, and the reader then wakes the
+// consumer once per read from the socket (link.deferWake), not once per
+// message.
+func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 	size := len(m.Data) + len(m.Header)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	if len(s.q) >= s.maxMsgs || s.qBytes+size > s.maxBytes || !s.nc.reservePending(size) {
 		s.dropped.Add(1)
@@ -122,13 +125,19 @@ func (s *Subscription) push(m *Msg) {
 		if first {
 			s.nc.slowConsumer(s)
 		}
-		return
+		return false
 	}
 	s.slow = false
+	wasEmpty = len(s.q) == 0
 	s.q = append(s.q, m)
 	s.qBytes += size
 	s.delivered++
 	s.mu.Unlock()
+	return wasEmpty
+}
+
+// signal wakes a consumer waiting in take or next.
+func (s *Subscription) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:

@@ -1,0 +1,928 @@
+package conn_test
+
+// Tier 1 timer tests (RELIABILITY.md d.5): each runs in a testing/synctest
+// bubble against a scripted server on an in-memory pipe (internal/memnet),
+// so the fake clock advances only when every goroutine is durably blocked
+// and the timings asserted here are exact, not "within some slack".
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/memnet"
+	"github.com/natsio/natsio/proto"
+)
+
+const (
+	stAddr = "fake:4222"
+	stURL  = "nats://" + stAddr
+	stInfo = `{"server_id":"NSYNCTEST","server_name":"synctest","version":"2.15.2","proto":1,` +
+		`"go":"go1.26","host":"fake","port":4222,"headers":true,"max_payload":1048576}`
+)
+
+// stSrv is the server end of one client connection: a strict client-ops
+// parser over a memnet.Conn.
+type stSrv struct {
+	c   *memnet.Conn
+	p   proto.Parser
+	buf []byte
+	n   int // bytes read from the client
+}
+
+func newSTSrv(c *memnet.Conn) *stSrv {
+	s := &stSrv{c: c, buf: make([]byte, 32<<10)}
+	s.p.ClientOps = true
+	return s
+}
+
+// next returns the next op the client sent (a copy the caller owns), or
+// the read error once the connection has ended.
+func (s *stSrv) next() (*proto.Op, error) {
+	for {
+		op, err := s.p.Next()
+		if err != nil {
+			return nil, err
+		}
+		if op != nil {
+			cp := proto.Op{
+				Kind: op.Kind, SID: op.SID, Max: op.Max, Owned: true,
+				Subject: append([]byte(nil), op.Subject...),
+				Reply:   append([]byte(nil), op.Reply...),
+				Queue:   append([]byte(nil), op.Queue...),
+				Header:  append([]byte(nil), op.Header...),
+				Payload: append([]byte(nil), op.Payload...),
+				Text:    append([]byte(nil), op.Text...),
+			}
+			return &cp, nil
+		}
+		n, err := s.c.Read(s.buf)
+		if n > 0 {
+			s.n += n
+			s.p.Feed(s.buf[:n])
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *stSrv) send(b []byte) error {
+	_, err := s.c.Write(b)
+	return err
+}
+
+// handshake sends INFO, reads CONNECT and the client's PING and answers
+// PONG.
+func (s *stSrv) handshake() error {
+	return s.handshakeWith(stInfo)
+}
+
+func (s *stSrv) handshakeWith(info string) error {
+	if err := s.send(proto.AppendInfo(nil, []byte(info))); err != nil {
+		return err
+	}
+	for _, want := range []proto.Kind{proto.KindConnect, proto.KindPing} {
+		op, err := s.next()
+		if err != nil {
+			return err
+		}
+		if op.Kind != want {
+			return fmt.Errorf("handshake: got %v, want %v", op.Kind, want)
+		}
+	}
+	return s.send(proto.AppendPong(nil))
+}
+
+// serve answers every PING with a PONG (unless pong is set and returns
+// false) and hands every op to f (if set), until the connection ends.
+func (s *stSrv) serve(pong func() bool, f func(*proto.Op)) {
+	for {
+		op, err := s.next()
+		if err != nil {
+			return
+		}
+		if op.Kind == proto.KindPing && (pong == nil || pong()) {
+			if s.send(proto.AppendPong(nil)) != nil {
+				return
+			}
+		}
+		if f != nil {
+			f(op)
+		}
+	}
+}
+
+// stServe accepts connections on l and runs h on each, until l is closed.
+// The returned function closes l and waits for the handlers (which must
+// return once the client has closed its end).
+func stServe(l *memnet.Listener, h func(*stSrv)) (stop func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.AcceptContext(context.Background())
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				h(newSTSrv(c))
+			})
+		}
+	})
+	return func() {
+		_ = l.Close()
+		wg.Wait()
+	}
+}
+
+// stEvent is an event with the fake time it was delivered at, relative to
+// the start of the test.
+type stEvent struct {
+	conn.Event
+	at time.Duration
+}
+
+// stEvents records events with their fake time.
+type stEvents struct {
+	start time.Time
+	mu    sync.Mutex
+	evs   []stEvent
+	ch    chan stEvent
+}
+
+func newSTEvents(start time.Time) *stEvents {
+	return &stEvents{start: start, ch: make(chan stEvent, 1024)}
+}
+
+func (r *stEvents) opt() conn.Option {
+	return conn.OnEvent(func(ev conn.Event) {
+		e := stEvent{ev, time.Since(r.start)}
+		r.mu.Lock()
+		r.evs = append(r.evs, e)
+		r.mu.Unlock()
+		r.ch <- e
+	})
+}
+
+func (r *stEvents) all() []stEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]stEvent(nil), r.evs...)
+}
+
+// wait returns the next event of kind k (skipping others).
+func (r *stEvents) wait(k conn.EventKind) stEvent {
+	for e := range r.ch {
+		if e.Kind == k {
+			return e
+		}
+	}
+	panic("unreachable")
+}
+
+// stConnGoroutines lists the goroutines started by package conn that are
+// still running.
+func stConnGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "created by github.com/natsio/natsio/conn.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func stConnect(t *testing.T, l *memnet.Listener, opts ...conn.Option) *conn.Conn {
+	t.Helper()
+	nc, err := conn.Connect(context.Background(), stURL, append([]conn.Option{conn.Dialer(l.Dial)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return nc
+}
+
+// ---- a. Stale connection ----
+
+// The pinger ticks every interval I from the moment the connection is up.
+// At each tick it declares the connection stale when maxOut PINGs are
+// unanswered, else sends a PING; any PONG resets the count. So with a
+// server that answers its first k PINGs at once and then goes silent
+// (connection open), the PINGs go out at exactly I, 2I, …, (k+N)·I and the
+// connection is declared stale at exactly (k+N+1)·I: I×(N+1) after the
+// last answered PING. Publishing meanwhile changes nothing: outbound
+// traffic is not a sign of life (nats.rs#1593).
+func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
+	cases := []struct {
+		name        string
+		interval    time.Duration
+		maxOut      int
+		answered    int
+		publish     bool
+		noReconnect bool
+	}{
+		{name: "silent", interval: time.Second, maxOut: 2},
+		{name: "silent-after-5-pongs", interval: 2 * time.Second, maxOut: 3, answered: 5},
+		{name: "publishing", interval: time.Second, maxOut: 2, answered: 3, publish: true},
+		{name: "publishing-maxout-1", interval: 700 * time.Millisecond, maxOut: 1, publish: true},
+		{name: "no-reconnect", interval: 500 * time.Millisecond, maxOut: 1, answered: 2, noReconnect: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				ev := newSTEvents(start)
+				l := memnet.Listen(stAddr)
+				var mu sync.Mutex
+				var pings []time.Duration
+				pubs := 0
+				stop := stServe(l, func(s *stSrv) {
+					if s.handshake() != nil {
+						return
+					}
+					s.serve(func() bool {
+						mu.Lock()
+						defer mu.Unlock()
+						pings = append(pings, time.Since(start))
+						return len(pings) <= tc.answered
+					}, func(op *proto.Op) {
+						if op.Kind == proto.KindPub {
+							mu.Lock()
+							pubs++
+							mu.Unlock()
+						}
+					})
+				})
+				opts := []conn.Option{conn.PingInterval(tc.interval, tc.maxOut), ev.opt()}
+				if tc.noReconnect {
+					opts = append(opts, conn.NoReconnect())
+				}
+				defer stop()
+				nc := stConnect(t, l, opts...)
+				defer nc.Close()
+				if d := time.Since(start); d != 0 {
+					t.Fatalf("handshake took %v of fake time", d)
+				}
+				// Reconnect attempts are refused; the accepted connection stays.
+				_ = l.Close()
+
+				pubDone := make(chan struct{})
+				stopPub := make(chan struct{})
+				go func() {
+					defer close(pubDone)
+					if !tc.publish {
+						return
+					}
+					for {
+						select {
+						case <-stopPub:
+							return
+						default:
+						}
+						if err := nc.Publish("load", []byte("payload")); err != nil {
+							return
+						}
+						time.Sleep(tc.interval / 7)
+					}
+				}()
+
+				want := time.Duration(tc.answered+tc.maxOut+1) * tc.interval
+				d := ev.wait(conn.EventDisconnected)
+				if !errors.Is(d.Err, conn.ErrStaleConnection) {
+					t.Fatalf("disconnected with %v, want ErrStaleConnection", d.Err)
+				}
+				if d.at != want {
+					t.Fatalf("stale declared at %v, want exactly %v = (%d answered + %d max out + 1) × %v",
+						d.at, want, tc.answered, tc.maxOut, tc.interval)
+				}
+				if tc.noReconnect {
+					c := ev.wait(conn.EventClosed)
+					if !errors.Is(c.Err, conn.ErrStaleConnection) || c.at != want {
+						t.Fatalf("closed at %v with %v, want at %v with ErrStaleConnection", c.at, c.Err, want)
+					}
+				}
+				close(stopPub)
+				<-pubDone
+				nc.Close()
+				stop()
+
+				mu.Lock()
+				defer mu.Unlock()
+				if len(pings) != tc.answered+tc.maxOut {
+					t.Fatalf("server saw %d keepalive PINGs, want %d: %v", len(pings), tc.answered+tc.maxOut, pings)
+				}
+				for i, at := range pings {
+					if w := time.Duration(i+1) * tc.interval; at != w {
+						t.Fatalf("PING %d at %v, want exactly %v (all: %v)", i+1, at, w, pings)
+					}
+				}
+				if tc.publish && pubs < int(want/(tc.interval/7))-1 {
+					t.Fatalf("only %d publishes reached the server", pubs)
+				}
+			})
+		})
+	}
+}
+
+// ---- b. Reconnect backoff ----
+
+// stDetBackoff is the deterministic part of the delay after the f-th
+// consecutive failure of a server (conn's options.backoff): base doubled
+// f-1 times, capped at max. A random jitter in [0, jitter) is added.
+func stDetBackoff(base, maxW time.Duration, f int) time.Duration {
+	d := base
+	for i := 1; i < f && d < maxW; i++ {
+		d *= 2
+	}
+	return min(d, maxW)
+}
+
+// stDialRecorder dials l, recording the fake time of every attempt, and
+// refuses every attempt after the first.
+type stDialRecorder struct {
+	l     *memnet.Listener
+	start time.Time
+	mu    sync.Mutex
+	at    []time.Duration
+	ch    chan struct{}
+}
+
+func (d *stDialRecorder) dial(ctx context.Context, network, addr string) (_ net.Conn, err error) {
+	d.mu.Lock()
+	d.at = append(d.at, time.Since(d.start))
+	first := len(d.at) == 1
+	d.mu.Unlock()
+	defer func() { d.ch <- struct{}{} }()
+	if !first {
+		return nil, fmt.Errorf("dial %s: %w", addr, syscall.ECONNREFUSED)
+	}
+	return d.l.Dial(ctx, network, addr)
+}
+
+func (d *stDialRecorder) times() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Duration(nil), d.at...)
+}
+
+// After the connection is lost the lost server is retried after
+// backoff(1); each failed attempt f (f = 1, 2, …, counted since the last
+// successful connection) schedules the next one backoff(f) later, where
+// backoff(f) = min(base·2^(f-1), max) + rand[0, jitter). So the gaps are
+// backoff(1), backoff(1), backoff(2), backoff(3), …: the loss itself is
+// not counted as a failure, and the delay first doubles after the
+// second failed attempt. Checked over 20 attempts, well into the cap.
+func TestSynctestReconnectBackoffBounds(t *testing.T) {
+	const attempts = 20
+	lossAt := 3 * time.Second
+
+	// run connects, has the server drop the connection at lossAt, waits
+	// for `attempts` reconnect attempts (all refused) and returns the
+	// fake times of the loss and of the attempts.
+	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
+		start := time.Now()
+		ev := newSTEvents(start)
+		l := memnet.Listen(stAddr)
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			time.Sleep(lossAt)
+			_ = s.c.Close()
+		})
+		defer stop()
+		rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, attempts+2)}
+		nc, err := conn.Connect(context.Background(), stURL,
+			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour, 2)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		for range attempts + 1 { // the first connection, then the attempts
+			<-rec.ch
+		}
+		nc.Close()
+		stop()
+		d := ev.wait(conn.EventDisconnected)
+		if d.at != lossAt {
+			t.Fatalf("disconnect reported at %v, want exactly %v", d.at, lossAt)
+		}
+		all := rec.times()
+		if all[0] != 0 {
+			t.Fatalf("first dial at %v", all[0])
+		}
+		return d.at, all[1:]
+	}
+
+	t.Run("exponential-with-jitter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base, maxW, jitter := time.Second, 20*time.Second, 250*time.Millisecond
+			loss, tries := run(t, conn.ReconnectWait(base, maxW, jitter))
+			prev := loss
+			var extras []time.Duration
+			for i, at := range tries {
+				failures := max(i, 1) // before attempt i+1: i failed attempts; after the loss: 1
+				det := stDetBackoff(base, maxW, failures)
+				gap := at - prev
+				if gap < det || gap >= det+jitter {
+					t.Fatalf("attempt %d came %v after the previous event, want in [%v, %v) (failures %d)\nall: %v",
+						i+1, gap, det, det+jitter, failures, tries)
+				}
+				extras = append(extras, gap-det)
+				prev = at
+			}
+			distinct := map[time.Duration]bool{}
+			for _, e := range extras {
+				distinct[e] = true
+			}
+			if len(distinct) < 2 {
+				t.Fatalf("jitter never varied: %v", extras)
+			}
+			t.Logf("attempts (fake time): %v", tries)
+		})
+	})
+
+	t.Run("no-jitter-exact", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base, maxW := 500*time.Millisecond, 10*time.Second
+			loss, tries := run(t, conn.ReconnectWait(base, maxW, 0))
+			prev := loss
+			for i, at := range tries {
+				if want := stDetBackoff(base, maxW, max(i, 1)); at-prev != want {
+					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
+				}
+				prev = at
+			}
+		})
+	})
+
+	t.Run("custom-delay", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			var args []int
+			f := func(n int) time.Duration {
+				mu.Lock()
+				args = append(args, n)
+				mu.Unlock()
+				return time.Duration(n) * 700 * time.Millisecond
+			}
+			loss, tries := run(t, conn.ReconnectDelay(f))
+			prev := loss
+			for i, at := range tries {
+				if want := time.Duration(max(i, 1)) * 700 * time.Millisecond; at-prev != want {
+					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
+				}
+				prev = at
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Called with 1 at the loss, then with each failure count.
+			for i, n := range args[:attempts] {
+				if n != max(i, 1) {
+					t.Fatalf("ReconnectDelay called with %v, want 1, 1, 2, 3, …", args)
+				}
+			}
+		})
+	})
+
+	// MaxReconnects(n): the server is dropped when its failure count
+	// exceeds n, i.e. after n+1 failed attempts; the connection then
+	// closes with ErrNoServers at the instant of the last failure.
+	t.Run("max-reconnects", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			const n = 3
+			start := time.Now()
+			ev := newSTEvents(start)
+			l := memnet.Listen(stAddr)
+			stop := stServe(l, func(s *stSrv) {
+				if s.handshake() == nil {
+					time.Sleep(lossAt)
+				}
+			})
+			defer stop()
+			rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, 16)}
+			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(rec.dial), ev.opt(),
+				conn.MaxReconnects(n), conn.ReconnectDelay(func(int) time.Duration { return time.Second }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			c := ev.wait(conn.EventClosed)
+			tries := rec.times()[1:]
+			if len(tries) != n+1 {
+				t.Fatalf("%d reconnect attempts, want %d: %v", len(tries), n+1, tries)
+			}
+			if want := lossAt + (n+1)*time.Second; c.at != want || tries[n] != want {
+				t.Fatalf("closed at %v after last attempt at %v, want both at %v", c.at, tries[n], want)
+			}
+			if !errors.Is(c.Err, conn.ErrNoServers) {
+				t.Fatalf("closed with %v", c.Err)
+			}
+			nc.Close()
+			stop()
+		})
+	})
+}
+
+// ---- c. Request timeout ----
+
+// Request and Flush against a server that never answers fail with
+// ErrTimeout (also matching context.DeadlineExceeded) at exactly their
+// deadline: RequestTimeout for a ctx without deadline, the ctx's deadline
+// otherwise (longer or shorter), RequestWithin's within.
+func TestSynctestRequestTimeoutExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		var answerPings atomic.Bool
+		answerPings.Store(true)
+		var mu sync.Mutex
+		var reqs []string
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			s.serve(answerPings.Load, func(op *proto.Op) {
+				if op.Kind == proto.KindPub && len(op.Reply) > 0 {
+					mu.Lock()
+					reqs = append(reqs, string(op.Subject))
+					mu.Unlock()
+				}
+			})
+		})
+		const d = 3 * time.Second
+		defer stop()
+		nc := stConnect(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour, 2))
+		defer nc.Close()
+
+		check := func(what string, want time.Duration, call func() error) {
+			t.Helper()
+			start := time.Now()
+			err := call()
+			if el := time.Since(start); el != want {
+				t.Fatalf("%s failed after %v, want exactly %v (err %v)", what, el, want, err)
+			}
+			if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%s: %v, want ErrTimeout and context.DeadlineExceeded", what, err)
+			}
+			if n := conn.PendingRequests(nc); n != 0 {
+				t.Fatalf("%s: %d requests still pending", what, n)
+			}
+		}
+		bg := context.Background()
+		check("Request with RequestTimeout", d, func() error {
+			_, err := nc.Request(bg, "svc.a", nil)
+			return err
+		})
+		check("Request with a shorter ctx deadline", 1500*time.Millisecond, func() error {
+			ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.b", nil)
+			return err
+		})
+		check("Request with a longer ctx deadline", 7*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(bg, 7*time.Second)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.c", nil)
+			return err
+		})
+		check("RequestWithin", 2*time.Second, func() error {
+			_, err := nc.RequestWithin(bg, "svc.d", nil, nil, 2*time.Second)
+			return err
+		})
+		check("second Request (reused waiter)", d, func() error {
+			_, err := nc.Request(bg, "svc.e", []byte("x"))
+			return err
+		})
+		answerPings.Store(false)
+		check("Flush with RequestTimeout", d, func() error { return nc.Flush(bg) })
+
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(reqs, ","); got != "svc.a,svc.b,svc.c,svc.d,svc.e" {
+			t.Fatalf("server saw requests %s", got)
+		}
+	})
+}
+
+// ---- d. Drain timeout ----
+
+// Drain with a handler wedged on a message returns at exactly the drain
+// timeout (DrainTimeout for a ctx without deadline, else ctx's deadline)
+// with a timeout error — there is no ErrDrainTimeout sentinel: the error
+// matches conn.ErrTimeout and context.DeadlineExceeded — and the
+// connection is closed by then.
+func TestSynctestDrainTimeout(t *testing.T) {
+	cases := []struct {
+		name     string
+		wedged   bool
+		ctxLimit time.Duration // 0: no deadline
+		want     time.Duration
+	}{
+		{name: "drain-timeout", wedged: true, want: 4 * time.Second},
+		{name: "ctx-deadline", wedged: true, ctxLimit: 1500 * time.Millisecond, want: 1500 * time.Millisecond},
+		{name: "not-wedged", want: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := memnet.Listen(stAddr)
+				stop := stServe(l, func(s *stSrv) {
+					if s.handshake() != nil {
+						return
+					}
+					s.serve(nil, func(op *proto.Op) {
+						if op.Kind == proto.KindSub && string(op.Subject) == "work" {
+							_ = s.send(proto.AppendMsg(nil, "work", op.SID, "", []byte("job")))
+						}
+					})
+				})
+				defer stop()
+				nc := stConnect(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour, 2))
+				defer nc.Close()
+				got := make(chan struct{}, 1)
+				release := make(chan struct{})
+				var releaseOnce sync.Once
+				unwedge := func() { releaseOnce.Do(func() { close(release) }) }
+				defer unwedge()
+				handlerDone := make(chan struct{})
+				var once sync.Once
+				_, err := nc.SubscribeFunc("work", func(*conn.Msg) {
+					got <- struct{}{}
+					if tc.wedged {
+						<-release
+					}
+					once.Do(func() { close(handlerDone) })
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				<-got
+				ctx := context.Background()
+				if tc.ctxLimit > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.ctxLimit)
+					defer cancel()
+				}
+				start := time.Now()
+				err = nc.Drain(ctx)
+				if el := time.Since(start); el != tc.want {
+					t.Fatalf("Drain returned after %v, want exactly %v (err %v)", el, tc.want, err)
+				}
+				if tc.wedged {
+					if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+						t.Fatalf("Drain: %v, want ErrTimeout and context.DeadlineExceeded", err)
+					}
+				} else if err != nil {
+					t.Fatalf("Drain: %v", err)
+				}
+				if !nc.IsClosed() {
+					t.Fatal("connection not closed after Drain")
+				}
+				unwedge()
+				<-handlerDone
+				stop()
+			})
+		})
+	}
+}
+
+// ---- e. Nothing fires after Close ----
+
+// After Close no goroutine of the connection is left, and ten minutes of
+// fake time later nothing has happened: no byte or dial reached the
+// server, no event followed EventClosed.
+func TestSynctestNoTimerAfterClose(t *testing.T) {
+	t.Run("connected", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			ev := newSTEvents(start)
+			l := memnet.Listen(stAddr)
+			type srvEnd struct {
+				bytes int
+				pings []time.Duration
+			}
+			srvDone := make(chan srvEnd, 4)
+			stop := stServe(l, func(s *stSrv) {
+				if s.handshake() != nil {
+					return
+				}
+				var pings []time.Duration
+				s.serve(nil, func(op *proto.Op) {
+					if op.Kind == proto.KindPing {
+						pings = append(pings, time.Since(start))
+					}
+				})
+				srvDone <- srvEnd{s.n, pings}
+			})
+			defer stop()
+			var dials atomic.Int32 // every attempt, successful or not
+			dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return l.Dial(ctx, network, addr)
+			}
+			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(dial), ev.opt(),
+				conn.PingInterval(time.Second, 2), conn.RequestTimeout(time.Minute),
+				conn.ReconnectWait(time.Second, 5*time.Second, time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			sub, err := nc.Subscribe("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := nc.SubscribeFunc("h", func(*conn.Msg) {}); err != nil {
+				t.Fatal(err)
+			}
+			reqErr := make(chan error, 1)
+			go func() {
+				_, err := nc.Request(context.Background(), "nobody", nil)
+				reqErr <- err
+			}()
+			nextErr := make(chan error, 1)
+			go func() {
+				_, err := sub.NextMsg(context.Background())
+				nextErr <- err
+			}()
+			time.Sleep(2500 * time.Millisecond) // two keepalives answered
+			nc.Close()
+			if err := <-reqErr; !errors.Is(err, conn.ErrClosed) {
+				t.Fatalf("pending Request: %v", err)
+			}
+			if err := <-nextErr; !errors.Is(err, conn.ErrClosed) {
+				t.Fatalf("pending NextMsg: %v", err)
+			}
+			end := <-srvDone // the server end has seen EOF
+			if len(end.pings) != 2 || end.pings[0] != time.Second || end.pings[1] != 2*time.Second {
+				t.Fatalf("keepalive PINGs at %v, want [1s 2s]", end.pings)
+			}
+			synctest.Wait()
+			if g := stConnGoroutines(); len(g) != 0 {
+				t.Fatalf("%d conn goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
+			}
+			// The listener stays open: a late dial would be accepted.
+			nDials, nev := dials.Load(), len(ev.all())
+			time.Sleep(10 * time.Minute)
+			synctest.Wait()
+			if dials.Load() != nDials || l.Dials() != 1 || len(ev.all()) != nev {
+				t.Fatalf("after Close: dial attempts %d→%d, accepted %d, events %d→%d",
+					nDials, dials.Load(), l.Dials(), nev, len(ev.all()))
+			}
+			select {
+			case e := <-srvDone:
+				t.Fatalf("a connection after Close carried %d bytes", e.bytes)
+			default:
+			}
+			evs := ev.all()
+			if last := evs[len(evs)-1]; last.Kind != conn.EventClosed || last.at != 2500*time.Millisecond {
+				t.Fatalf("last event %v at %v, want closed at 2.5s: %v", last.Kind, last.at, evs)
+			}
+		})
+	})
+
+	// Closed in the middle of a reconnect backoff: the pending attempt
+	// never happens.
+	t.Run("reconnecting", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			ev := newSTEvents(start)
+			l := memnet.Listen(stAddr)
+			stop := stServe(l, func(s *stSrv) {
+				if s.handshake() == nil {
+					time.Sleep(time.Second)
+				}
+			})
+			defer stop()
+			rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, 64)}
+			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(rec.dial), ev.opt(),
+				conn.ReconnectWait(2*time.Second, 8*time.Second, 0), conn.PingInterval(time.Second, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			// Lost at 1 s; attempts at 3 s and 5 s; the next is due at 9 s.
+			time.Sleep(7 * time.Second)
+			if got := rec.times(); len(got) != 3 || got[1] != 3*time.Second || got[2] != 5*time.Second {
+				t.Fatalf("dials at %v, want [0s 3s 5s]", got)
+			}
+			nc.Close()
+			stop()
+			synctest.Wait()
+			if g := stConnGoroutines(); len(g) != 0 {
+				t.Fatalf("%d conn goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
+			}
+			nev := len(ev.all())
+			time.Sleep(10 * time.Minute)
+			synctest.Wait()
+			if got := rec.times(); len(got) != 3 {
+				t.Fatalf("dials after Close: %v", got)
+			}
+			evs := ev.all()
+			if len(evs) != nev || evs[len(evs)-1].Kind != conn.EventClosed || evs[len(evs)-1].at != 7*time.Second {
+				t.Fatalf("events after Close: %v", evs)
+			}
+		})
+	})
+}
+
+// ---- f. Connect timeout ----
+
+// ConnectTimeout bounds a whole attempt — dial, INFO, CONNECT, first PONG
+// — and Connect fails at exactly that instant (ErrTimeout within
+// ErrNoServers); a ctx deadline bounds the whole call, and each server of
+// the list gets its own ConnectTimeout.
+func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
+	const timeout = 3 * time.Second
+	silent := func(s *stSrv) { s.serve(nil, nil) } // reads, never writes
+	noPong := func(s *stSrv) {
+		if err := s.send(proto.AppendInfo(nil, []byte(stInfo))); err != nil {
+			return
+		}
+		s.serve(func() bool { return false }, nil)
+	}
+	cases := []struct {
+		name    string
+		handler func(*stSrv)
+		dial    bool // the dial itself hangs
+		url     string
+		ctx     time.Duration
+		want    time.Duration
+	}{
+		{name: "no-info", handler: silent, want: timeout},
+		{name: "no-pong", handler: noPong, want: timeout},
+		{name: "dial-hangs", dial: true, want: timeout},
+		{name: "ctx-shorter", handler: silent, ctx: time.Second, want: time.Second},
+		{name: "two-servers", handler: noPong, url: "nats://a:1,nats://b:2", want: 2 * timeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := memnet.Listen(stAddr)
+				h := tc.handler
+				if h == nil {
+					h = silent
+				}
+				stop := stServe(l, h)
+				defer stop()
+				dial := l.Dial
+				if tc.dial {
+					dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+						<-ctx.Done()
+						return nil, ctx.Err()
+					}
+				}
+				url := stURL
+				if tc.url != "" {
+					url = tc.url
+				}
+				ctx := context.Background()
+				if tc.ctx > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+					defer cancel()
+				}
+				start := time.Now()
+				nc, err := conn.Connect(ctx, url, conn.Dialer(dial), conn.ConnectTimeout(timeout), conn.DontRandomize())
+				el := time.Since(start)
+				if err == nil {
+					nc.Close()
+					t.Fatal("Connect succeeded")
+				}
+				if el != tc.want {
+					t.Fatalf("Connect failed after %v, want exactly %v: %v", el, tc.want, err)
+				}
+				if !errors.Is(err, conn.ErrNoServers) {
+					t.Fatalf("Connect: %v, want ErrNoServers", err)
+				}
+				if !errors.Is(err, conn.ErrTimeout) {
+					t.Fatalf("Connect: %v, want ErrTimeout", err)
+				}
+				stop() // the handlers saw the client close its end
+				synctest.Wait()
+				if g := stConnGoroutines(); len(g) != 0 {
+					t.Fatalf("%d conn goroutines left:\n%s", len(g), strings.Join(g, "\n\n"))
+				}
+			})
+		})
+	}
+}
