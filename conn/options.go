@@ -134,15 +134,17 @@ func NoReconnect() Option {
 	return func(o *options) error { o.noReconnect = true; return nil }
 }
 
-// MaxReconnects caps failed reconnect attempts (per server, counted since
-// its last successful connection) before the connection closes with
-// ErrNoServers. A negative value, the default, retries forever.
+// MaxReconnects caps reconnect attempts per server, counted since its last
+// successful connection: after n failed attempts the server leaves the
+// pool, and with no server left the connection closes with ErrNoServers.
+// 0 means no attempt at all (like NoReconnect); a negative value, the
+// default, retries forever.
 func MaxReconnects(n int) Option {
 	return func(o *options) error { o.maxReconnects = n; return nil }
 }
 
-// ReconnectWait sets the base delay between attempts to the same server; it
-// doubles after each failure up to max (default 2 s doubling to 30 s), plus
+// ReconnectWait sets the delay before the first attempt to reconnect to
+// the same server; it doubles after each failed attempt up to max (default 2 s doubling to 30 s), plus
 // a random jitter of up to jitter (default 100 ms).
 func ReconnectWait(base, max, jitter time.Duration) Option {
 	return func(o *options) error {
@@ -154,8 +156,9 @@ func ReconnectWait(base, max, jitter time.Duration) Option {
 	}
 }
 
-// ReconnectDelay replaces the backoff with f, given the number of failed
-// attempts to the chosen server so far (1 after the first failure).
+// ReconnectDelay replaces the backoff with f, given the number of the
+// attempt to the chosen server that it delays: 1 for the first attempt
+// after the connection was lost, k+1 after k failed attempts.
 func ReconnectDelay(f func(attempt int) time.Duration) Option {
 	return func(o *options) error {
 		if f == nil {

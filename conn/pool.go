@@ -195,14 +195,14 @@ func (p *serverPool) urls() []string {
 	return out
 }
 
-// backoff is the delay before the next attempt to a server after its
-// failures-th consecutive failure.
-func (o *options) backoff(failures int) time.Duration {
+// backoff is the delay before the attempt-th consecutive attempt to a
+// server (1: the first after losing it).
+func (o *options) backoff(attempt int) time.Duration {
 	if o.reconnectDelay != nil {
-		return o.reconnectDelay(failures)
+		return o.reconnectDelay(attempt)
 	}
 	d := o.reconnectWait
-	for i := 1; i < failures && d < o.maxReconnectWait; i++ {
+	for i := 1; i < attempt && d < o.maxReconnectWait; i++ {
 		d *= 2
 	}
 	d = min(d, o.maxReconnectWait)

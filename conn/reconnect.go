@@ -72,7 +72,7 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.pingsOut = 0
 	lost := nc.cur
 	nc.lastErr = reason
-	reconnect := !nc.opts.noReconnect && !nc.draining
+	reconnect := !nc.opts.noReconnect && nc.opts.maxReconnects != 0 && !nc.draining
 	// The link is gone: leave stateConnected even when closeWith (started
 	// below) is to follow, so that a second connLost for this generation
 	// (the reader seeing the socket closed here) returns above, and the
@@ -157,13 +157,15 @@ func (nc *Conn) reconnectLoop() {
 		}
 		if err != nil {
 			s.failures++
-			s.readyAt = time.Now().Add(nc.opts.backoff(s.failures))
+			// The next attempt is attempt failures+1: the delay doubles
+			// after each failure (attempt 1 followed the loss).
+			s.readyAt = time.Now().Add(nc.opts.backoff(s.failures + 1))
 			// The same authentication error twice in a row from a server
 			// will not go away by retrying it: drop the server.
 			authErr := isAuthErr(err)
 			repeated := authErr && s.authFailed
 			s.authFailed = authErr
-			if repeated || (nc.opts.maxReconnects >= 0 && s.failures > nc.opts.maxReconnects) {
+			if repeated || (nc.opts.maxReconnects >= 0 && s.failures >= nc.opts.maxReconnects) {
 				nc.pool.remove(s)
 			}
 			nc.lastErr = err

@@ -346,8 +346,8 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 
 // ---- b. Reconnect backoff ----
 
-// stDetBackoff is the deterministic part of the delay after the f-th
-// consecutive failure of a server (conn's options.backoff): base doubled
+// stDetBackoff is the deterministic part of the delay before the f-th
+// consecutive attempt to a server (conn's options.backoff): base doubled
 // f-1 times, capped at max. A random jitter in [0, jitter) is added.
 func stDetBackoff(base, maxW time.Duration, f int) time.Duration {
 	d := base
@@ -441,7 +441,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			prev := loss
 			var extras []time.Duration
 			for i, at := range tries {
-				failures := max(i, 1) // before attempt i+1: i failed attempts; after the loss: 1
+				failures := i + 1 // attempt i+1 follows the loss (i == 0) or i failed attempts
 				det := stDetBackoff(base, maxW, failures)
 				gap := at - prev
 				if gap < det || gap >= det+jitter {
@@ -468,7 +468,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			loss, tries := run(t, conn.ReconnectWait(base, maxW, 0))
 			prev := loss
 			for i, at := range tries {
-				if want := stDetBackoff(base, maxW, max(i, 1)); at-prev != want {
+				if want := stDetBackoff(base, maxW, i+1); at-prev != want {
 					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
 				}
 				prev = at
@@ -489,25 +489,26 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			loss, tries := run(t, conn.ReconnectDelay(f))
 			prev := loss
 			for i, at := range tries {
-				if want := time.Duration(max(i, 1)) * 700 * time.Millisecond; at-prev != want {
+				if want := time.Duration(i+1) * 700 * time.Millisecond; at-prev != want {
 					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
 				}
 				prev = at
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			// Called with 1 at the loss, then with each failure count.
+			// Called with the number of the attempt it delays: 1 at the
+			// loss, then 2, 3, … after each failure.
 			for i, n := range args[:attempts] {
-				if n != max(i, 1) {
-					t.Fatalf("ReconnectDelay called with %v, want 1, 1, 2, 3, …", args)
+				if n != i+1 {
+					t.Fatalf("ReconnectDelay called with %v, want 1, 2, 3, …", args)
 				}
 			}
 		})
 	})
 
-	// MaxReconnects(n): the server is dropped when its failure count
-	// exceeds n, i.e. after n+1 failed attempts; the connection then
-	// closes with ErrNoServers at the instant of the last failure.
+	// MaxReconnects(n): the server is dropped after n failed attempts; the
+	// connection then closes with ErrNoServers at the instant of the last
+	// failure.
 	t.Run("max-reconnects", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			const n = 3
@@ -529,11 +530,11 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			defer nc.Close()
 			c := ev.wait(conn.EventClosed)
 			tries := rec.times()[1:]
-			if len(tries) != n+1 {
-				t.Fatalf("%d reconnect attempts, want %d: %v", len(tries), n+1, tries)
+			if len(tries) != n {
+				t.Fatalf("%d reconnect attempts, want %d: %v", len(tries), n, tries)
 			}
-			if want := lossAt + (n+1)*time.Second; c.at != want || tries[n] != want {
-				t.Fatalf("closed at %v after last attempt at %v, want both at %v", c.at, tries[n], want)
+			if want := lossAt + n*time.Second; c.at != want || tries[n-1] != want {
+				t.Fatalf("closed at %v after last attempt at %v, want both at %v", c.at, tries[n-1], want)
 			}
 			if !errors.Is(c.Err, conn.ErrNoServers) {
 				t.Fatalf("closed with %v", c.Err)
@@ -820,10 +821,11 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer nc.Close()
-			// Lost at 1 s; attempts at 3 s and 5 s; the next is due at 9 s.
-			time.Sleep(7 * time.Second)
-			if got := rec.times(); len(got) != 3 || got[1] != 3*time.Second || got[2] != 5*time.Second {
-				t.Fatalf("dials at %v, want [0s 3s 5s]", got)
+			// Lost at 1 s; attempts at 3 s (after 2 s) and 7 s (after 4 s):
+			// closed at 6 s, in between.
+			time.Sleep(6 * time.Second)
+			if got := rec.times(); len(got) != 2 || got[1] != 3*time.Second {
+				t.Fatalf("dials at %v, want [0s 3s]", got)
 			}
 			nc.Close()
 			stop()
@@ -834,11 +836,11 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 			nev := len(ev.all())
 			time.Sleep(10 * time.Minute)
 			synctest.Wait()
-			if got := rec.times(); len(got) != 3 {
+			if got := rec.times(); len(got) != 2 {
 				t.Fatalf("dials after Close: %v", got)
 			}
 			evs := ev.all()
-			if len(evs) != nev || evs[len(evs)-1].Kind != conn.EventClosed || evs[len(evs)-1].at != 7*time.Second {
+			if len(evs) != nev || evs[len(evs)-1].Kind != conn.EventClosed || evs[len(evs)-1].at != 6*time.Second {
 				t.Fatalf("events after Close: %v", evs)
 			}
 		})
