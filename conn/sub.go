@@ -254,6 +254,35 @@ func (s *Subscription) stopConsuming() {
 	s.mu.Unlock()
 }
 
+// NextBatch waits until at least one message is queued, then returns every
+// queued message (at most the queue's limit), in order, in a slice the
+// caller owns until its next call. buf is handed to the subscription to
+// hold the next messages: pass the previous result (or nil) and do not use
+// it afterwards. Like NextMsg, a done ctx makes NextBatch a non-blocking
+// poll; at the end of the subscription it returns ErrBadSubscription (or
+// the close error), and while Messages or a handler consumes the
+// subscription it returns ErrSubscriptionActive.
+func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	s.mu.Lock()
+	active := s.consuming
+	s.mu.Unlock()
+	if active {
+		return nil, ErrSubscriptionActive
+	}
+	clear(buf)
+	batch, end, err := s.take(ctx, buf)
+	if len(batch) > 0 {
+		return batch, nil
+	}
+	if end && err == nil {
+		err = ErrBadSubscription
+	}
+	return nil, err
+}
+
 // NextMsg returns the next message, waiting until ctx ends. A queued message
 // is returned even when ctx is already done, so a done ctx makes NextMsg a
 // non-blocking poll. At the end of the subscription it returns

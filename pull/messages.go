@@ -220,38 +220,62 @@ func (e *engine) watch(ctx context.Context) {
 }
 
 // run yields messages until a terminal condition or the caller stops.
+//
+// It takes what the subscription has queued in batches, and counts a
+// batch's messages as received before yielding them: the pulls are topped
+// up against what the server still owes, as if read straight off the
+// socket, not against what the caller has processed. (Counting at yield
+// time would let the server run dry whenever a read's worth of messages
+// waits in the queue.)
 func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var slab msgSlab
-	for m, err := range e.sub.Messages(ctx) {
+	var batch []*conn.Msg
+	var endErr error // why the subscription ended
+	for {
+		var err error
+		batch, err = e.sub.NextBatch(ctx, batch)
 		if err != nil {
-			yield(nil, err)
-			return
+			endErr = err
+			break
 		}
 		e.activity.Add(1)
-		if st, ok := parseStatus(m); ok {
-			if err := e.onStatus(ctx, m.Subject, st); err != nil {
-				e.fail(err)
+		n, size := 0, 0
+		for _, m := range batch {
+			if !isStatus(m) {
+				n++
+				size += len(m.Data) + len(m.Header) + len(m.Subject) + len(m.Reply)
 			}
-			continue
 		}
-		e.c.notePin(e.s.group, m)
-		size := len(m.Data) + len(m.Header) + len(m.Subject) + len(m.Reply)
-		e.mu.Lock()
-		e.pendingMsgs--
-		if e.s.maxBytes > 0 {
-			e.pendingBytes -= size
+		if n > 0 {
+			e.mu.Lock()
+			e.pendingMsgs -= n
+			if e.s.maxBytes > 0 {
+				e.pendingBytes -= size
+			}
+			_ = e.topUpLocked(false)
+			e.mu.Unlock()
 		}
-		_ = e.topUpLocked(false)
-		e.mu.Unlock()
-		if !yield(slab.wrap(e.c.nc, m), nil) {
-			return
+		for _, m := range batch {
+			if st, ok := parseStatus(m); ok {
+				if err := e.onStatus(ctx, m.Subject, st); err != nil {
+					e.fail(err)
+				}
+				continue
+			}
+			e.c.notePin(e.s.group, m)
+			if !yield(slab.wrap(e.c.nc, m), nil) {
+				return
+			}
 		}
 	}
 	e.mu.Lock()
 	err := e.terminal
 	e.mu.Unlock()
+	if err == nil && !errors.Is(endErr, conn.ErrBadSubscription) {
+		err = endErr // ctx's cause, or the connection's end
+	}
 	if err == nil {
-		err = ctx.Err()
+		err = context.Cause(ctx)
 	}
 	if err == nil {
 		err = conn.ErrClosed

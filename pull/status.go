@@ -126,6 +126,12 @@ func (s *status) err() error {
 
 // parseStatus reads a status message: an empty-payload message whose header
 // block has a status line. It reports false for an ordinary message.
+// isStatus reports whether m is a status message (no payload, a header
+// with a status code), without decoding it.
+func isStatus(m *conn.Msg) bool {
+	return len(m.Data) == 0 && len(m.Header) != 0 && m.Status() != 0
+}
+
 func parseStatus(m *conn.Msg) (status, bool) {
 	if len(m.Data) != 0 || len(m.Header) == 0 {
 		return status{}, false
