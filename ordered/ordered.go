@@ -275,7 +275,12 @@ func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	for {
 		name := r.c.opts.NamePrefix + nuid.Next()
 		cfg := r.consumerConfig(name)
-		cons, err := pull.Create(ctx, r.c.js, r.c.stream, cfg)
+		// Each attempt gets the API timeout even when ctx has a far
+		// deadline: a request nobody answers (no meta leader) must not
+		// hold up the retries until the caller's deadline.
+		actx, acancel := context.WithTimeout(ctx, r.c.js.Timeout())
+		cons, err := pull.Create(actx, r.c.js, r.c.stream, cfg)
+		acancel()
 		if err == nil {
 			r.cons = cons
 			r.expected = 1

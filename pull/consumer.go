@@ -107,6 +107,10 @@ func (c *Consumer) Unpin(ctx context.Context, group string) error {
 // whyNoResponders explains a 503 on a pull: the consumer or the stream is
 // gone (terminal) or JetStream is not reachable now (transient: nil).
 func (c *Consumer) whyNoResponders(ctx context.Context) error {
+	// The API timeout bounds the question even under a caller's far
+	// deadline: a consume loop must not wait on it for long.
+	ctx, cancel := context.WithTimeout(ctx, c.js.Timeout())
+	defer cancel()
 	_, err := c.js.Consumer(ctx, c.stream, c.name)
 	switch {
 	case errors.Is(err, jsapi.ErrConsumerNotFound):

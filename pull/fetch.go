@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -59,74 +60,94 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		return nil, err
 	}
 
-	var hbTimer *time.Timer
-	var hbC <-chan time.Time
+	wctx := ctx
+	var activity atomic.Uint64 // batches received, for the heartbeat watch
 	if s.hb > 0 {
-		hbTimer = time.NewTimer(2 * s.hb)
-		defer hbTimer.Stop()
-		hbC = hbTimer.C
+		var stop func()
+		wctx, stop = watchHeartbeats(ctx, s.hb, &activity)
+		defer stop()
 	}
 	var slab msgSlab
+	var batch []*conn.Msg
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
-	got := 0
-	for got < n {
-		m, err := nextOrHeartbeat(ctx, sub, hbC)
+	for len(out) < n {
+		batch, err = sub.NextBatch(wctx, batch)
 		if err != nil {
+			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
+				return out, ErrNoHeartbeat
+			}
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 				return out, nil // the pull's time is up: what arrived is the result
 			}
 			return out, err
 		}
-		if hbTimer != nil {
-			hbTimer.Reset(2 * s.hb)
-		}
-		if st, ok := parseStatus(m); ok {
-			serr := st.err()
-			switch {
-			case serr == nil: // heartbeat
-				continue
-			case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
-				return out, nil
-			case errors.Is(serr, conn.ErrNoResponders):
-				if why := c.whyNoResponders(ctx); why != nil {
-					return out, why
+		activity.Add(1)
+		for _, m := range batch {
+			if st, ok := parseStatus(m); ok {
+				serr := st.err()
+				switch {
+				case serr == nil: // heartbeat
+					continue
+				case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
+					return out, nil
+				case errors.Is(serr, conn.ErrNoResponders):
+					if why := c.whyNoResponders(ctx); why != nil {
+						return out, why
+					}
+					return out, serr
+				case errors.Is(serr, ErrPinMismatch):
+					c.setPin(s.group, "")
+					return out, serr
 				}
 				return out, serr
-			case errors.Is(serr, ErrPinMismatch):
-				c.setPin(s.group, "")
-				return out, serr
 			}
-			return out, serr
+			if len(out) == n {
+				break // nothing more is owed to this pull
+			}
+			c.notePin(s.group, m)
+			out = append(out, slab.wrap(c.nc, m))
 		}
-		c.notePin(s.group, m)
-		out = append(out, slab.wrap(c.nc, m))
-		got++
 	}
 	return out, nil
 }
 
-// nextOrHeartbeat waits for the next message of sub, failing with
-// ErrNoHeartbeat when hb fires first.
-func nextOrHeartbeat(ctx context.Context, sub *conn.Subscription, hb <-chan time.Time) (*conn.Msg, error) {
-	if hb == nil {
-		return sub.NextMsg(ctx)
-	}
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := make(chan struct{})
-	defer close(stop)
+// watchHeartbeats returns a context that ends with cause ErrNoHeartbeat
+// when activity stays unchanged for two heartbeat intervals. It samples
+// activity eight times per interval (no timer is touched per message), so
+// silence is noticed between 2 and 2¼ intervals after the last message.
+// stop ends the watch.
+func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uint64) (context.Context, func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
-		select {
-		case <-hb:
-			cancel(ErrNoHeartbeat)
-		case <-stop:
+		defer close(finished)
+		t := time.NewTicker(max(hb/8, time.Millisecond))
+		defer t.Stop()
+		last, lastSeen := activity.Load(), time.Now()
+		for {
+			select {
+			case <-t.C:
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			}
+			if now := activity.Load(); now != last {
+				last, lastSeen = now, time.Now()
+				continue
+			}
+			if time.Since(lastSeen) >= 2*hb {
+				cancel(ErrNoHeartbeat)
+				return
+			}
 		}
 	}()
-	m, err := sub.NextMsg(hctx)
-	if err != nil && errors.Is(context.Cause(hctx), ErrNoHeartbeat) && ctx.Err() == nil {
-		return nil, ErrNoHeartbeat
+	return wctx, func() {
+		close(done)
+		<-finished
+		cancel(nil)
 	}
-	return m, err
 }
 
 // Next returns one message, or ErrNoMessages when none arrived before ctx's
