@@ -163,6 +163,57 @@ var ErrBadAckSubject = errors.New("jsapi: malformed $JS.ACK subject")
 // Numbers are checked for overflow.
 func ParseAckSubject(s string) (Metadata, error) {
 	var md Metadata
+	if parseAckV1(s, &md) {
+		return md, nil
+	}
+	return parseAckTokens(s)
+}
+
+// parseAckV1 decodes the common 9-token layout in one backward pass over
+// the five numbers, without splitting the subject. It reports false for
+// anything else (other layouts, 20-digit numbers, malformed input), which
+// parseAckTokens then decodes or rejects.
+func parseAckV1(s string, md *Metadata) bool {
+	const prefix = "$JS.ACK."
+	if len(s) <= len(prefix) || s[:len(prefix)] != prefix {
+		return false
+	}
+	var nums [5]uint64
+	i := len(s)
+	for k := len(nums) - 1; k >= 0; k-- {
+		var v uint64
+		mul := uint64(1)
+		digits := 0
+		for ; i > 0 && s[i-1] != '.'; i-- {
+			d := s[i-1] - '0'
+			if d > 9 || digits == 19 { // 19 digits cannot overflow
+				return false
+			}
+			v += uint64(d) * mul
+			mul *= 10
+			digits++
+		}
+		if digits == 0 || i <= len(prefix) {
+			return false
+		}
+		nums[k] = v
+		i-- // the dot
+	}
+	mid := s[len(prefix):i] // "<stream>.<consumer>"
+	dot := strings.IndexByte(mid, '.')
+	if dot <= 0 || dot == len(mid)-1 || strings.IndexByte(mid[dot+1:], '.') >= 0 || nums[3] > 1<<63-1 {
+		return false
+	}
+	md.Stream, md.Consumer = mid[:dot], mid[dot+1:]
+	md.NumDelivered, md.StreamSeq, md.ConsumerSeq = nums[0], nums[1], nums[2]
+	md.Timestamp = time.Unix(0, int64(nums[3]))
+	md.NumPending = nums[4]
+	return true
+}
+
+// parseAckTokens decodes any layout ParseAckSubject accepts.
+func parseAckTokens(s string) (Metadata, error) {
+	var md Metadata
 	var tok [12]string
 	n := 0
 	for rest := s; ; {
