@@ -58,7 +58,7 @@ type Window struct {
 
 	mu      sync.Mutex
 	next    uint64
-	pending map[uint64]*Future
+	pending pendingSet
 	order   []*Future // publish order, for timeouts; may hold completed ones
 	timer   *time.Timer
 	closed  bool
@@ -86,7 +86,7 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 		opts:    o,
 		prefix:  nc.NewInbox() + ".",
 		slots:   make(chan struct{}, o.MaxPending),
-		pending: make(map[uint64]*Future, o.MaxPending),
+		pending: newPendingSet(o.MaxPending),
 		idle:    make(chan struct{}),
 	}
 	close(w.idle)
@@ -173,7 +173,7 @@ func (f *Future) finish(err error) bool {
 func (w *Window) Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.pending)
+	return w.pending.len()
 }
 
 var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
@@ -225,10 +225,10 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	f.token = w.next
 	f.replyN = len(strconv.AppendUint(append(f.reply[:0], w.prefix...), f.token, 10))
 	f.deadline = time.Now().Add(w.opts.AckTimeout)
-	if len(w.pending) == 0 {
+	if w.pending.len() == 0 {
 		w.idle = make(chan struct{})
 	}
-	w.pending[f.token] = f
+	w.pending.add(f)
 	w.order = append(w.order, f)
 	if len(w.order) == 1 {
 		w.timer.Reset(w.opts.AckTimeout)
@@ -264,37 +264,45 @@ func (w *Window) acquire(ctx context.Context) error {
 
 // onAck receives acks on the window's inbox.
 func (w *Window) onAck(m *conn.Msg) {
-	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(w.prefix), len(m.Subject)):]))
+	tok, ok := proto.ParseUint(m.Subject[min(len(w.prefix), len(m.Subject)):])
 	if !ok {
 		return
 	}
-	w.mu.Lock()
-	f := w.pending[tok]
-	w.mu.Unlock()
+	f := w.take(tok)
 	if f == nil {
 		return // late ack for a future that already failed
 	}
+	// f is out of the window: nothing else writes its result now.
 	var err error
 	if len(m.Data) == 0 && m.Status() == 503 {
 		err = jsapi.ErrNoStreamResponse
 	} else {
 		err = jsapi.ParsePubAck(m.Data, &f.ack)
 	}
-	w.complete(tok, err)
+	w.finish(f, err)
 }
 
 // complete ends the future of tok with err (nil: acked) and frees its slot.
 func (w *Window) complete(tok uint64, err error) {
-	w.mu.Lock()
-	f := w.pending[tok]
-	if f == nil {
-		w.mu.Unlock()
-		return
+	if f := w.take(tok); f != nil {
+		w.finish(f, err)
 	}
-	delete(w.pending, tok)
-	w.trimLocked()
-	w.releaseIdleLocked()
+}
+
+// take removes the future of tok from the window (nil if it is gone).
+func (w *Window) take(tok uint64) *Future {
+	w.mu.Lock()
+	f := w.pending.remove(tok)
+	if f != nil {
+		w.trimLocked()
+		w.releaseIdleLocked()
+	}
 	w.mu.Unlock()
+	return f
+}
+
+// finish settles a future taken from the window and frees its slot.
+func (w *Window) finish(f *Future, err error) {
 	if f.finish(err) {
 		<-w.slots
 	}
@@ -304,7 +312,7 @@ func (w *Window) complete(tok uint64, err error) {
 // acks mostly arrive in publish order, so this keeps order short.
 func (w *Window) trimLocked() {
 	i := 0
-	for i < len(w.order) && w.pending[w.order[i].token] != w.order[i] {
+	for i < len(w.order) && w.pending.get(w.order[i].token) != w.order[i] {
 		i++
 	}
 	if i > 0 {
@@ -314,7 +322,7 @@ func (w *Window) trimLocked() {
 }
 
 func (w *Window) releaseIdleLocked() {
-	if len(w.pending) == 0 {
+	if w.pending.len() == 0 {
 		select {
 		case <-w.idle:
 		default:
@@ -333,13 +341,13 @@ func (w *Window) expire() {
 	i := 0
 	for ; i < len(w.order); i++ {
 		f := w.order[i]
-		if w.pending[f.token] != f {
+		if w.pending.get(f.token) != f {
 			continue // completed
 		}
 		if f.deadline.After(now) {
 			break
 		}
-		delete(w.pending, f.token)
+		w.pending.remove(f.token)
 		expired = append(expired, f)
 	}
 	clear(w.order[:i])
@@ -359,11 +367,7 @@ func (w *Window) expire() {
 // failAll fails every outstanding future with err.
 func (w *Window) failAll(err error) {
 	w.mu.Lock()
-	fs := make([]*Future, 0, len(w.pending))
-	for tok, f := range w.pending {
-		delete(w.pending, tok)
-		fs = append(fs, f)
-	}
+	fs := w.pending.drain(make([]*Future, 0, w.pending.len()))
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range fs {
