@@ -133,3 +133,43 @@ func ExampleConn_Drain() {
 	// Output:
 	// 100 true
 }
+
+func ExampleSubscription_NextBatch() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	sub, _ := nc.Subscribe("ticks")
+	for i := range 5 {
+		nc.Publish("ticks", fmt.Appendf(nil, "tick %d", i))
+	}
+	nc.Flush(ctx)
+
+	var batch []*conn.Msg
+	for got := 0; got < 5; {
+		// Every queued message at once; pass the previous batch back in.
+		batch, err = sub.NextBatch(ctx, batch)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, m := range batch {
+			fmt.Printf("%s\n", m.Data)
+		}
+		got += len(batch)
+	}
+	// Output:
+	// tick 0
+	// tick 1
+	// tick 2
+	// tick 3
+	// tick 4
+}
