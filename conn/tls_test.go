@@ -144,7 +144,7 @@ func TestTLSHandshakeFirst(t *testing.T) {
 			start := time.Now()
 			err := scConnectErr(t, url, conn.RootCAs(certs.CAFile), conn.ConnectTimeout(300*time.Millisecond))
 			// ErrTimeout is the documented class; a bare deadline error
-			// is tolerated here (see TestTLSHandshakeFirstMismatchIsErrTimeout).
+			// is tolerated here (see TestF34TLSHandshakeFirstMismatchIsErrTimeout).
 			if !errors.Is(err, conn.ErrTimeout) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("got %v, want a timeout", err)
 			}
@@ -167,10 +167,10 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	})
 }
 
-// TestTLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
+// TestF34TLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
 // ConnectTimeout fails with ErrTimeout, every time. The server here never
 // sends INFO, as a handshake_first server does to a plain client.
-func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
+func TestF34TLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func TestFastIngest100k(t *testing.T) {
 	}
 }
 
-func TestFastGapFail(t *testing.T) {
+func TestF33FastGapFail(t *testing.T) {
 	_, _, js := startJS(t)
 	st := fastStream(t, js, "GF")
 	ctx := ctxT(t)

@@ -17,6 +17,7 @@ import (
 type WatchOpt struct {
 	kind watchKind
 	rev  uint64
+	d    time.Duration
 }
 
 type watchKind uint8
@@ -27,6 +28,7 @@ const (
 	watchMetaOnly
 	watchUpdatesOnly
 	watchResume
+	watchHeartbeat
 )
 
 // IncludeHistory delivers every kept revision of the matching keys first,
@@ -50,9 +52,17 @@ func UpdatesOnly() WatchOpt { return WatchOpt{kind: watchUpdatesOnly} }
 // that revision + 1.
 func ResumeFromRevision(revision uint64) WatchOpt { return WatchOpt{kind: watchResume, rev: revision} }
 
+// WatchHeartbeat sets the idle heartbeat the watch's consumer asks of the
+// server (default 5 s, ordered.DefaultHeartbeat). Two missed heartbeats
+// make the watch recreate its consumer, so a shorter one notices a lost
+// consumer (a server restart, a cluster node gone) sooner, at the price of
+// a small message per interval while the bucket is idle. At least 100 ms.
+func WatchHeartbeat(d time.Duration) WatchOpt { return WatchOpt{kind: watchHeartbeat, d: d} }
+
 type watchOpts struct {
 	history, ignoreDeletes, metaOnly, updatesOnly bool
 	resume                                        uint64
+	heartbeat                                     time.Duration
 }
 
 func resolveWatch(opts []WatchOpt) (watchOpts, error) {
@@ -72,6 +82,11 @@ func resolveWatch(opts []WatchOpt) (watchOpts, error) {
 				return o, fmt.Errorf("%w: resume from revision 0", ErrInvalidOption)
 			}
 			o.resume = opt.rev
+		case watchHeartbeat:
+			if opt.d < 100*time.Millisecond {
+				return o, fmt.Errorf("%w: watch heartbeat %v below 100ms", ErrInvalidOption, opt.d)
+			}
+			o.heartbeat = opt.d
 		default:
 			return o, fmt.Errorf("%w: zero WatchOpt", ErrInvalidOption)
 		}
@@ -161,7 +176,7 @@ func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt)
 	if len(subjects) == 0 {
 		subjects = append(subjects, b.pre+">")
 	}
-	oo := ordered.Options{FilterSubjects: subjects, HeadersOnly: o.metaOnly}
+	oo := ordered.Options{FilterSubjects: subjects, HeadersOnly: o.metaOnly, Heartbeat: o.heartbeat}
 	switch {
 	case o.resume > 0:
 		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, o.resume

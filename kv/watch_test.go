@@ -170,7 +170,7 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 	}
 }
 
-func TestWatchEndsWhenBucketDeleted(t *testing.T) {
+func TestF18WatchEndsWhenBucketDeleted(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w", Storage: jsapi.StorageMemory})
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
@@ -205,11 +205,11 @@ func TestWatchContextEnds(t *testing.T) {
 	}
 }
 
-// TestWatchSurvivesRestart restarts the server under a watch: the first
+// TestF31WatchSurvivesRestart restarts the server under a watch: the first
 // update after the reconnect arrives within 2 s, and across a restart in
 // the middle of concurrent writes every revision arrives exactly once, in
 // order, with no gap.
-func TestWatchSurvivesRestart(t *testing.T) {
+func TestF31WatchSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w"}) // file storage survives restarts
 	for i := range 20 {

@@ -287,10 +287,10 @@ func TestReplacePurgesOldChunks(t *testing.T) {
 	}
 }
 
-// TestInterruptedPut: a reader failing midway, a cancelled context and a
+// TestF31InterruptedPut: a reader failing midway, a cancelled context and a
 // full store all leave no chunk and no object, and keep a replaced
 // object intact.
-func TestInterruptedPut(t *testing.T) {
+func TestF31InterruptedPut(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "i", MaxBytes: 2 << 20})
 	ctx := e.ctx
@@ -662,7 +662,7 @@ func TestListAndWatch(t *testing.T) {
 	}
 }
 
-func TestWatchSurvivesRestart(t *testing.T) {
+func TestF31ObjWatchSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "rs"})
 	ctx := e.ctx

@@ -139,7 +139,7 @@ func TestFilterAndStartSeq(t *testing.T) {
 }
 
 // A gap: another client steals messages from the ordered consumer.
-func TestGapRecovery(t *testing.T) {
+func TestF19GapRecovery(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 50)
 	var resets []error
@@ -174,7 +174,7 @@ func TestGapRecovery(t *testing.T) {
 	}
 }
 
-func TestRecreateAfterDeletion(t *testing.T) {
+func TestF17RecreateAfterDeletion(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 100)
 	// Pulls waiting at the deleted consumer vanish without a status: the
@@ -201,7 +201,7 @@ func TestRecreateAfterDeletion(t *testing.T) {
 	}
 }
 
-func TestRecreateAfterRestart(t *testing.T) {
+func TestF01RecreateAfterRestart(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	e.publish(t, "o.a", 100)
 	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 500 * time.Millisecond})
@@ -242,7 +242,7 @@ func TestIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestStreamDeletedIsTerminal(t *testing.T) {
+func TestF18StreamDeletedIsTerminal(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 5)
 	base := runtime.NumGoroutine()

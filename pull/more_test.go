@@ -65,7 +65,7 @@ func TestRedeliveryAndInProgress(t *testing.T) {
 	}
 }
 
-func TestFetchConsumerDeletedInFlight(t *testing.T) {
+func TestF17FetchConsumerDeletedInFlight(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	errc := make(chan error, 1)
@@ -91,7 +91,7 @@ func TestFetchConsumerDeletedInFlight(t *testing.T) {
 
 // Heartbeats arrive on an idle consumer: Messages reports no missed
 // heartbeat while nothing is published.
-func TestIdleHeartbeats(t *testing.T) {
+func TestF20IdleHeartbeats(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	var missed atomic.Int32
@@ -114,7 +114,7 @@ func TestIdleHeartbeats(t *testing.T) {
 
 // F04: the stream leader of an R3 stream is shut down under Messages:
 // nothing acknowledged is lost and the loop goes on.
-func TestMessagesLeaderChange(t *testing.T) {
+func TestF04MessagesLeaderChange(t *testing.T) {
 	cl := testserver.StartCluster(t, 3, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
