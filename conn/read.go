@@ -8,6 +8,8 @@ import (
 // connection fails.
 func (nc *Conn) readLoop(l *link, gen uint64) {
 	defer nc.wg.Done()
+	// Whatever ends the loop, consumers of messages queued so far are woken.
+	defer l.wakeAll()
 	for {
 		op, err := l.next()
 		if err != nil {
