@@ -57,7 +57,7 @@ type Consumer struct {
 
 	mu       sync.Mutex
 	running  bool
-	lastSeq  uint64 // last stream sequence yielded (0: none yet)
+	lastSeq  atomic.Uint64 // last stream sequence yielded (0: none yet)
 	started  bool
 	resets   atomic.Uint64
 	consumer string
@@ -90,11 +90,7 @@ func (c *Consumer) ConsumerName() string {
 func (c *Consumer) Resets() uint64 { return c.resets.Load() }
 
 // LastSequence returns the stream sequence of the last message yielded.
-func (c *Consumer) LastSequence() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastSeq
-}
+func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
 
 // ReadOpt is an option of Messages.
 type ReadOpt struct {
@@ -261,7 +257,7 @@ func (r *reader) consumerConfig(name string) jsapi.ConsumerConfig {
 	if r.c.started {
 		// Resume after the last message yielded.
 		cfg.DeliverPolicy = jsapi.DeliverByStartSequence
-		cfg.OptStartSeq = r.c.lastSeq + 1
+		cfg.OptStartSeq = r.c.lastSeq.Load() + 1
 		cfg.OptStartTime = time.Time{}
 	}
 	r.c.mu.Unlock()
@@ -288,8 +284,8 @@ func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 			r.c.mu.Lock()
 			r.c.consumer = name
 			r.c.started = true
-			if cfg.DeliverPolicy == jsapi.DeliverByStartSequence && r.c.lastSeq == 0 && cfg.OptStartSeq > 1 {
-				r.c.lastSeq = cfg.OptStartSeq - 1
+			if cfg.DeliverPolicy == jsapi.DeliverByStartSequence && r.c.lastSeq.Load() == 0 && cfg.OptStartSeq > 1 {
+				r.c.lastSeq.Store(cfg.OptStartSeq - 1)
 			}
 			r.c.mu.Unlock()
 			return cons.CachedInfo(), nil
@@ -364,9 +360,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			return true, nil
 		}
 		r.expected++
-		r.c.mu.Lock()
-		r.c.lastSeq = md.StreamSeq
-		r.c.mu.Unlock()
+		r.c.lastSeq.Store(md.StreamSeq) // one writer: the running reader
 		if !yield(m, nil) {
 			return false, nil
 		}
