@@ -79,6 +79,7 @@ type Conn struct {
 // connStats are the counters updated outside nc.mu.
 type connStats struct {
 	inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
+	inlineReads                                                                atomic.Uint64 // requests that read their own response
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated
@@ -306,7 +307,7 @@ func (nc *Conn) closeWith(err error) {
 				lost = len(pending)
 			}
 		}
-		_ = l.c.Close()
+		l.shut()
 	} else {
 		lost = len(pending)
 	}

@@ -6,3 +6,6 @@ func PendingRequests(nc *Conn) int {
 	defer nc.resp.mu.Unlock()
 	return len(nc.resp.waiters)
 }
+
+// InlineReads reports how many requests read the socket themselves.
+func InlineReads(nc *Conn) uint64 { return nc.stats.inlineReads.Load() }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/proto"
@@ -50,6 +52,17 @@ type link struct {
 	// messages, so a burst costs one wake-up instead of one per message.
 	wakes []*Subscription
 	held  int
+
+	// The reader role (inline.go): whoever holds it — the connection's
+	// reader goroutine, or a requester reading its own response — alone
+	// uses the parser, the buffers and the fields above.
+	role     atomic.Bool   // held
+	inline   bool          // requesters may read inline (plain TCP)
+	replied  bool          // a response went to a request since the role was taken
+	deadline bool          // the holder set a read deadline (an inline read)
+	handback chan struct{} // asks the parked reader goroutine to read again
+	lost     chan struct{} // closed when the link is shut
+	lostOnce sync.Once
 }
 
 // wakeBatch bounds how many queued messages may wait for their consumer's
@@ -77,9 +90,17 @@ func (l *link) wakeAll() {
 }
 
 func newLink(c net.Conn) *link {
-	l := &link{c: c, buf: make([]byte, readBufSize)}
+	l := &link{c: c, buf: make([]byte, readBufSize), handback: make(chan struct{}, 1), lost: make(chan struct{})}
 	l.p.Alloc = l.alloc.bytes
+	_, l.inline = c.(*net.TCPConn)
+	l.role.Store(true) // the handshake, then the reader goroutine
 	return l
+}
+
+// shut closes the link's socket and tells a parked reader goroutine.
+func (l *link) shut() {
+	l.lostOnce.Do(func() { close(l.lost) })
+	_ = l.c.Close()
 }
 
 // next returns the next op, reading from the connection as needed. The op
@@ -103,6 +124,13 @@ func (l *link) next() (*proto.Op, error) {
 			l.p.Feed(l.buf[:n])
 		}
 		if err != nil {
+			if l.deadline && isTimeout(err) {
+				// An inline reader's own deadline: the link is fine.
+				if n == 0 {
+					return nil, errInlineDeadline
+				}
+				continue
+			}
 			l.err = err
 		}
 	}

@@ -1,56 +1,86 @@
 package conn
 
 import (
+	"time"
+
 	"github.com/natsio/natsio/proto"
 )
 
 // readLoop reads and dispatches ops of connection generation gen until the
-// connection fails.
+// connection fails. It holds the link's reader role, except while parked
+// after handing a response to a requester (see inline.go).
 func (nc *Conn) readLoop(l *link, gen uint64) {
 	defer nc.wg.Done()
-	// Whatever ends the loop, consumers of messages queued so far are woken.
-	defer l.wakeAll()
+	var park *time.Timer
+	defer func() {
+		if park != nil {
+			park.Stop()
+		}
+	}()
 	for {
 		op, err := l.next()
 		if err != nil {
-			l.wakeAll()
-			l.flushStats()
-			if IsProtocolError(err) {
-				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
-			}
-			nc.connLost(gen, err)
+			nc.readFailed(l, gen, err)
+			l.release()
 			return
 		}
-		switch op.Kind {
-		case proto.KindMsg, proto.KindHMsg:
-			nc.deliver(l, op)
-		case proto.KindPing:
-			nc.mu.Lock()
-			if nc.gen == gen && nc.state == stateConnected {
-				nc.wbuf = proto.AppendPong(nc.wbuf)
-				nc.kickLocked()
-			}
-			nc.mu.Unlock()
-		case proto.KindPong:
-			nc.gotPong(gen)
-		case proto.KindInfo:
-			if err := nc.asyncInfo(l, gen, op.Text); err != nil {
-				nc.ev.push(Event{Kind: EventProtocolError, Err: err})
-				nc.connLost(gen, err)
+		if nc.handleOp(l, gen, op) {
+			l.release()
+			return
+		}
+		if l.replied && l.inline && l.p.Unread() == 0 {
+			// A requester just got its response and will likely send the
+			// next request soon: let it read that response itself.
+			if !l.park(&park) {
 				return
 			}
-		case proto.KindErr:
-			se := classifyErr(op.Text)
-			nc.opts.logger.Warn("nats: server error", "err", se)
-			if !se.Fatal() {
-				nc.ev.push(Event{Kind: EventServerError, Err: se})
-				continue
-			}
-			nc.ev.push(Event{Kind: EventServerError, Err: se})
-			nc.connLost(gen, se)
-			return
 		}
 	}
+}
+
+// readFailed handles a read error of the role holder: the link is lost.
+func (nc *Conn) readFailed(l *link, gen uint64, err error) {
+	l.wakeAll()
+	l.flushStats()
+	if IsProtocolError(err) {
+		nc.ev.push(Event{Kind: EventProtocolError, Err: err})
+	}
+	nc.connLost(gen, err)
+}
+
+// handleOp dispatches one op read by the role holder. It reports true when
+// the op ended the connection (connLost was called).
+func (nc *Conn) handleOp(l *link, gen uint64, op *proto.Op) bool {
+	switch op.Kind {
+	case proto.KindMsg, proto.KindHMsg:
+		nc.deliver(l, op)
+	case proto.KindPing:
+		nc.mu.Lock()
+		if nc.gen == gen && nc.state == stateConnected {
+			nc.wbuf = proto.AppendPong(nc.wbuf)
+			nc.kickLocked()
+		}
+		nc.mu.Unlock()
+	case proto.KindPong:
+		nc.gotPong(gen)
+	case proto.KindInfo:
+		if err := nc.asyncInfo(l, gen, op.Text); err != nil {
+			l.wakeAll()
+			nc.ev.push(Event{Kind: EventProtocolError, Err: err})
+			nc.connLost(gen, err)
+			return true
+		}
+	case proto.KindErr:
+		se := classifyErr(op.Text)
+		nc.opts.logger.Warn("nats: server error", "err", se)
+		nc.ev.push(Event{Kind: EventServerError, Err: se})
+		if se.Fatal() {
+			l.wakeAll()
+			nc.connLost(gen, se)
+			return true
+		}
+	}
+	return false
 }
 
 // lookup finds the subscription of sid, remembering the last one.
@@ -84,6 +114,7 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 	m := l.alloc.build(op, s)
 	if s.inline != nil {
 		s.inline(m)
+		l.replied = true
 		return
 	}
 	if s.max.Load() == 0 {

@@ -89,7 +89,7 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.wcond.Broadcast()
 	nc.mu.Unlock()
 
-	_ = l.c.Close()
+	l.shut()
 	for _, ch := range pongs {
 		if ch != nil {
 			ch <- ErrDisconnected

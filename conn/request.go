@@ -154,6 +154,16 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		r.forget(tok, w)
 		return nil, err
 	}
+	// Read the response on this goroutine when the reader role is free
+	// (inline.go); a ctx that can be cancelled without a deadline waits.
+	if dl, ok := ctx.Deadline(); ok || ctx.Done() == nil {
+		if !ok {
+			dl = time.Now().Add(within)
+		}
+		if l, gen, ok := nc.inlineLink(); ok {
+			nc.readFor(l, gen, w, dl)
+		}
+	}
 	select {
 	case m := <-w.ch:
 		r.release(w)

@@ -1,0 +1,171 @@
+package conn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+)
+
+// inlineEcho starts a responder on its own connection.
+func inlineEcho(t *testing.T, url, subject string) {
+	t.Helper()
+	rc := connect(t, url)
+	if _, err := rc.SubscribeFunc(subject, func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Requests read their own responses on a plain TCP link while messages for
+// a subscription of the same connection keep arriving: every request gets
+// its own response and every message is delivered, in order.
+func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
+	s := fltServer(t)
+	inlineEcho(t, s.URL(), "echo")
+	nc := connect(t, s.URL())
+	pub := connect(t, s.URL())
+	ctx := ctxT(t)
+	sub, err := nc.Subscribe("feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const msgs, reqs = 20000, 2000
+	go func() {
+		for i := range msgs {
+			pub.Publish("feed", fmt.Appendf(nil, "%d", i))
+		}
+		pub.Flush(context.Background())
+	}()
+	for i := range reqs {
+		want := fmt.Sprintf("r%d", i)
+		m, err := nc.Request(ctx, "echo", []byte(want))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if string(m.Data) != want {
+			t.Fatalf("request %d got %q", i, m.Data)
+		}
+	}
+	if n := conn.InlineReads(nc); n == 0 {
+		t.Fatal("no request read its own response on a plain TCP link")
+	} else {
+		t.Logf("%d of %d requests read their own response", n, reqs)
+	}
+	for i := range msgs {
+		m, err := sub.NextMsg(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if want := fmt.Sprint(i); string(m.Data) != want {
+			t.Fatalf("message %q, want %q", m.Data, want)
+		}
+	}
+}
+
+// Many requesters at once: one reads, the others are woken with their
+// responses; nobody waits for the parked reader's timer in turn.
+func TestInlineConcurrentRequesters(t *testing.T) {
+	s := fltServer(t)
+	inlineEcho(t, s.URL(), "echo")
+	nc := connect(t, s.URL())
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 300 {
+				want := fmt.Sprintf("%d.%d", g, i)
+				m, err := nc.Request(ctx, "echo", []byte(want))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if string(m.Data) != want {
+					errs <- fmt.Errorf("got %q, want %q", m.Data, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// A request that times out while reading inline leaves the link usable:
+// the read deadline is the request's, not the connection's.
+func TestInlineTimeoutKeepsLink(t *testing.T) {
+	s := fltServer(t)
+	inlineEcho(t, s.URL(), "echo")
+	silent := connect(t, s.URL())
+	if _, err := silent.Subscribe("void"); err != nil {
+		t.Fatal(err)
+	}
+	if err := silent.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ev := &fltEvents{}
+	nc := connect(t, s.URL(), conn.RequestTimeout(50*time.Millisecond), ev.opt())
+	for i := range 5 {
+		if _, err := nc.Request(context.Background(), "void", nil); !errors.Is(err, conn.ErrTimeout) {
+			t.Fatalf("request %d to a silent subscriber: %v, want ErrTimeout", i, err)
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		_, err := nc.Request(dctx, "void", nil)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("request %d with a deadline: %v", i, err)
+		}
+		m, err := nc.Request(ctxT(t), "echo", []byte("ok"))
+		if err != nil || string(m.Data) != "ok" {
+			t.Fatalf("request after a timeout: %v %v", m, err)
+		}
+	}
+	if n := ev.count(conn.EventDisconnected); n != 0 {
+		t.Fatalf("%d disconnects: an inline read deadline broke the link", n)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The link is lost while a requester reads inline: the request fails with
+// ErrDisconnected, the connection reconnects and the next request works.
+func TestInlineReadDuringRestart(t *testing.T) {
+	s := fltServer(t)
+	nc := connect(t, s.URL(), fltFastReconnect())
+	if _, err := nc.Subscribe("void"); err != nil { // keeps the request waiting
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := nc.Request(ctxT(t), "void", nil)
+		done <- err
+	}()
+	eventually(t, "the request to be pending", func() bool { return nc.Stats().OutMsgs >= 1 })
+	nc.ForceReconnect()
+	if err := <-done; !errors.Is(err, conn.ErrDisconnected) {
+		t.Fatalf("request across the loss: %v, want ErrDisconnected", err)
+	}
+	inlineEcho(t, s.URL(), "echo")
+	eventually(t, "reconnect", nc.IsConnected)
+	m, err := nc.Request(ctxT(t), "echo", []byte("back"))
+	if err != nil || string(m.Data) != "back" {
+		t.Fatalf("request after the reconnect: %v %v", m, err)
+	}
+}
