@@ -92,7 +92,12 @@ func (l *link) wakeAll() {
 func newLink(c net.Conn) *link {
 	l := &link{c: c, buf: make([]byte, readBufSize), handback: make(chan struct{}, 1), lost: make(chan struct{})}
 	l.p.Alloc = l.alloc.bytes
-	_, l.inline = c.(*net.TCPConn)
+	switch c.(type) {
+	case *net.TCPConn, *tls.Conn:
+		// A read deadline that expires leaves both usable (for TLS a
+		// timeout is a temporary error, not a broken record layer).
+		l.inline = true
+	}
 	l.role.Store(true) // the handshake, then the reader goroutine
 	return l
 }

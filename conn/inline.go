@@ -30,8 +30,7 @@ import (
 // The role is an atomic flag: whoever holds it alone touches the link's
 // parser, buffers and reader-side fields. It is released only after the
 // holder has woken the consumers it queued messages for. Inline reads are
-// used on plain TCP links only; TLS and WebSocket links keep the reader
-// goroutine.
+// used on TCP and TLS links; WebSocket links keep the reader goroutine.
 
 // parkDelay is how long the reader goroutine leaves the socket to
 // requesters after a response: the longest a subscription's message can
@@ -139,7 +138,7 @@ func (nc *Conn) othersWaiting() bool {
 }
 
 // inlineLink returns the current link when a requester may read its
-// response inline: connected over plain TCP, with the reader role free
+// response inline: connected over TCP or TLS, with the reader role free
 // (then taken: the caller must call readFor).
 func (nc *Conn) inlineLink() (*link, uint64, bool) {
 	nc.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 )
 
 // inlineEcho starts a responder on its own connection.
@@ -167,5 +168,43 @@ func TestInlineReadDuringRestart(t *testing.T) {
 	m, err := nc.Request(ctxT(t), "echo", []byte("back"))
 	if err != nil || string(m.Data) != "back" {
 		t.Fatalf("request after the reconnect: %v %v", m, err)
+	}
+}
+
+// Over TLS too: requests read their own responses, including after
+// timeouts (a read deadline leaves the TLS record layer usable).
+func TestInlineOverTLS(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	url := scTLSURL(s)
+	rc := connect(t, url, conn.RootCAs(certs.CAFile))
+	if _, err := rc.SubscribeFunc("echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.Subscribe("void"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ev := &fltEvents{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), conn.RequestTimeout(40*time.Millisecond), ev.opt())
+	for i := range 200 {
+		if i%50 == 0 {
+			if _, err := nc.Request(context.Background(), "void", nil); !errors.Is(err, conn.ErrTimeout) {
+				t.Fatalf("request to a silent subscriber: %v", err)
+			}
+		}
+		want := fmt.Sprint(i)
+		m, err := nc.Request(context.Background(), "echo", []byte(want))
+		if err != nil || string(m.Data) != want {
+			t.Fatalf("request %d: %v %v", i, m, err)
+		}
+	}
+	if conn.InlineReads(nc) == 0 {
+		t.Fatal("no inline read over TLS")
+	}
+	if n := ev.count(conn.EventDisconnected); n != 0 {
+		t.Fatalf("%d disconnects", n)
 	}
 }
