@@ -208,3 +208,58 @@ func TestInlineOverTLS(t *testing.T) {
 		t.Fatalf("%d disconnects", n)
 	}
 }
+
+// Two requests answered together, so that one waits on its channel while
+// the other reads (or both wait while the reader goroutine reads): every
+// response reaches its own requester. (The reader goroutine also does not
+// step aside while a request still waits on its channel, which this test
+// cannot observe without timing; it would only be slower.)
+func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
+	s := fltServer(t)
+	nc := connect(t, s.URL())
+	rc := connect(t, s.URL())
+	// The responder answers both requests of a round together, so that
+	// both requesters wait on their channels (the role is taken by the
+	// first; the second cannot read).
+	var mu sync.Mutex
+	var held []*conn.Msg
+	if _, err := rc.SubscribeFunc("pair", func(m *conn.Msg) {
+		mu.Lock()
+		held = append(held, m)
+		var ready []*conn.Msg
+		if len(held) == 2 {
+			ready, held = held, nil
+		}
+		mu.Unlock()
+		for _, r := range ready {
+			r.Respond(r.Data)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	for round := range 200 {
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				want := fmt.Sprintf("%d.%d", round, i)
+				m, err := nc.Request(ctx, "pair", []byte(want))
+				if err == nil && string(m.Data) != want {
+					err = fmt.Errorf("got %q, want %q", m.Data, want)
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}

@@ -29,9 +29,12 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 			return
 		}
 		if l.replied && l.inline && l.p.Unread() == 0 {
+			l.replied = false
 			// A requester just got its response and will likely send the
-			// next request soon: let it read that response itself.
-			if !l.park(&park) {
+			// next request soon: let it read that response itself. Not
+			// while others wait on their channels: nobody would read for
+			// them.
+			if !nc.othersWaiting() && !l.park(&park) {
 				return
 			}
 		}
