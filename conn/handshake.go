@@ -57,7 +57,7 @@ type link struct {
 	// reader goroutine, or a requester reading its own response — alone
 	// uses the parser, the buffers and the fields above.
 	role     atomic.Bool   // held
-	inline   bool          // requesters may read inline (plain TCP)
+	inline   bool          // requesters may read inline (TCP, TLS)
 	replied  bool          // a response went to a request since the role was taken
 	deadline bool          // the holder set a read deadline (an inline read)
 	handback chan struct{} // asks the parked reader goroutine to read again

@@ -62,6 +62,12 @@ func (l *link) release() {
 // (the goroutine must exit). t is the goroutine's reusable timer.
 func (l *link) park(t **time.Timer) bool {
 	l.release()
+	// A hand-back asked for while this goroutine was still reading is
+	// stale: whoever asked has been served.
+	select {
+	case <-l.handback:
+	default:
+	}
 	for {
 		if *t == nil {
 			*t = time.NewTimer(parkDelay)

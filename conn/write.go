@@ -246,6 +246,12 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	}
 	nc.pongs = append(nc.pongs, ch)
 	nc.wbuf = proto.AppendPing(nc.wbuf)
+	// A reader goroutine parked after a request (inline.go) reads the PONG
+	// at once, not after its delay.
+	select {
+	case nc.link.handback <- struct{}{}:
+	default:
+	}
 	if !nc.writing {
 		nc.writeInline() // unlocks
 	} else {
