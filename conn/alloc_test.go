@@ -122,3 +122,34 @@ func TestRequestDefaultTimeoutAllocs(t *testing.T) {
 	}
 	t.Logf("Request without deadline: %v allocs (requester and responder)", n)
 }
+
+// SubscribeInline lends each message: delivery allocates nothing at all.
+func TestSubscribeInlineAllocatesNothing(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	pub := connect(t, s.URL())
+	sc := connect(t, s.URL())
+	const n = 20000
+	got := make(chan struct{}, 1)
+	count := 0
+	if _, err := sc.SubscribeInline("alloc.inline", func(m *conn.Msg) {
+		if count++; count%n == 0 {
+			got <- struct{}{}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sc.Flush(context.Background())
+	data := make([]byte, 16)
+	run := func() {
+		for range n {
+			pub.Publish("alloc.inline", data)
+		}
+		<-got
+	}
+	run() // warm up
+	per := testing.AllocsPerRun(3, run) / n
+	if per > 0.001 {
+		t.Fatalf("%.4f allocs per message delivered inline, want 0", per)
+	}
+	t.Logf("%.5f allocs per message delivered inline (publish and receive)", per)
+}

@@ -173,3 +173,36 @@ func ExampleSubscription_NextBatch() {
 	// tick 3
 	// tick 4
 }
+
+func ExampleConn_SubscribeInline() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	// Count bytes per subject on the reader itself: the handler only reads
+	// the borrowed message and keeps copies of nothing but numbers.
+	var total int
+	done := make(chan struct{})
+	nc.SubscribeInline("metrics.>", func(m *conn.Msg) {
+		total += len(m.Data)
+		if string(m.Data) == "end" {
+			close(done)
+		}
+	})
+	nc.Flush(ctx)
+	nc.Publish("metrics.cpu", []byte("12345"))
+	nc.Publish("metrics.mem", []byte("678"))
+	nc.Publish("metrics.end", []byte("end"))
+	<-done
+	fmt.Println(total)
+	// Output:
+	// 11
+}

@@ -52,6 +52,8 @@ type link struct {
 	// messages, so a burst costs one wake-up instead of one per message.
 	wakes []*Subscription
 	held  int
+	// scratch is the borrowed message handed to SubscribeInline handlers.
+	scratch Msg
 
 	// The reader role (inline.go): whoever holds it — the connection's
 	// reader goroutine, or a requester reading its own response — alone

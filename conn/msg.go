@@ -110,6 +110,30 @@ func (a *msgAlloc) string(b []byte) string {
 }
 
 // build turns a parsed MSG/HMSG into an owned Msg for sub.
+// view fills the link's scratch message with views of op, for a
+// SubscribeInline handler: valid until the handler returns.
+func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
+	m := &l.scratch
+	m.sub = sub
+	m.Subject = unsafeString(op.Subject)
+	m.Reply = unsafeString(op.Reply)
+	h := len(op.Header)
+	if h > 0 {
+		m.Header = proto.RawHeader(op.Body[:h:h])
+	} else {
+		m.Header = nil
+	}
+	m.Data = op.Body[h:len(op.Body):len(op.Body)]
+	return m
+}
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 	m := a.msg()
 	m.sub = sub

@@ -114,9 +114,13 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
 		return
 	}
+	if s.inline != nil && s.borrowed {
+		s.inline(l.view(op, s))
+		return
+	}
 	m := l.alloc.build(op, s)
 	if s.inline != nil {
-		s.inline(m)
+		s.inline(m) // the request inbox
 		l.replied = true
 		return
 	}

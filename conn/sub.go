@@ -30,8 +30,10 @@ type Subscription struct {
 	literal bool
 
 	// inline, when set, receives messages on the reader goroutine instead of
-	// the queue (used by the request inbox).
-	inline func(*Msg)
+	// the queue (the request inbox, and SubscribeInline, whose messages are
+	// borrowed views of the read buffer).
+	inline   func(*Msg)
+	borrowed bool
 
 	mu        sync.Mutex
 	q         []*Msg
@@ -266,6 +268,9 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
+	if s.inline != nil {
+		return nil, ErrBadSubscription // its messages go to its handler
+	}
 	s.mu.Lock()
 	active := s.consuming
 	s.mu.Unlock()
@@ -290,6 +295,9 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if s.inline != nil {
+		return nil, ErrBadSubscription // its messages go to its handler
 	}
 	for {
 		s.mu.Lock()

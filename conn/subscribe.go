@@ -32,6 +32,26 @@ func (nc *Conn) SubscribeFunc(subject string, f func(*Msg)) (*Subscription, erro
 	return nc.subscribe(subject, "", f, nil)
 }
 
+// SubscribeInline calls f for each message on the goroutine that reads the
+// connection, before the next message is read: no queue, no goroutine, no
+// copy. It is for small, non-blocking bookkeeping such as matching acks to
+// pending publishes. The message and every slice and string in it are
+// borrowed: valid only until f returns (copy what must outlive the call).
+// f must not block, and must not call methods of the connection that wait
+// (Request, Flush, Drain, Close); a blocked f stalls the whole connection.
+// Publishing from f is fine. The subscription has no pending limits and
+// cannot be read with Messages or NextMsg.
+func (nc *Conn) SubscribeInline(subject string, f func(*Msg)) (*Subscription, error) {
+	if f == nil {
+		return nil, invalid("nil handler")
+	}
+	s, err := nc.subscribe(subject, "", nil, f)
+	if err == nil {
+		s.borrowed = true
+	}
+	return s, err
+}
+
 // QueueSubscribeFunc is SubscribeFunc in queue group queue.
 func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg)) (*Subscription, error) {
 	if f == nil {

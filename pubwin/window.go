@@ -90,12 +90,14 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 		idle:    make(chan struct{}),
 	}
 	close(w.idle)
-	sub, err := nc.SubscribeFunc(w.prefix+"*", w.onAck)
+	// Acks are matched on the connection's reader as they are read: no
+	// copy of the ack, no hand-off to another goroutine (onAck keeps
+	// nothing of the borrowed message and never blocks).
+	sub, err := nc.SubscribeInline(w.prefix+"*", w.onAck)
 	if err != nil {
 		return nil, err
 	}
 	w.sub = sub
-	_ = sub.SetPendingLimits(max(4*o.MaxPending, 1024), 64<<20)
 	w.timer = time.AfterFunc(time.Hour, w.expire)
 	w.timer.Stop()
 	w.undo = nc.OnDisconnect(func(reason error) { w.failAll(&lostError{reason}) })
@@ -108,8 +110,6 @@ type Future struct {
 	w        *Window
 	token    uint64
 	deadline time.Time
-	reply    [64]byte
-	replyN   int
 
 	mu   sync.Mutex
 	done bool
@@ -223,7 +223,6 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	}
 	w.next++
 	f.token = w.next
-	f.replyN = len(strconv.AppendUint(append(f.reply[:0], w.prefix...), f.token, 10))
 	f.deadline = time.Now().Add(w.opts.AckTimeout)
 	if w.pending.len() == 0 {
 		w.idle = make(chan struct{})
@@ -235,8 +234,10 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	}
 	w.mu.Unlock()
 
-	reply := unsafe.String(&f.reply[0], f.replyN)
-	if err := w.nc.PublishMsg(subject, reply, hdr, data); err != nil {
+	// The reply subject lives on the stack: PublishMsg copies it.
+	var rb [96]byte
+	r := strconv.AppendUint(append(rb[:0], w.prefix...), f.token, 10)
+	if err := w.nc.PublishMsg(subject, unsafe.String(&r[0], len(r)), hdr, data); err != nil {
 		w.complete(f.token, err)
 		return nil, err
 	}
@@ -262,7 +263,8 @@ func (w *Window) acquire(ctx context.Context) error {
 	}
 }
 
-// onAck receives acks on the window's inbox.
+// onAck receives acks on the window's inbox, on the connection's reader;
+// m is borrowed (ParsePubAck copies what it keeps).
 func (w *Window) onAck(m *conn.Msg) {
 	tok, ok := proto.ParseUint(m.Subject[min(len(w.prefix), len(m.Subject)):])
 	if !ok {
