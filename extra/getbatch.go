@@ -285,15 +285,18 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 	}
 
 	var (
-		slab []StoredMsg
-		prev string
-		n    int
+		slab  []StoredMsg
+		prev  string
+		n     int
+		batch []*conn.Msg
 	)
 	for {
 		if ctx.Err() != nil {
 			return context.Cause(ctx) // even with replies queued
 		}
-		m, err := sub.NextMsg(wctx)
+		// Everything queued at once: one lock and one idle-timer reset per
+		// batch of replies, not per reply.
+		batch, err = sub.NextBatch(wctx, batch)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
 				return fmt.Errorf("%w: %w", errGetTimeout, err)
@@ -303,33 +306,38 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 		if idle != nil {
 			idle.Reset(idleTimeout)
 		}
-		if len(m.Header) > 0 {
-			if code, desc := m.Header.Status(); code != 0 {
-				switch {
-				case code == 204:
-					return nil // end of batch
-				case code == 408 && r.multi && string(desc) == "Empty Request":
-					// A server before 2.11 ignores multi_last.
-					return fmt.Errorf("%w: multi_last request seen as empty", ErrBatchUnsupported)
-				}
-				return &StatusError{Code: code, Description: string(desc)}
+		for _, m := range batch {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
 			}
-		}
-		if len(slab) == 0 {
-			slab = make([]StoredMsg, r.slab)
-		}
-		sm := &slab[0]
-		slab = slab[1:]
-		batchFields, err := parseStored(m, sm, &prev)
-		if err != nil {
-			return err
-		}
-		if n == 0 && !batchFields {
-			return ErrBatchUnsupported
-		}
-		n++
-		if !yield(sm, nil) {
-			return nil
+			if len(m.Header) > 0 {
+				if code, desc := m.Header.Status(); code != 0 {
+					switch {
+					case code == 204:
+						return nil // end of batch
+					case code == 408 && r.multi && string(desc) == "Empty Request":
+						// A server before 2.11 ignores multi_last.
+						return fmt.Errorf("%w: multi_last request seen as empty", ErrBatchUnsupported)
+					}
+					return &StatusError{Code: code, Description: string(desc)}
+				}
+			}
+			if len(slab) == 0 {
+				slab = make([]StoredMsg, r.slab)
+			}
+			sm := &slab[0]
+			slab = slab[1:]
+			batchFields, err := parseStored(m, sm, &prev)
+			if err != nil {
+				return err
+			}
+			if n == 0 && !batchFields {
+				return ErrBatchUnsupported
+			}
+			n++
+			if !yield(sm, nil) {
+				return nil
+			}
 		}
 	}
 }

@@ -184,6 +184,14 @@ func validKey(k string) bool {
 	return true
 }
 
+// tokenChar is isTokenChar as a table, for loops over received headers.
+var tokenChar = func() (t [256]bool) {
+	for c := range t {
+		t[c] = isTokenChar(byte(c))
+	}
+	return t
+}()
+
 func isTokenChar(c byte) bool {
 	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
 		return true
