@@ -109,7 +109,6 @@ func (a *msgAlloc) string(b []byte) string {
 	return unsafe.String(&c[0], len(c))
 }
 
-// build turns a parsed MSG/HMSG into an owned Msg for sub.
 // view fills the link's scratch message with views of op, for a
 // SubscribeInline handler: valid until the handler returns.
 func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
@@ -134,6 +133,7 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// build turns a parsed MSG/HMSG into an owned Msg for sub.
 func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 	m := a.msg()
 	m.sub = sub

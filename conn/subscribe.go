@@ -45,11 +45,7 @@ func (nc *Conn) SubscribeInline(subject string, f func(*Msg)) (*Subscription, er
 	if f == nil {
 		return nil, invalid("nil handler")
 	}
-	s, err := nc.subscribe(subject, "", nil, f)
-	if err == nil {
-		s.borrowed = true
-	}
-	return s, err
+	return nc.subscribeWith(subject, "", nil, f, true)
 }
 
 // QueueSubscribeFunc is SubscribeFunc in queue group queue.
@@ -64,6 +60,12 @@ func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg)) (*Subscr
 }
 
 func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*Subscription, error) {
+	return nc.subscribeWith(subject, queue, handler, inline, false)
+}
+
+// subscribeWith registers a subscription; borrowed (with inline) lends
+// messages to inline instead of building owned ones.
+func (nc *Conn) subscribeWith(subject, queue string, handler, inline func(*Msg), borrowed bool) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -74,6 +76,7 @@ func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*S
 	}
 	s := newSubscription(nc, subject, queue)
 	s.inline = inline
+	s.borrowed = borrowed
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
 		nc.mu.Unlock()
