@@ -83,6 +83,9 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		}
 		activity.Add(1)
 		for _, m := range batch {
+			if len(out) == n {
+				break // all n arrived: what follows (a status) is moot
+			}
 			if st, ok := parseStatus(m); ok {
 				serr := st.err()
 				switch {
@@ -100,9 +103,6 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 					return out, serr
 				}
 				return out, serr
-			}
-			if len(out) == n {
-				break // nothing more is owed to this pull
 			}
 			c.notePin(s.group, m)
 			out = append(out, slab.wrap(c.nc, m))
