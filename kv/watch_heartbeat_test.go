@@ -39,7 +39,9 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 				t.Fatal(err)
 			}
 			var creates atomic.Int64
-			sub, err := wr.nc.SubscribeFunc("$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
+			// Counted on the reader: after a Flush, every create the server
+			// sent before it is counted.
+			sub, err := wr.nc.SubscribeInline("$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,6 +60,9 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 				t.Fatalf("live revision %d (put %d) after %d", ent.Revision, rev, last)
 			}
 			last = rev
+			if err := wr.nc.Flush(wr.ctx); err != nil {
+				t.Fatal(err)
+			}
 			before := creates.Load()
 
 			p.Stall(faultproxy.Down, true)
@@ -71,6 +76,9 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 					t.Fatalf("put %d: revision %d (last %d, put %d): gap or duplicate", i, ent.Revision, last, rev)
 				}
 				last = ent.Revision
+			}
+			if err := wr.nc.Flush(wr.ctx); err != nil {
+				t.Fatal(err)
 			}
 			if got := creates.Load() > before; got != tc.recreate {
 				t.Fatalf("%d consumer creates during the silence: recreated %v, want %v", creates.Load()-before, got, tc.recreate)

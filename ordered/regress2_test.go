@@ -154,7 +154,9 @@ func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
 	}
 	defer mon.Close()
 	var creates atomic.Int64
-	if _, err := mon.SubscribeFunc("$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
+	// Counted on the monitor's reader (SubscribeInline): after mon.Flush
+	// every create the server sent before the PONG is counted.
+	if _, err := mon.SubscribeInline("$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := mon.Flush(ctx); err != nil {
@@ -165,6 +167,9 @@ func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
 	oc := ordered.New(e.js, "O", ordered.Options{Heartbeat: 100 * time.Millisecond, OnReset: resets.add})
 	got, done := startReader(t, ctx, oc)
 	expectSeqs(t, ctx, got, done, 1, 5)
+	if err := mon.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if n := creates.Load(); n != 1 {
 		t.Fatalf("%d consumer creates before the restart, want 1", n)
 	}
