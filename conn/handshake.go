@@ -195,7 +195,7 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 	c, err := dial(ctx, "tcp", s.addr())
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded) {
-			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+			err = &timeoutError{err} // matches ErrTimeout and context.DeadlineExceeded
 		}
 		return nil, nil, err
 	}
@@ -209,7 +209,7 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 		_ = c.Close()
 		// The socket deadline equals ctx's: either may fire first.
 		if !errors.Is(err, context.Canceled) && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
-			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+			err = &timeoutError{err}
 		}
 		return nil, nil, err
 	}

@@ -249,9 +249,17 @@ func TestF07HandshakeTimeoutTyped(t *testing.T) {
 			r.nc.Close()
 			t.Fatal("connected to a silent server")
 		}
-		if !errors.Is(r.err, conn.ErrTimeout) {
-			t.Fatalf("attempt %d: %v does not match conn.ErrTimeout", i, r.err)
+		if !errors.Is(r.err, conn.ErrTimeout) || !errors.Is(r.err, context.DeadlineExceeded) {
+			t.Fatalf("attempt %d: %v does not match both conn.ErrTimeout and context.DeadlineExceeded", i, r.err)
 		}
+	}
+	// Ended by the caller's deadline rather than the connect timeout: the
+	// same two matches, as for any call that ran out of time.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := conn.Connect(ctx, fs.URL(), conn.ConnectTimeout(time.Minute))
+	if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("connect ended by ctx's deadline: %v does not match both conn.ErrTimeout and context.DeadlineExceeded", err)
 	}
 }
 
