@@ -9,11 +9,16 @@ PKGS      := ./...
 FUZZ_TARGETS = $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | cut -c6-)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all test vet race fuzz-short fuzz bench bench-pkg lint soak test-bench
+.PHONY: all test vet race allocs fuzz-short fuzz bench bench-pkg lint soak test-bench
 
 all: test
 
-test: vet race fuzz-short test-bench
+test: vet race allocs fuzz-short test-bench
+
+# The zero-allocation tests live in //go:build !race files (the race
+# detector allocates): run them without -race.
+allocs:
+	$(GO) test -count=1 -run 'Alloc|SpanningCopiesOnce' $(PKGS)
 
 # The bench module (nats.go comparison and the nats.go interop tests).
 test-bench:
