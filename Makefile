@@ -30,10 +30,20 @@ vet:
 race:
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
+# A time-bounded fuzz run can fail with a bare "context deadline exceeded"
+# when -fuzztime ends while a worker is busy (a Go toolchain race,
+# golang/go#51484): with no failing input written, that target runs once
+# more. A real finding ("Failing input written") or any other failure fails.
 fuzz-short:
-	@for t in $(FUZZ_TARGETS); do \
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $$t for $(FUZZSHORT)"; \
-		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZSHORT) || exit 1; \
+		for try in 1 2; do \
+			if $(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=2s > $$log 2>&1; then cat $$log; break; fi; \
+			cat $$log; \
+			if [ $$try = 2 ] || grep -q 'Failing input written' $$log || ! grep -q 'context deadline exceeded' $$log; then exit 1; fi; \
+			echo "fuzz $$t: -fuzztime ended during a busy worker (golang/go#51484), nothing found: running it once more"; \
+		done; \
 	done
 
 fuzz:
