@@ -283,7 +283,7 @@ func TestF05OrderedSurvivesMetaLeaderLoss(t *testing.T) {
 	// The scenario holds: JetStream cannot answer. The survivor may answer
 	// for a while: when the meta leader went down first, the survivor can
 	// have been elected in between, and a leader that lost its quorum steps
-	// down only after the server's lost-quorum interval (about 10 s). Poll,
+	// down only after the lost-quorum interval, checked every 10 s (10–20 s). Poll,
 	// bounded, until it no longer answers.
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		actx, acancel := context.WithTimeout(ctx, time.Second)
