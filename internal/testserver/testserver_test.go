@@ -186,10 +186,12 @@ func TestCluster(t *testing.T) {
 	}
 	conn.mustConnect(nil)
 	createStream(t, conn, "R", 3)
+	// Publish once the R3 stream has a leader: before that the publish can
+	// go unanswered past the raw client's read deadline.
+	c.WaitStreamLeader(t, "", "R")
 	if ack := conn.jsRequest("r.1", []byte("hi")); ack["stream"] != "R" {
 		t.Fatalf("unexpected publish ack %v", ack)
 	}
-	c.WaitStreamLeader(t, "", "R")
 
 	// Restart a server that is not the meta leader and check it is back.
 	idx := 0
