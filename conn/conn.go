@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/natsio/natsio/proto"
 )
 
 type connState uint8
@@ -30,22 +32,25 @@ type Conn struct {
 	flusherDone chan struct{}
 	closeDone   chan struct{}
 
-	mu       sync.Mutex
-	wcond    sync.Cond // publishers waiting for the flusher; L is &mu
-	state    connState
-	pool     *serverPool
-	cur      *server
-	link     *link
-	gen      uint64
-	info     *ServerInfo
-	wbuf     []byte // outbound bytes not yet taken by the flusher
-	spare    []byte
-	kicked   bool
-	writing  bool         // a goroutine (flusher or inline writer) is writing
-	pongs    []chan error // one per outstanding PING; nil for keepalive pings
-	pingsOut int
-	draining bool
-	closeErr error
+	mu    sync.Mutex
+	wcond sync.Cond // publishers waiting for the flusher; L is &mu
+	state connState
+	pool  *serverPool
+	cur   *server
+	link  *link
+	gen   uint64
+	info  *ServerInfo
+	wbuf  []byte // outbound bytes not yet taken by the flusher
+	// pubSubject skips validating a publish subject repeated as the same
+	// string (guarded by mu).
+	pubSubject proto.SubjectMemo
+	spare      []byte
+	kicked     bool
+	writing    bool         // a goroutine (flusher or inline writer) is writing
+	pongs      []chan error // one per outstanding PING; nil for keepalive pings
+	pingsOut   int
+	draining   bool
+	closeErr   error
 	// lostOnClose: bytes of publishes Close could not send.
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }

@@ -70,7 +70,12 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urg
 	}
 	var err error
 	if h == nil {
-		nc.wbuf, err = proto.AppendPub(nc.wbuf, subject, reply, data)
+		if err = nc.pubSubject.Check(subject); err == nil && reply != "" {
+			err = proto.ValidatePublishSubject(reply)
+		}
+		if err == nil {
+			nc.wbuf = proto.AppendPubUnchecked(nc.wbuf, subject, reply, data)
+		}
 	} else {
 		nc.wbuf, err = proto.AppendHPub(nc.wbuf, subject, reply, h, data)
 	}

@@ -12,6 +12,7 @@ func TestZeroAllocs(t *testing.T) {
 	spans := 0
 	p.Alloc = func(n int) []byte { spans++; return s.alloc(n) }
 	var h Header
+	var memo SubjectMemo
 	dst := make([]byte, 0, 4096)
 	raw := statusBlock
 	var err error
@@ -42,6 +43,11 @@ func TestZeroAllocs(t *testing.T) {
 		{"AppendHPub reused Header", func() { dst, err = AppendHPub(dst[:0], benchSubject, benchReply, benchHeader(&h), payload16) }},
 		{"AppendHPub nil Header", func() { dst, err = AppendHPub(dst[:0], benchSubject, "", nil, payload16) }},
 		{"AppendHPubRaw", func() { dst, err = AppendHPubRaw(dst[:0], benchSubject, "", benchBlock, payload16) }},
+		{"SubjectMemo.Check + AppendPubUnchecked", func() {
+			if err = memo.Check(benchSubject); err == nil {
+				dst = AppendPubUnchecked(dst[:0], benchSubject, "", payload16)
+			}
+		}},
 		{"AppendSub", func() { dst, err = AppendSub(dst[:0], "events.*.created", "workers", 42) }},
 		{"AppendUnsub", func() { dst = AppendUnsub(dst[:0], 42, 10) }},
 		{"AppendPing", func() { dst = AppendPing(dst[:0]) }},

@@ -215,3 +215,9 @@ func BenchmarkValidateAckSubject(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkValidSubject21(b *testing.B) {
+	for b.Loop() {
+		sinkBool = validSubject(benchSubject, false)
+	}
+}

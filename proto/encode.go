@@ -9,6 +9,13 @@ func AppendPub(dst []byte, subject, reply string, payload []byte) ([]byte, error
 	if err := validatePubSubjects(subject, reply); err != nil {
 		return dst, err
 	}
+	return AppendPubUnchecked(dst, subject, reply, payload), nil
+}
+
+// AppendPubUnchecked is AppendPub for a caller that has validated subject
+// and reply itself (with ValidatePublishSubject or a SubjectMemo): it
+// appends the frame as given.
+func AppendPubUnchecked(dst []byte, subject, reply string, payload []byte) []byte {
 	dst = append(dst, "PUB "...)
 	dst = append(dst, subject...)
 	dst = append(dst, ' ')
@@ -19,7 +26,7 @@ func AppendPub(dst []byte, subject, reply string, payload []byte) ([]byte, error
 	dst = appendSize(dst, len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = append(dst, payload...)
-	return append(dst, "\r\n"...), nil
+	return append(dst, "\r\n"...)
 }
 
 // AppendHPub appends "HPUB <subject> [reply] <hdr_size> <total_size>\r\n",

@@ -2,6 +2,7 @@ package proto
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -358,6 +359,25 @@ func (p *Parser) args() (*Op, error) {
 		limit = p.Limits.infoLine()
 	}
 	rest := p.buf[p.pos:]
+	if len(p.line) == 0 && p.kind != KindInfo && p.kind != KindConnect && p.kind != KindErr {
+		// The usual case: the whole line is in this chunk. Split it and
+		// find its end in one pass.
+		if n, end := p.scanLine(rest); end >= 0 {
+			line := rest[:end]
+			if end > limit {
+				return p.fail(ErrControlLine, line)
+			}
+			p.pos += end + 1
+			p.inScratch = false
+			if k := len(line); k > 0 && line[k-1] == '\r' {
+				line = line[:k-1]
+			}
+			if n == 0 {
+				return p.fail(ErrArgs, line)
+			}
+			return p.parseFields(line, p.fields[:n])
+		}
+	}
 	i := bytes.IndexByte(rest, '\n')
 	if i < 0 {
 		if len(p.line)+len(rest) > limit {
@@ -404,11 +424,80 @@ func (p *Parser) parseArgs(line []byte) (*Op, error) {
 		p.resetOp()
 		return op, nil
 	}
-	p.cur = line
 	f := p.split(line)
 	if f == nil {
 		return p.fail(ErrArgs, line)
 	}
+	return p.parseFields(line, f)
+}
+
+// scanLine splits the argument line at the start of rest into p.fields and
+// finds its '\n', in one pass with one comparison per ordinary byte. It
+// returns the number of fields and the index of the '\n', or end -1 when the
+// line does not end in rest, holds a '\r' that is not the one before '\n',
+// or has more fields than p.fields holds: the general path then decides.
+func (p *Parser) scanLine(rest []byte) (n, end int) {
+	start := 0
+	for i := 0; ; i++ {
+		i = nextControl(rest, i)
+		if i == len(rest) {
+			return 0, -1
+		}
+		c := rest[i]
+		switch c {
+		case ' ', '\t':
+		case '\r':
+			if i+1 == len(rest) || rest[i+1] != '\n' {
+				return 0, -1
+			}
+		case '\n':
+		default:
+			continue // a control byte inside a field, as split treats it
+		}
+		if i > start {
+			if n == len(p.fields) {
+				return 0, -1
+			}
+			p.fields[n] = rest[start:i:i]
+			p.starts[n] = start
+			n++
+		}
+		if c == '\r' {
+			return n, i + 1
+		}
+		if c == '\n' {
+			return n, i
+		}
+		start = i + 1
+	}
+}
+
+// nextControl returns the index of the first byte at or after i that is a
+// blank or control byte (at most ' '), or len(b). It tests 8 bytes at a
+// time.
+func nextControl(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// The lowest flagged byte is exactly the first below 0x21 (bytes
+		// above it may be flagged by the borrow, and are not looked at).
+		if m := (w - 0x2121212121212121) &^ w & 0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] <= ' ' {
+			return i
+		}
+	}
+	return i
+}
+
+// parseFields interprets the fields f of a complete argument line of a
+// message, subscription or unsubscription op.
+func (p *Parser) parseFields(line []byte, f [][]byte) (*Op, error) {
+	op := &p.op
+	*op = Op{Kind: p.kind}
+	p.cur = line
 	var err error
 	var sizeArgs [][]byte
 	switch p.kind {

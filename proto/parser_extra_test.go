@@ -482,3 +482,37 @@ func TestParseViewsAfterControlLineAtChunkEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestParseArgumentLineEveryAlignment parses MSG lines whose fields,
+// separators (runs of spaces and tabs) and line end fall at every offset of
+// the 8-byte words scanned at once, whole and split in two at every byte,
+// and checks them against the same line built field by field.
+func TestParseArgumentLineEveryAlignment(t *testing.T) {
+	seps := []string{" ", "\t", "  ", " \t ", "\t\t\t\t\t\t\t\t\t"}
+	for n := 1; n <= 19; n++ {
+		subject := strings.Repeat("s", n)
+		for _, sep := range seps {
+			for _, reply := range []string{"", "r.x" + strings.Repeat("y", n%9)} {
+				line := "MSG" + sep + subject + sep + "7"
+				want := fmt.Sprintf("MSG %q 7 %q \"\" \"ab\"", subject, reply)
+				if reply != "" {
+					line += sep + reply
+				}
+				in := line + sep + "2\r\nab\r\n"
+				for _, chunks := range splits(in) {
+					var p Parser
+					got, err := parseScribble(&p, chunks...)
+					if err != nil || len(got) != 1 || got[0] != want {
+						t.Fatalf("%q in %d chunks: %q, %v; want %q", in, len(chunks), got, err, want)
+					}
+				}
+			}
+		}
+	}
+	// A '\r' inside the line is part of a field, not its end.
+	var p Parser
+	got, err := parseScribble(&p, []byte("MSG a\rb 7 2\r\nab\r\n"))
+	if err != nil || len(got) != 1 || !strings.HasPrefix(got[0], `MSG "a\rb" 7`) {
+		t.Fatalf("inner CR: %q, %v", got, err)
+	}
+}

@@ -1,6 +1,9 @@
 package proto
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // ValidatePublishSubject checks a subject a message is published to (also
 // used for reply subjects): not empty, no empty token ("a..b", ".a", "a."),
@@ -10,6 +13,27 @@ func ValidatePublishSubject(s string) error {
 	if !validSubject(s, false) {
 		return ErrBadSubject
 	}
+	return nil
+}
+
+// SubjectMemo remembers the last subject that passed its Check, so that a
+// publisher repeating one subject string (the usual loop) skips the
+// validation. The zero value is ready to use; it is not safe for concurrent
+// use (a connection keeps one under its lock).
+type SubjectMemo struct{ last string }
+
+// Check is ValidatePublishSubject, answered without looking at the bytes
+// when s is the very string last accepted (same memory, same length). Go
+// strings are immutable; a string made with unsafe over memory that changes
+// afterwards defeats the memo, as it breaks every other use of the string.
+func (m *SubjectMemo) Check(s string) error {
+	if len(s) == len(m.last) && unsafe.StringData(s) == unsafe.StringData(m.last) && s != "" {
+		return nil
+	}
+	if !validSubject(s, false) {
+		return ErrBadSubject
+	}
+	m.last = s
 	return nil
 }
 
@@ -54,6 +78,15 @@ func IsLiteral(s string) bool {
 }
 
 func validSubject(s string, wildcards bool) bool {
+	if len(s) >= 8 && plainSubject(s) {
+		return true
+	}
+	return checkSubject(s, wildcards)
+}
+
+// checkSubject is validSubject one byte at a time: the reference for
+// plainSubject, and the answer for subjects it does not decide.
+func checkSubject(s string, wildcards bool) bool {
 	if s == "" {
 		return false
 	}
@@ -79,6 +112,63 @@ func validSubject(s string, wildcards bool) bool {
 		return false
 	}
 	return !high || utf8.ValidString(s)
+}
+
+// Word masks for plainSubject: a byte repeated in every lane, and the high
+// bit of every lane.
+const (
+	lanes1   = 0x0101010101010101
+	lanesHi  = 0x8080808080808080
+	lanesLo7 = 0x7f7f7f7f7f7f7f7f
+)
+
+// plainSubject is validSubject's fast path for subjects of at least 8 bytes,
+// 8 bytes at a time: it reports true when s is printable ASCII without
+// wildcard bytes ('*', '>'), does not start or end with '.', and has no
+// "..". Such a subject is valid for publishing and subscribing alike. false
+// means "look closer": the byte loop decides.
+func plainSubject(s string) bool {
+	n := len(s)
+	if s[0] == '.' || s[n-1] == '.' {
+		return false
+	}
+	var bad, prevDot uint64
+	for i := 0; ; i += 8 {
+		last := i+8 >= n
+		if last && i != n-8 {
+			// The final word overlaps the previous one so that it is whole.
+			// Bytes seen twice change none of the checks, and every pair of
+			// neighbours in the overlap was seen in the previous word.
+			i = n - 8
+			prevDot = 0
+		}
+		w := load64(s, i)
+		// Any byte below 0x21 (space, control) or above 0x7e (DEL, non-ASCII).
+		bad |= (w - lanes1*0x21) &^ w
+		bad |= (w + lanes1*1) | w
+		// Any '*' or '>'.
+		bad |= zeroLanes(w ^ (lanes1 * '*'))
+		bad |= zeroLanes(w ^ (lanes1 * '>'))
+		// "..": a dot right after a dot, also across words.
+		d := zeroLanes(w ^ (lanes1 * '.'))
+		bad |= d & (d<<8 | prevDot)
+		if last {
+			return bad&lanesHi == 0
+		}
+		prevDot = d >> 56
+	}
+}
+
+// zeroLanes returns the high bit set in exactly the bytes of w that are 0.
+func zeroLanes(w uint64) uint64 {
+	return ^((w&lanesLo7 + lanesLo7) | w | lanesLo7)
+}
+
+// load64 reads s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // Byte classes of subjectClass.

@@ -113,3 +113,71 @@ func TestValidSubjectMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainSubjectAgreesWithByteLoop checks the 8-bytes-at-a-time fast path
+// against the byte loop on every subject of 8 to 12 bytes over an alphabet
+// that exercises token boundaries, word boundaries and wildcards, and on
+// random subjects with every byte class.
+func TestPlainSubjectAgreesWithByteLoop(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		fast := plainSubject(s)
+		for _, wc := range []bool{false, true} {
+			if fast && !checkSubject(s, wc) {
+				t.Fatalf("plainSubject(%q) = true, byte loop (wildcards=%v) rejects it", s, wc)
+			}
+		}
+		plain := true
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c <= ' ' || c >= 0x7f || c == '*' || c == '>' {
+				plain = false
+			}
+		}
+		if plain && fast != checkSubject(s, false) {
+			t.Fatalf("plainSubject(%q) = %v, byte loop says %v", s, fast, !fast)
+		}
+	}
+	alphabet := []byte("a.*")
+	for n := 8; n <= 12; n++ {
+		b := make([]byte, n)
+		total := 1
+		for range n {
+			total *= len(alphabet)
+		}
+		for k := range total {
+			for i, v := 0, k; i < n; i, v = i+1, v/len(alphabet) {
+				b[i] = alphabet[v%len(alphabet)]
+			}
+			check(string(b))
+		}
+	}
+	classes := []byte("ab.*> \t\x7f\x80\xc3\xa9\x00")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		b := make([]byte, 8+rng.IntN(33))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = classes[rng.IntN(len(classes))]
+			} else {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		check(string(b))
+	}
+}
+
+func TestSubjectMemo(t *testing.T) {
+	var m SubjectMemo
+	if m.Check("") == nil || m.Check("a..b") == nil {
+		t.Fatal("invalid subjects accepted")
+	}
+	s := "orders.created"
+	if m.Check(s) != nil || m.Check(s) != nil {
+		t.Fatal("valid subject rejected")
+	}
+	// The same bytes in other memory are checked again, and a bad subject
+	// after a good one is still refused.
+	if m.Check(strings.Clone(s)) != nil || m.Check("orders created") == nil || m.Check(s[:7]) == nil {
+		t.Fatal("memo answered for another string")
+	}
+}
