@@ -85,6 +85,7 @@ type Conn struct {
 type connStats struct {
 	inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
 	inlineReads                                                                atomic.Uint64 // requests that read their own response
+	readerResumes                                                              atomic.Uint64 // the parked reader goroutine took the socket back
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated

@@ -1,5 +1,7 @@
 package conn
 
+import "net"
+
 // PendingRequests reports the requests waiting for a response.
 func PendingRequests(nc *Conn) int {
 	nc.resp.mu.Lock()
@@ -9,3 +11,16 @@ func PendingRequests(nc *Conn) int {
 
 // InlineReads reports how many requests read the socket themselves.
 func InlineReads(nc *Conn) uint64 { return nc.stats.inlineReads.Load() }
+
+// AllowInlineReads lets requesters read any transport inline (the
+// in-memory pipes of synctest tests keep working after a read deadline)
+// until the returned function restores the default. Not for parallel tests.
+func AllowInlineReads() (restore func()) {
+	prev := inlineCapable
+	inlineCapable = func(net.Conn) bool { return true }
+	return func() { inlineCapable = prev }
+}
+
+// ReaderResumes reports how many times the reader goroutine took the
+// reader role back after parking.
+func ReaderResumes(nc *Conn) uint64 { return nc.stats.readerResumes.Load() }

@@ -63,8 +63,12 @@ type link struct {
 	replied  bool          // a response went to a request since the role was taken
 	deadline bool          // the holder set a read deadline (an inline read)
 	handback chan struct{} // asks the parked reader goroutine to read again
-	lost     chan struct{} // closed when the link is shut
-	lostOnce sync.Once
+	// parkTimer ends the reader goroutine's park (stopped until the first
+	// one); lastInline is when the last inline read ended (Unix ns).
+	parkTimer  *time.Timer
+	lastInline atomic.Int64
+	lost        chan struct{} // closed when the link is shut
+	lostOnce    sync.Once
 }
 
 // wakeBatch bounds how many queued messages may wait for their consumer's
@@ -93,15 +97,24 @@ func (l *link) wakeAll() {
 
 func newLink(c net.Conn) *link {
 	l := &link{c: c, buf: make([]byte, readBufSize), handback: make(chan struct{}, 1), lost: make(chan struct{})}
+	l.parkTimer = time.NewTimer(parkDelay)
+	l.parkTimer.Stop()
 	l.p.Alloc = l.alloc.bytes
-	switch c.(type) {
-	case *net.TCPConn, *tls.Conn:
-		// A read deadline that expires leaves both usable (for TLS a
-		// timeout is a temporary error, not a broken record layer).
-		l.inline = true
-	}
+	l.inline = inlineCapable(c)
 	l.role.Store(true) // the handshake, then the reader goroutine
 	return l
+}
+
+// inlineCapable reports whether requesters may read c inline: a read
+// deadline that expires must leave it usable. It does for TCP and TLS (for
+// TLS a timeout is a temporary error, not a broken record layer). A
+// variable so that tests over in-memory pipes can allow theirs.
+var inlineCapable = func(c net.Conn) bool {
+	switch c.(type) {
+	case *net.TCPConn, *tls.Conn:
+		return true
+	}
+	return false
 }
 
 // shut closes the link's socket and tells a parked reader goroutine.

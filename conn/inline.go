@@ -23,19 +23,28 @@ import (
 //     (Conn.readFor), dispatching everything else it reads exactly as the
 //     reader goroutine would. In a loop of requests each one reads its own
 //     response and no goroutine is woken.
-//   - The parked reader goroutine takes the role back after parkDelay, or
-//     at once when a requester leaves other waiters behind (handback), or
-//     exits when the link is shut.
+//   - The parked reader goroutine looks again parkDelay later. If an
+//     inline read ended less than parkDelay ago, a loop of requests is
+//     under way: it stays parked and waits twice as long, up to parkMax,
+//     so that a long loop wakes it rarely. Otherwise it takes the role
+//     back. It also takes it back at once when a requester leaves other
+//     waiters behind (handback), and exits when the link is shut.
 //
 // The role is an atomic flag: whoever holds it alone touches the link's
 // parser, buffers and reader-side fields. It is released only after the
 // holder has woken the consumers it queued messages for. Inline reads are
 // used on TCP and TLS links; WebSocket links keep the reader goroutine.
 
-// parkDelay is how long the reader goroutine leaves the socket to
-// requesters after a response: the longest a subscription's message can
-// wait for a reader after a burst of requests.
-const parkDelay = time.Millisecond
+// parkDelay is how long the reader goroutine first leaves the socket to
+// requesters after a response; parkMax bounds the doubled waits during a
+// loop of requests. parkMax is thus the longest a subscription's message
+// can wait for a reader after a loop of requests ends (messages that arrive
+// during the loop are read by the requesters). A short timer kept armed
+// has its own cost: on an idle core the runtime wakes up for it each time.
+const (
+	parkDelay = time.Millisecond
+	parkMax   = 8 * time.Millisecond
+)
 
 // errInlineDeadline ends an inline read at the requester's deadline.
 var errInlineDeadline = errors.New("nats: inline read deadline")
@@ -59,8 +68,8 @@ func (l *link) release() {
 
 // park releases the role and waits until the reader goroutine should read
 // again, then takes the role back. It reports false when the link was shut
-// (the goroutine must exit). t is the goroutine's reusable timer.
-func (l *link) park(t **time.Timer) bool {
+// (the goroutine must exit).
+func (l *link) park() bool {
 	l.release()
 	// A hand-back asked for while this goroutine was still reading is
 	// stale: whoever asked has been served.
@@ -68,14 +77,15 @@ func (l *link) park(t **time.Timer) bool {
 	case <-l.handback:
 	default:
 	}
+	delay := parkDelay
 	for {
-		if *t == nil {
-			*t = time.NewTimer(parkDelay)
-		} else {
-			(*t).Reset(parkDelay)
-		}
+		l.parkTimer.Reset(delay)
 		select {
-		case <-(*t).C:
+		case <-l.parkTimer.C:
+			if time.Since(time.Unix(0, l.lastInline.Load())) < parkDelay {
+				delay = min(2*delay, parkMax)
+				continue
+			}
 		case <-l.handback:
 		case <-l.lost:
 			return false
@@ -99,6 +109,7 @@ func (l *link) park(t **time.Timer) bool {
 // the reader goroutine at once when other requests or flushes are waiting.
 func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 	nc.stats.inlineReads.Add(1)
+	defer func() { l.lastInline.Store(time.Now().UnixNano()) }()
 	if err := l.c.SetReadDeadline(deadline); err == nil {
 		l.deadline = true
 		for len(w.ch) == 0 {

@@ -1,8 +1,6 @@
 package conn
 
 import (
-	"time"
-
 	"github.com/natsio/natsio/proto"
 )
 
@@ -11,12 +9,7 @@ import (
 // after handing a response to a requester (see inline.go).
 func (nc *Conn) readLoop(l *link, gen uint64) {
 	defer nc.wg.Done()
-	var park *time.Timer
-	defer func() {
-		if park != nil {
-			park.Stop()
-		}
-	}()
+	defer l.parkTimer.Stop()
 	for {
 		op, err := l.next()
 		if err != nil {
@@ -34,8 +27,11 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 			// next request soon: let it read that response itself. Not
 			// while others wait on their channels: nobody would read for
 			// them.
-			if !nc.othersWaiting() && !l.park(&park) {
-				return
+			if !nc.othersWaiting() {
+				if !l.park() {
+					return
+				}
+				nc.stats.readerResumes.Add(1)
 			}
 		}
 	}

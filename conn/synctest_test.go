@@ -928,3 +928,95 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 		})
 	}
 }
+
+// ---- Inline reads: the parked reader goroutine ----
+
+// A loop of requests, each answered after 100 µs, reads every response
+// inline and never wakes the reader goroutine back to the socket: it waits
+// ever longer (1, 2, 4, 8 ms) while inline reads keep ending less than a
+// millisecond before it looks. Once the loop ends, it is back within
+// parkMax + parkDelay (8 + 1 ms): a subscription message sent just after
+// the last response is delivered by then.
+func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
+	defer conn.AllowInlineReads()()
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		push := make(chan struct{})
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			var mu sync.Mutex
+			subs := map[string]uint64{}
+			go func() {
+				for range push {
+					mu.Lock()
+					sid := subs["feed"]
+					mu.Unlock()
+					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("late")))
+				}
+			}()
+			s.serve(nil, func(op *proto.Op) {
+				switch op.Kind {
+				case proto.KindSub:
+					mu.Lock()
+					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
+					mu.Unlock()
+				case proto.KindPub:
+					if len(op.Reply) == 0 {
+						return
+					}
+					reply := string(op.Reply)
+					mu.Lock()
+					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
+					mu.Unlock()
+					time.Sleep(100 * time.Microsecond)
+					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
+				}
+			})
+		})
+		defer stop()
+		defer close(push)
+		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		defer nc.Close()
+		sub, err := nc.Subscribe("feed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := nc.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		const reqs = 300 // 30 ms of requests
+		start := time.Now()
+		for i := range reqs {
+			m, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i)))
+			if err != nil || string(m.Data) != fmt.Sprint(i) {
+				t.Fatalf("request %d: %v %q", i, err, m.Data)
+			}
+		}
+		if el := time.Since(start); el != reqs*100*time.Microsecond {
+			t.Fatalf("the loop took %v of fake time, want %v", el, reqs*100*time.Microsecond)
+		}
+		if n := conn.InlineReads(nc); n < reqs-1 {
+			t.Fatalf("%d of %d requests read their response inline", n, reqs)
+		}
+		if n := conn.ReaderResumes(nc); n != 0 {
+			t.Fatalf("the reader goroutine took the socket back %d times during the loop", n)
+		}
+		sent := time.Now()
+		push <- struct{}{}
+		m, err := sub.NextMsg(ctx)
+		if err != nil || string(m.Data) != "late" {
+			t.Fatalf("NextMsg: %v", err)
+		}
+		if el := time.Since(sent); el > 9*time.Millisecond || el == 0 {
+			t.Fatalf("message delivered %v after the loop, want within (0, 9ms]", el)
+		} else {
+			t.Logf("delivered %v after the loop", el)
+		}
+		if n := conn.ReaderResumes(nc); n != 1 {
+			t.Fatalf("reader goroutine resumed %d times, want 1", n)
+		}
+	})
+}
