@@ -68,9 +68,11 @@ type Parser struct {
 	dst    []byte // destination of a payload that spans chunks
 	got    int    // bytes of dst filled
 	op     Op
-	fields [6][]byte
-	starts [6]int // offset of each field in the line
-	cur    []byte // the argument line of the pending op
+	// starts and ends delimit the fields of the argument line (offsets, not
+	// slices: storing slices in the parser costs a write barrier each while
+	// the garbage collector runs).
+	starts, ends [maxFields]int
+	cur          []byte // the argument line of the pending op
 	// inScratch: cur is p.line, not a view of the chunk.
 	inScratch bool
 	replyAt   int // field index of the reply subject
@@ -375,7 +377,7 @@ func (p *Parser) args() (*Op, error) {
 			if n == 0 {
 				return p.fail(ErrArgs, line)
 			}
-			return p.parseFields(line, p.fields[:n])
+			return p.parseFields(line, n)
 		}
 	}
 	i := bytes.IndexByte(rest, '\n')
@@ -424,18 +426,18 @@ func (p *Parser) parseArgs(line []byte) (*Op, error) {
 		p.resetOp()
 		return op, nil
 	}
-	f := p.split(line)
-	if f == nil {
+	n := p.split(line)
+	if n == 0 {
 		return p.fail(ErrArgs, line)
 	}
-	return p.parseFields(line, f)
+	return p.parseFields(line, n)
 }
 
-// scanLine splits the argument line at the start of rest into p.fields and
+// scanLine splits the argument line at the start of rest into p.starts/ends and
 // finds its '\n', in one pass with one comparison per ordinary byte. It
 // returns the number of fields and the index of the '\n', or end -1 when the
 // line does not end in rest, holds a '\r' that is not the one before '\n',
-// or has more fields than p.fields holds: the general path then decides.
+// or has more fields than maxFields: the general path then decides.
 func (p *Parser) scanLine(rest []byte) (n, end int) {
 	start := 0
 	for i := 0; ; i++ {
@@ -455,11 +457,10 @@ func (p *Parser) scanLine(rest []byte) (n, end int) {
 			continue // a control byte inside a field, as split treats it
 		}
 		if i > start {
-			if n == len(p.fields) {
+			if n == maxFields {
 				return 0, -1
 			}
-			p.fields[n] = rest[start:i:i]
-			p.starts[n] = start
+			p.starts[n], p.ends[n] = start, i
 			n++
 		}
 		if c == '\r' {
@@ -492,9 +493,14 @@ func nextControl(b []byte, i int) int {
 	return i
 }
 
-// parseFields interprets the fields f of a complete argument line of a
-// message, subscription or unsubscription op.
-func (p *Parser) parseFields(line []byte, f [][]byte) (*Op, error) {
+// parseFields interprets the nf fields (p.starts, p.ends) of a complete
+// argument line of a message, subscription or unsubscription op.
+func (p *Parser) parseFields(line []byte, nf int) (*Op, error) {
+	var fa [maxFields][]byte
+	for i := range nf {
+		fa[i] = line[p.starts[i]:p.ends[i]:p.ends[i]]
+	}
+	f := fa[:nf]
 	op := &p.op
 	*op = Op{Kind: p.kind}
 	p.cur = line
@@ -643,14 +649,11 @@ func (p *Parser) alloc(n int) []byte {
 	return make([]byte, n)
 }
 
-// split cuts line into blank-separated fields in p.fields. It returns nil
-// when the line has no field or more than fit.
-func (p *Parser) split(line []byte) [][]byte {
-	if bytes.IndexByte(line, '\t') < 0 {
-		return p.splitSpaces(line)
-	}
-	n := 0
-	i := 0
+// split cuts line into blank-separated fields (p.starts, p.ends) and
+// returns their number: 0 when the line has none or more than maxFields.
+// (scanLine is the fast path; this one serves lines that spanned chunks.)
+func (p *Parser) split(line []byte) int {
+	n, i := 0, 0
 	for i < len(line) {
 		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 			i++
@@ -662,46 +665,19 @@ func (p *Parser) split(line []byte) [][]byte {
 		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
 			j++
 		}
-		if n == len(p.fields) {
-			return nil
+		if n == maxFields {
+			return 0
 		}
-		p.fields[n] = line[i:j:j]
-		p.starts[n] = i
+		p.starts[n], p.ends[n] = i, j
 		n++
 		i = j
 	}
-	if n == 0 {
-		return nil
-	}
-	return p.fields[:n]
+	return n
 }
 
-// splitSpaces is split for a line without tabs, finding each separator
-// with IndexByte rather than a byte loop.
-func (p *Parser) splitSpaces(line []byte) [][]byte {
-	n, i := 0, 0
-	for i < len(line) {
-		if line[i] == ' ' {
-			i++
-			continue
-		}
-		end := len(line)
-		if k := bytes.IndexByte(line[i:], ' '); k >= 0 {
-			end = i + k
-		}
-		if n == len(p.fields) {
-			return nil
-		}
-		p.fields[n] = line[i:end:end]
-		p.starts[n] = i
-		n++
-		i = end
-	}
-	if n == 0 {
-		return nil
-	}
-	return p.fields[:n]
-}
+// maxFields is the most fields an argument line may have (HMSG with a
+// reply has 5).
+const maxFields = 6
 
 // maxDigits bounds decimal numbers; more digits than this overflow.
 const maxDigits = 18
