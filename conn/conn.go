@@ -86,6 +86,8 @@ type connStats struct {
 	inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
 	inlineReads                                                                atomic.Uint64 // requests that read their own response
 	readerResumes                                                              atomic.Uint64 // the parked reader goroutine took the socket back
+	inlineBatches                                                              atomic.Uint64 // consumers that read the socket for their next batch
+	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated

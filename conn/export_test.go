@@ -24,3 +24,10 @@ func AllowInlineReads() (restore func()) {
 // ReaderResumes reports how many times the reader goroutine took the
 // reader role back after parking.
 func ReaderResumes(nc *Conn) uint64 { return nc.stats.readerResumes.Load() }
+
+// InlineBatches reports how many times a consumer read the socket itself.
+func InlineBatches(nc *Conn) uint64 { return nc.stats.inlineBatches.Load() }
+
+// ParkTimeouts reports how many times the parked reader goroutine's timer
+// fired.
+func ParkTimeouts(nc *Conn) uint64 { return nc.stats.parkTimeouts.Load() }

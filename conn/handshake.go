@@ -67,8 +67,18 @@ type link struct {
 	// one); lastInline is when the last inline read ended (Unix ns).
 	parkTimer  *time.Timer
 	lastInline atomic.Int64
-	lost        chan struct{} // closed when the link is shut
-	lostOnce    sync.Once
+	// imu orders setting and clearing an inline consumer's read deadline
+	// (inlineSub, deadline) with interrupts from other goroutines.
+	imu       sync.Mutex
+	inlineSub *Subscription
+	// idle: the parked reader goroutine waits, with no timer, for the
+	// inline reader holding the role to hand it back.
+	idle atomic.Bool
+	// wokeWaiter: a consumer blocked in take was woken since the role was
+	// taken; it will read inline when it comes back.
+	wokeWaiter bool
+	lost       chan struct{} // closed when the link is shut
+	lostOnce   sync.Once
 }
 
 // wakeBatch bounds how many queued messages may wait for their consumer's
@@ -77,6 +87,9 @@ const wakeBatch = 64
 
 // deferWake notes that s must be woken before the next read.
 func (l *link) deferWake(s *Subscription) {
+	if s.waiting.Load() {
+		l.wokeWaiter = true
+	}
 	for _, w := range l.wakes {
 		if w == s {
 			return

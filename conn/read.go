@@ -21,8 +21,8 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 			l.release()
 			return
 		}
-		if l.replied && l.inline && l.p.Unread() == 0 {
-			l.replied = false
+		if (l.replied || l.wokeWaiter) && l.inline && l.p.Unread() == 0 {
+			l.replied, l.wokeWaiter = false, false
 			// A requester just got its response and will likely send the
 			// next request soon: let it read that response itself. Not
 			// while others wait on their channels: nobody would read for

@@ -55,6 +55,12 @@ type Subscription struct {
 
 	delivered uint64 // under mu
 	dropped   atomic.Uint64
+
+	// waiting: a consumer is blocked in take (the reader goroutine then
+	// leaves it the socket after waking it, see inline.go). readingOn: the
+	// link its consumer is reading inline, if any.
+	waiting   atomic.Bool
+	readingOn atomic.Pointer[link]
 }
 
 func newSubscription(nc *Conn, subject, queue string) *Subscription {
@@ -147,10 +153,14 @@ func (s *Subscription) signal() {
 }
 
 // take moves every queued message into batch (which it returns), waiting
-// for at least one until ctx ends or the subscription closes. On close it
+// for at least one until ctx ends or the subscription closes. With inline,
+// it reads the socket itself while it waits when the reader role is free
+// (inline.go); NextBatch does not, so that its consumers (the JetStream
+// ones, which acknowledge as they go) keep the reader goroutine reading
+// ahead of them. On close it
 // returns the messages still queued first, then the close error (nil for
 // an orderly end: unsubscribe, drain, auto-unsubscribe).
-func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, error) {
+func (s *Subscription) take(ctx context.Context, batch []*Msg, inline bool) ([]*Msg, bool, error) {
 	for {
 		s.mu.Lock()
 		if len(s.q) > 0 {
@@ -167,13 +177,35 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, er
 			return batch[:0], true, err
 		}
 		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return batch[:0], true, context.Cause(ctx)
+		}
+		// Read the socket here when the reader role is free (inline.go):
+		// no goroutine hand-off for what arrives.
+		if inline {
+			if l, gen, ok := s.nc.inlineLink(); ok {
+				s.nc.readForSub(ctx, l, gen, s)
+				continue
+			}
+			s.waiting.Store(true)
+		}
 		select {
 		case <-s.wake:
 		case <-s.done:
 		case <-ctx.Done():
+			s.waiting.Store(false)
 			return batch[:0], true, context.Cause(ctx)
 		}
+		s.waiting.Store(false)
 	}
+}
+
+// hasQueued reports whether a message is queued or the subscription ended.
+func (s *Subscription) hasQueued() bool {
+	s.mu.Lock()
+	ok := len(s.q) > 0 || s.closed
+	s.mu.Unlock()
+	return ok
 }
 
 func (s *Subscription) startConsuming() error {
@@ -211,7 +243,7 @@ func (s *Subscription) Messages(ctx context.Context) iter.Seq2[*Msg, error] {
 		for {
 			var err error
 			var end bool
-			batch, end, err = s.take(ctx, batch)
+			batch, end, err = s.take(ctx, batch, true)
 			for i, m := range batch {
 				batch[i] = nil
 				if !yield(m, nil) {
@@ -278,7 +310,7 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 		return nil, ErrSubscriptionActive
 	}
 	clear(buf)
-	batch, end, err := s.take(ctx, buf)
+	batch, end, err := s.take(ctx, buf, false)
 	if len(batch) > 0 {
 		return batch, nil
 	}
@@ -340,7 +372,7 @@ func (s *Subscription) runHandler(f func(*Msg)) {
 	var batch []*Msg
 	for {
 		var end bool
-		batch, end, _ = s.take(ctx, batch)
+		batch, end, _ = s.take(ctx, batch, true)
 		for i, m := range batch {
 			batch[i] = nil
 			f(m)
@@ -402,6 +434,10 @@ func (s *Subscription) close(err error) {
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
 	s.mu.Unlock()
 	close(s.done)
+	// A consumer reading the socket inline for this subscription stops.
+	if l := s.readingOn.Load(); l != nil {
+		l.interrupt(s)
+	}
 }
 
 // releaseLocked returns n queued bytes to the connection's budget; after

@@ -1020,3 +1020,204 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 		}
 	})
 }
+
+// stPushServer serves one connection: it answers PINGs, records SUBs, and
+// sends a message to the subscription on subject subj each time push gets
+// one (the payload).
+func stPushServer(l *memnet.Listener, push <-chan string) (stop func()) {
+	return stServe(l, func(s *stSrv) {
+		if s.handshake() != nil {
+			return
+		}
+		var mu sync.Mutex
+		subs := map[string]uint64{}
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case p, ok := <-push:
+					if !ok {
+						return
+					}
+					subj, data, _ := strings.Cut(p, " ")
+					mu.Lock()
+					sid := subs[subj]
+					mu.Unlock()
+					_ = s.send(proto.AppendMsg(nil, subj, sid, "", []byte(data)))
+				case <-done:
+					return
+				}
+			}
+		}()
+		s.serve(nil, func(op *proto.Op) {
+			if op.Kind == proto.KindSub {
+				mu.Lock()
+				subs[string(op.Subject)] = op.SID
+				mu.Unlock()
+			}
+		})
+	})
+}
+
+// A consumer iterating Messages reads the socket itself once the reader
+// goroutine has handed it a message (no hand-off per batch). While it waits
+// for a message that does not come, the parked reader goroutine sleeps with
+// no timer: ten idle fake minutes cost one wake-up (the first look, after
+// parkDelay). A message after that is
+// delivered at once, and when the consumer stops iterating the reader
+// goroutine takes the socket back within parkDelay (at once when it was
+// waiting for the consumer): a message for another subscription is then
+// delivered within 1 ms.
+func TestSynctestConsumerReadsInline(t *testing.T) {
+	defer conn.AllowInlineReads()()
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		push := make(chan string)
+		stop := stPushServer(l, push)
+		defer stop()
+		defer close(push)
+		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		defer nc.Close()
+		sub, err := nc.Subscribe("feed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := nc.Subscribe("other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := nc.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string)
+		quit := make(chan struct{})
+		done := make(chan error)
+		go func() {
+			for m, err := range sub.Messages(ctx) {
+				if err != nil {
+					done <- err
+					return
+				}
+				got <- string(m.Data)
+				if string(m.Data) == "last" {
+					break
+				}
+			}
+			<-quit
+			done <- nil
+		}()
+		synctest.Wait()
+		push <- "feed first"
+		if m := <-got; m != "first" {
+			t.Fatalf("got %q", m)
+		}
+		synctest.Wait()
+		wakes := conn.ParkTimeouts(nc)
+		start := time.Now()
+		time.Sleep(10 * time.Minute)
+		// Once, parkDelay after it parked: it finds the consumer reading
+		// and waits for it with no timer from then on.
+		if n := conn.ParkTimeouts(nc) - wakes; n > 1 {
+			t.Fatalf("the parked reader goroutine woke %d times in 10 idle minutes", n)
+		}
+		push <- "feed second"
+		if m := <-got; m != "second" {
+			t.Fatalf("got %q", m)
+		}
+		if el := time.Since(start); el != 10*time.Minute {
+			t.Fatalf("second message after %v, want at once", el-10*time.Minute)
+		}
+		if conn.InlineBatches(nc) == 0 {
+			t.Fatal("the consumer never read the socket itself")
+		}
+		push <- "feed last"
+		if m := <-got; m != "last" {
+			t.Fatalf("got %q", m)
+		}
+		// The consumer has stopped; the reader goroutine reads again.
+		synctest.Wait()
+		resumes := conn.ReaderResumes(nc)
+		at := time.Now()
+		push <- "other x"
+		if _, err := other.NextMsg(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(at); el > time.Millisecond {
+			t.Fatalf("message for another subscription waited %v, want at most parkDelay (1ms)", el)
+		}
+		if conn.ReaderResumes(nc) == resumes && resumes == 0 {
+			t.Fatal("the reader goroutine never took the socket back")
+		}
+		close(quit)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A consumer blocked reading the socket for its subscription stops at once
+// when the subscription ends (the iterator ends with no error) or its
+// context is cancelled (the iterator yields the cause), with no message in
+// sight.
+func TestSynctestInlineConsumerInterrupted(t *testing.T) {
+	defer conn.AllowInlineReads()()
+	for _, how := range []string{"unsubscribe", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := memnet.Listen(stAddr)
+				push := make(chan string)
+				stop := stPushServer(l, push)
+				defer stop()
+				defer close(push)
+				nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+				defer nc.Close()
+				sub, err := nc.Subscribe("feed")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := nc.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				end := make(chan error, 1)
+				go func() {
+					for _, err := range sub.Messages(ctx) {
+						if err != nil {
+							end <- err
+							return
+						}
+					}
+					end <- nil
+				}()
+				synctest.Wait()
+				push <- "feed one" // the consumer then reads inline
+				synctest.Wait()
+				if conn.InlineBatches(nc) == 0 {
+					t.Fatal("the consumer is not reading inline")
+				}
+				time.Sleep(time.Minute)
+				at := time.Now()
+				cause := errors.New("stop")
+				if how == "cancel" {
+					cancel(cause)
+				} else if err := sub.Unsubscribe(); err != nil {
+					t.Fatal(err)
+				}
+				err = <-end
+				if el := time.Since(at); el != 0 {
+					t.Fatalf("iterator ended %v after %s", el, how)
+				}
+				if want := map[string]error{"cancel": cause, "unsubscribe": nil}[how]; !errors.Is(err, want) || (want == nil && err != nil) {
+					t.Fatalf("iterator ended with %v", err)
+				}
+				// The connection still works: a request-free round trip.
+				if err := nc.Flush(context.Background()); err != nil {
+					t.Fatalf("Flush after %s: %v", how, err)
+				}
+			})
+		})
+	}
+}
