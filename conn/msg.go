@@ -135,7 +135,12 @@ func unsafeString(b []byte) string {
 
 // build turns a parsed MSG/HMSG into an owned Msg for sub.
 func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
-	m := a.msg()
+	var m *Msg
+	if sub.newMsg != nil {
+		m = sub.newMsg()
+	} else {
+		m = a.msg()
+	}
 	m.sub = sub
 	if sub.literal && string(op.Subject) == sub.Subject {
 		m.Subject = sub.Subject

@@ -34,6 +34,9 @@ type Subscription struct {
 	// borrowed views of the read buffer).
 	inline   func(*Msg)
 	borrowed bool
+	// newMsg provides delivered Msg structs (SubscribeAlloc); nil: the
+	// link's slabs.
+	newMsg func() *Msg
 
 	mu        sync.Mutex
 	q         []*Msg

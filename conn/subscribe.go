@@ -48,6 +48,21 @@ func (nc *Conn) SubscribeInline(subject string, f func(*Msg)) (*Subscription, er
 	return nc.subscribeWith(subject, "", nil, f, true)
 }
 
+// SubscribeAlloc is Subscribe with the memory of each delivered Msg
+// provided by alloc: a consumer that wraps messages in a larger struct
+// embeds Msg in it, carves those from its own arrays and hands out the
+// embedded Msg, saving an allocation and a copy per message (the JetStream
+// consumers do this with jsapi.MsgSlab). alloc is called on whichever
+// goroutine reads the connection, one call at a time, before the message
+// is queued; it must return a Msg that nothing else references (its fields
+// are overwritten) and must not block.
+func (nc *Conn) SubscribeAlloc(subject string, alloc func() *Msg) (*Subscription, error) {
+	if alloc == nil {
+		return nil, invalid("nil allocator")
+	}
+	return nc.subscribeAlloc(subject, alloc)
+}
+
 // QueueSubscribeFunc is SubscribeFunc in queue group queue.
 func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg)) (*Subscription, error) {
 	if f == nil {
@@ -63,9 +78,18 @@ func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*S
 	return nc.subscribeWith(subject, queue, handler, inline, false)
 }
 
-// subscribeWith registers a subscription; borrowed (with inline) lends
-// messages to inline instead of building owned ones.
 func (nc *Conn) subscribeWith(subject, queue string, handler, inline func(*Msg), borrowed bool) (*Subscription, error) {
+	return nc.register(subject, queue, handler, inline, borrowed, nil)
+}
+
+func (nc *Conn) subscribeAlloc(subject string, alloc func() *Msg) (*Subscription, error) {
+	return nc.register(subject, "", nil, nil, false, alloc)
+}
+
+// register validates and registers a subscription; borrowed (with inline)
+// lends messages to inline instead of building owned ones, alloc (if set)
+// provides the Msg structs.
+func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), borrowed bool, alloc func() *Msg) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -77,6 +101,7 @@ func (nc *Conn) subscribeWith(subject, queue string, handler, inline func(*Msg),
 	s := newSubscription(nc, subject, queue)
 	s.inline = inline
 	s.borrowed = borrowed
+	s.newMsg = alloc
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
 		nc.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/proto"
@@ -17,15 +18,20 @@ import (
 // the receiver. Acknowledge it with one of Ack, AckSync, Nak, NakWithDelay,
 // Term or TermWithReason (terminal: a second one returns ErrAlreadyAcked);
 // InProgress may be sent any number of times before.
+//
+// The embedded conn.Msg holds Subject, Reply (the $JS.ACK subject: metadata
+// and acknowledgement), Header and Data, and lends its methods (Status;
+// Respond publishes to the $JS.ACK subject, which the server reads as an
+// acknowledgement: use the methods above instead).
 type Msg struct {
-	Subject string
-	Reply   string // the $JS.ACK subject: metadata and acknowledgement
-	Header  proto.RawHeader
-	Data    []byte
+	conn.Msg // first: MsgSlab relies on it
 
 	nc    *conn.Conn
 	acked atomic.Bool
 }
+
+// The embedded conn.Msg must start a Msg (FromSlab).
+var _ [0]struct{} = [unsafe.Offsetof(Msg{}.Msg)]struct{}{}
 
 // ErrAlreadyAcked is returned by a second terminal acknowledgement.
 var ErrAlreadyAcked = errors.New("jsapi: message already acknowledged")
@@ -36,13 +42,55 @@ var ErrNotJSMessage = errors.New("jsapi: not a JetStream consumer message")
 
 // NewMsg wraps a message delivered on connection nc for a consumer.
 func NewMsg(nc *conn.Conn, m *conn.Msg) *Msg {
-	return &Msg{Subject: m.Subject, Reply: m.Reply, Header: m.Header, Data: m.Data, nc: nc}
+	jm := &Msg{Msg: *m, nc: nc}
+	return jm
 }
 
-// Init fills an existing Msg (consumers carve Msgs from slabs) from m.
+// Init fills an existing Msg from m.
 func (jm *Msg) Init(nc *conn.Conn, m *conn.Msg) {
-	jm.Subject, jm.Reply, jm.Header, jm.Data, jm.nc = m.Subject, m.Reply, m.Header, m.Data, nc
+	jm.Msg, jm.nc = *m, nc
 	jm.acked.Store(false)
+}
+
+// MsgSlab carves Msgs from arrays for the subscriptions of consumers on one
+// connection, so that a delivered message costs no allocation and no copy
+// of its own: subscribe with conn.SubscribeAlloc(subject, slab.Alloc), and
+// turn each *conn.Msg that subscription delivers into its Msg with
+// FromSlab. Alloc is called by whichever goroutine reads the connection,
+// one call at a time; a MsgSlab is not safe for any other concurrent use.
+type MsgSlab struct {
+	nc    *conn.Conn
+	free  []Msg
+	chunk int
+}
+
+// NewMsgSlab returns a MsgSlab for messages received on nc; hint is about
+// how many messages are expected (it sizes the first array; later ones
+// hold 128).
+func NewMsgSlab(nc *conn.Conn, hint int) *MsgSlab {
+	return &MsgSlab{nc: nc, chunk: min(max(hint, 8), slabMsgs)}
+}
+
+const slabMsgs = 128
+
+// Alloc returns the conn.Msg embedded in a fresh Msg.
+func (s *MsgSlab) Alloc() *conn.Msg {
+	if len(s.free) == 0 {
+		s.free = make([]Msg, s.chunk)
+		s.chunk = slabMsgs
+	}
+	jm := &s.free[0]
+	s.free = s.free[1:]
+	jm.nc = s.nc
+	return &jm.Msg
+}
+
+// FromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
+// MsgSlab's Alloc — as every message of a subscription made with
+// conn.SubscribeAlloc(…, slab.Alloc) does; for any other m the result is
+// undefined.
+func FromSlab(m *conn.Msg) *Msg {
+	return (*Msg)(unsafe.Pointer(m))
 }
 
 // Ack acknowledges the message. It does not wait for the server.

@@ -1,11 +1,15 @@
 package jsapi_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -89,7 +93,7 @@ func TestMsgAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not a consumer message.
-	plain := &jsapi.Msg{Subject: "x", Reply: "_INBOX.y"}
+	plain := &jsapi.Msg{Msg: conn.Msg{Subject: "x", Reply: "_INBOX.y"}}
 	if err := plain.Ack(); !errors.Is(err, jsapi.ErrNotJSMessage) {
 		t.Fatalf("plain ack: %v", err)
 	}
@@ -97,5 +101,67 @@ func TestMsgAcks(t *testing.T) {
 	info, err := nc.Request(ctx, "$JS.API.CONSUMER.INFO.P.C", nil)
 	if err != nil || !strings.Contains(string(info.Data), `"ack_floor":{"consumer_seq":5,"stream_seq":5`) {
 		t.Fatalf("consumer info: %v %s", err, info.Data)
+	}
+}
+
+// Messages built by a MsgSlab through conn.SubscribeAlloc come back whole
+// with FromSlab: the fields the connection filled, the connection for
+// acknowledgements, and each one distinct memory (nothing is reused). The
+// pull tests cover acknowledging such messages from real consumers.
+func TestMsgSlabSubscribeAlloc(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	nc, err := conn.Connect(context.Background(), s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	slab := jsapi.NewMsgSlab(nc, 3)
+	allocs := 0
+	sub, err := nc.SubscribeAlloc("slab.>", func() *conn.Msg { allocs++; return slab.Alloc() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := conn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	const n = 300 // more than one array
+	for i := range n {
+		if err := pub.PublishRequest(fmt.Sprintf("slab.%d", i), fmt.Sprintf("_INBOX.r.%d", i), fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[*jsapi.Msg]bool{}
+	for i := range n {
+		m, err := sub.NextMsg(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v (allocator called %d times)", i, err, allocs)
+		}
+		jm := jsapi.FromSlab(m)
+		if jm.Subject != fmt.Sprintf("slab.%d", i) || jm.Reply != fmt.Sprintf("_INBOX.r.%d", i) ||
+			string(jm.Data) != fmt.Sprintf("m%d", i) || jm.Sub() != sub {
+			t.Fatalf("message %d: %q %q %q", i, jm.Subject, jm.Reply, jm.Data)
+		}
+		// Not from a consumer (the server does not relay $JS.ACK replies
+		// published by clients): acknowledging says so.
+		if err := jm.Ack(); !errors.Is(err, jsapi.ErrNotJSMessage) {
+			t.Fatalf("ack: %v", err)
+		}
+		if seen[jm] {
+			t.Fatalf("message %d reuses the memory of an earlier one", i)
+		}
+		seen[jm] = true
+	}
+	if allocs != n {
+		t.Fatalf("allocator called %d times for %d messages", allocs, n)
+	}
+	if _, err := nc.SubscribeAlloc("x", nil); err == nil {
+		t.Fatal("nil allocator accepted")
 	}
 }

@@ -120,16 +120,3 @@ func (c *Consumer) whyNoResponders(ctx context.Context) error {
 	}
 	return nil
 }
-
-// msgSlab carves jsapi.Msgs from arrays; it belongs to one reader.
-type msgSlab struct{ free []jsapi.Msg }
-
-func (s *msgSlab) wrap(nc *conn.Conn, m *conn.Msg) *jsapi.Msg {
-	if len(s.free) == 0 {
-		s.free = make([]jsapi.Msg, 128)
-	}
-	jm := &s.free[0]
-	s.free = s.free[1:]
-	jm.Init(nc, m)
-	return jm
-}

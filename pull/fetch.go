@@ -50,7 +50,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		return nil, invalid("Heartbeat %v needs a deadline of at least twice as long", s.hb)
 	}
 
-	sub, err := c.nc.Subscribe(c.nc.NewInbox())
+	sub, err := c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).Alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,6 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		wctx, stop = watchHeartbeats(ctx, s.hb, &activity)
 		defer stop()
 	}
-	var slab msgSlab
 	var batch []*conn.Msg
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
 	for len(out) < n {
@@ -105,7 +104,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				return out, serr
 			}
 			c.notePin(s.group, m)
-			out = append(out, slab.wrap(c.nc, m))
+			out = append(out, jsapi.FromSlab(m))
 		}
 	}
 	return out, nil

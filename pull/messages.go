@@ -69,7 +69,9 @@ type engine struct {
 func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
 	e := &engine{c: c, s: s, live: make(map[uint64]struct{}), done: make(chan struct{})}
 	e.prefix = c.nc.NewInbox() + "."
-	sub, err := c.nc.Subscribe(e.prefix + "*")
+	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
+	// own to allocate and copy).
+	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", jsapi.NewMsgSlab(c.nc, s.maxMsgs).Alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +230,6 @@ func (e *engine) watch(ctx context.Context) {
 // time would let the server run dry whenever a read's worth of messages
 // waits in the queue.)
 func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
-	var slab msgSlab
 	var batch []*conn.Msg
 	var endErr error // why the subscription ended
 	for {
@@ -263,7 +264,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				continue
 			}
 			e.c.notePin(e.s.group, m)
-			if !yield(slab.wrap(e.c.nc, m), nil) {
+			if !yield(jsapi.FromSlab(m), nil) {
 				return
 			}
 		}
