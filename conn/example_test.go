@@ -206,3 +206,48 @@ func ExampleConn_SubscribeInline() {
 	// Output:
 	// 11
 }
+
+// ExampleConn_SubscribeAlloc delivers messages straight into the caller's
+// own type: each job embeds a conn.Msg and is carved from the caller's
+// array, so a delivery allocates nothing of its own.
+func ExampleConn_SubscribeAlloc() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	type job struct {
+		conn.Msg // the delivered message, filled in place
+		// …and the consumer's own fields (state, deadlines, retries).
+	}
+	jobs := make([]job, 2) // one array; a real consumer carves a new one when it runs out
+	next := 0
+	sub, err := nc.SubscribeAlloc("jobs.*", func() *conn.Msg {
+		j := &jobs[next]
+		next++
+		return &j.Msg
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	nc.Publish("jobs.resize", []byte("img-1"))
+	nc.Publish("jobs.crop", []byte("img-2"))
+	for range 2 {
+		m, err := sub.NextMsg(ctx)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s %s (in jobs array: %v)\n", m.Subject, m.Data, m == &jobs[0].Msg || m == &jobs[1].Msg)
+	}
+	// Output:
+	// jobs.resize img-1 (in jobs array: true)
+	// jobs.crop img-2 (in jobs array: true)
+}
