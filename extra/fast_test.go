@@ -459,3 +459,75 @@ func TestFastInvalidReplies(t *testing.T) {
 		t.Fatalf("atomic mismatch: %v", err)
 	}
 }
+
+// TestF33FastDuplicatesReported: a fast batch whose message repeats a
+// message ID already stored reports it the way the server does. A batch of
+// one that commits at once gets a PubAck marked Duplicate with the original
+// sequence; a batch made only of duplicates commits with its full size and
+// stores nothing; a batch mixing both stores only the new messages. The
+// stream never holds a second copy.
+func TestF33FastDuplicatesReported(t *testing.T) {
+	_, _, js := startJS(t)
+	st := fastStream(t, js, "FD")
+	ctx := ctxT(t)
+	first, err := js.Publish(ctx, "fd.a", []byte("one"), jsapi.MsgID("id-1"))
+	if err != nil || first.Sequence != 1 {
+		t.Fatalf("publish: %+v %v", first, err)
+	}
+
+	p, err := extra.NewFastPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := p.Commit(ctx, "fd.a", []byte("one again"), jsapi.MsgID("id-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ack.Duplicate || ack.Sequence != 1 || ack.BatchID != p.BatchID() || ack.BatchSize != 1 {
+		t.Fatalf("one-message batch of a duplicate: %+v", ack)
+	}
+
+	p, err = extra.NewFastPublisher(js, extra.Flow(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := p.Add(ctx, "fd.a", []byte("dup"), jsapi.MsgID("id-1")); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	ack, err = p.Commit(ctx, "fd.a", []byte("dup"), jsapi.MsgID("id-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Sequence != 0 || ack.BatchSize != 5 || ack.BatchID != p.BatchID() || ack.Stream != "FD" {
+		t.Fatalf("batch of duplicates: %+v, want sequence 0 (nothing stored)", ack)
+	}
+
+	p, err = extra.NewFastPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Add(ctx, "fd.a", []byte("dup"), jsapi.MsgID("id-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Add(ctx, "fd.b", []byte("new"), jsapi.MsgID("id-2")); err != nil {
+		t.Fatal(err)
+	}
+	ack, err = p.Commit(ctx, "fd.c", []byte("new too"), jsapi.MsgID("id-3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Sequence != 3 || ack.BatchSize != 3 || ack.Duplicate {
+		t.Fatalf("mixed batch: %+v", ack)
+	}
+	if got := msgCount(t, st); got != 3 {
+		t.Fatalf("stream holds %d messages, want 3 (one per message ID)", got)
+	}
+	for seq, want := range map[uint64]string{1: "one", 2: "new", 3: "new too"} {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil || string(m.Data) != want {
+			t.Fatalf("seq %d: %v %q, want %q", seq, err, m.Data, want)
+		}
+	}
+}

@@ -16,7 +16,9 @@ type PubAck struct {
 	Domain    string `json:"domain,omitempty"`
 	// Value is a counter stream's new total (Nats-Incr publishes).
 	Value string `json:"val,omitempty"`
-	// BatchID and BatchSize are set on the commit of an atomic batch.
+	// BatchID and BatchSize are set on the commit of an atomic or fast
+	// batch. Sequence is then 0 when nothing was stored: every message of
+	// a fast batch was a duplicate.
 	BatchID   string `json:"batch,omitempty"`
 	BatchSize int    `json:"count,omitempty"`
 }
@@ -32,7 +34,8 @@ type pubAckReply struct {
 var internedStream atomic.Pointer[string]
 
 // ParsePubAck decodes a publish reply. An error reply returns its
-// *APIError; a reply without a stream or with sequence 0 is ErrBadResponse.
+// *APIError; a reply without a stream, or with sequence 0 outside a batch
+// commit, is ErrBadResponse.
 // Common replies are decoded without reflection or allocation beyond the
 // strings they hold.
 func ParsePubAck(data []byte, ack *PubAck) error {
@@ -46,11 +49,19 @@ func ParsePubAck(data []byte, ack *PubAck) error {
 	if r.Error != nil {
 		return r.Error
 	}
-	if r.Stream == "" || r.Sequence == 0 {
+	if !r.valid() {
 		return fmt.Errorf("%w: PubAck without stream or sequence", ErrBadResponse)
 	}
 	*ack = r.PubAck
 	return nil
+}
+
+// valid reports whether a decoded PubAck names its stream and a sequence.
+// The commit of a batch is the exception: when every message of a fast
+// batch was a duplicate nothing was stored, and the server acknowledges
+// the batch with sequence 0.
+func (a *PubAck) valid() bool {
+	return a.Stream != "" && (a.Sequence > 0 || a.BatchID != "")
 }
 
 // fastPubAck parses a flat object of string, number and boolean values with
@@ -129,7 +140,7 @@ func fastPubAck(b []byte, ack *PubAck) bool {
 			return false
 		}
 		if b[i] == '}' {
-			return skipWS(b, i+1) == len(b) && ack.Stream != "" && ack.Sequence > 0
+			return skipWS(b, i+1) == len(b) && ack.valid()
 		}
 		if b[i] != ',' {
 			return false

@@ -213,6 +213,10 @@ func TestParsePubAck(t *testing.T) {
 		{`{"stream":"S","seq":1,"future":{"x":[1,2]}}`, jsapi.PubAck{Stream: "S", Sequence: 1}, nil},
 		{`{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 3"},"stream":"S"}`, jsapi.PubAck{}, jsapi.ErrWrongLastSequence},
 		{`{"stream":"S","seq":0}`, jsapi.PubAck{}, jsapi.ErrBadResponse},
+		// The commit of a fast batch of duplicates stored nothing.
+		{`{"stream":"S","seq":0,"batch":"b2","count":5}`, jsapi.PubAck{Stream: "S", BatchID: "b2", BatchSize: 5}, nil},
+		{`{"stream":"S","seq":0,"batch":"b2","count":5,"future":1}`, jsapi.PubAck{Stream: "S", BatchID: "b2", BatchSize: 5}, nil},
+		{`{"seq":0,"batch":"b2","count":5}`, jsapi.PubAck{}, jsapi.ErrBadResponse},
 		{`{"seq":3}`, jsapi.PubAck{}, jsapi.ErrBadResponse},
 		{`{"stream":"S","seq":99999999999999999999}`, jsapi.PubAck{}, jsapi.ErrBadResponse},
 		{`not json`, jsapi.PubAck{}, jsapi.ErrBadResponse},
