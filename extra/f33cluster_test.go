@@ -1,0 +1,132 @@
+package extra_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// TestF33FastFlowAcrossLeaderChange: a fast-ingest batch into an R3 stream
+// goes on across a stream leader step-down. The new leader acknowledges
+// where the batch stands, flow control resumes, and the commit counts and
+// stores every message, in order, once. (A batch message sent while no
+// server answers for the subject gets a 503 and ends the batch with
+// jsapi.ErrNoStreamResponse — the publisher keeps no copies to resend — so
+// the test resumes adding only once a plain publish is answered again.)
+func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc := connect(t, cl.URLs())
+	js := newJS(t, nc)
+	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "FL", Subjects: []string{"fl.>"},
+		Replicas: 3, Storage: jsapi.StorageFile, AllowBatchPublish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := cl.WaitStreamLeader(t, "", "FL")
+	// A plain publish, retried on 503, tells when the subject is answered
+	// through the server this client is connected to.
+	probe := func() uint64 {
+		t.Helper()
+		a, err := js.Publish(ctx, "fl.probe", nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
+		if err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+		return a.Sequence
+	}
+	if seq := probe(); seq != 1 {
+		t.Fatalf("first probe stored at %d", seq)
+	}
+
+	const flow, before, after = 10, 25, 25
+	p, err := extra.NewFastPublisher(js, extra.Flow(flow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(i int) {
+		t.Helper()
+		if _, err := p.Add(ctx, "fl.x", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	for i := 1; i <= before; i++ {
+		add(i)
+	}
+	// Everything so far is stored before the leader goes.
+	waitFor(t, 10*time.Second, "the first messages stored", func() bool { return msgCount(t, st) == before+1 })
+	ackedBefore := p.LastAckSeq()
+
+	streamStepDown(t, ctx, nc, "FL")
+	waitFor(t, 20*time.Second, "a new stream leader", func() bool {
+		l := cl.StreamLeader("", "FL")
+		return l != nil && l != old
+	})
+
+	if seq := probe(); seq != before+2 {
+		t.Fatalf("probe after the step-down stored at %d, want %d", seq, before+2)
+	}
+	for i := before + 1; i <= before+after; i++ {
+		add(i)
+	}
+	ack, err := p.Commit(ctx, "fl.end", []byte("end"))
+	if err != nil {
+		t.Fatalf("commit after the leader change: %v", err)
+	}
+	const total = before + after + 1 // the batch; the stream also holds two probes
+	if ack.BatchSize != total || ack.Sequence != total+2 || ack.BatchID != p.BatchID() {
+		t.Fatalf("commit ack %+v, want batch size %d at sequence %d", ack, total, total+2)
+	}
+	if p.LastAckSeq() <= ackedBefore {
+		t.Fatalf("no flow acknowledgement after the leader change (last %d, %d before)", p.LastAckSeq(), ackedBefore)
+	}
+	if got := msgCount(t, st); got != total+2 {
+		t.Fatalf("stream holds %d messages, want %d", got, total+2)
+	}
+	// Batch message i is at sequence i+1 before the second probe, i+2 after.
+	for i, seq := range map[int]uint64{1: 2, before: before + 1, before + 1: before + 3, total - 1: total + 1} {
+		m, err := st.GetMsg(ctx, seq)
+		if want := fmt.Sprintf("m%d", i); err != nil || string(m.Data) != want {
+			t.Fatalf("seq %d: %v %q, want %q", seq, err, m.Data, want)
+		}
+	}
+}
+
+// streamStepDown asks the stream's leader to step down.
+func streamStepDown(t *testing.T, ctx context.Context, nc *conn.Conn, stream string) {
+	t.Helper()
+	m, err := nc.Request(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil)
+	if err != nil {
+		t.Fatalf("step-down: %v", err)
+	}
+	var resp struct {
+		Success bool            `json:"success"`
+		Error   *jsapi.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil || !resp.Success {
+		t.Fatalf("step-down: %s (%v)", m.Data, err)
+	}
+}
+
+// waitFor polls cond (not a synchronisation: the server's state is only
+// observable this way) until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for step := time.Millisecond; !cond(); step = min(2*step, 50*time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(step)
+	}
+}
