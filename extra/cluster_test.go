@@ -3,6 +3,7 @@ package extra_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -128,5 +129,74 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
 		time.Sleep(step)
+	}
+}
+
+// TestF32AtomicBatchAcrossLeaderChange: an atomic batch open at the stream
+// leader of an R3 stream when the leader steps down is gone with it. The
+// commit, answered by the new leader, fails with a typed error, none of
+// the batch is stored, and a new batch commits whole.
+func TestF32AtomicBatchAcrossLeaderChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc := connect(t, cl.URLs())
+	js := newJS(t, nc)
+	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "AL", Subjects: []string{"al.>"},
+		Replicas: 3, Storage: jsapi.StorageFile, AllowAtomicPublish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := cl.WaitStreamLeader(t, "", "AL")
+	probe := func() uint64 {
+		t.Helper()
+		a, err := js.Publish(ctx, "al.probe", nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
+		if err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+		return a.Sequence
+	}
+	probe()
+
+	b, err := extra.NewBatchPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := b.Add(ctx, "al.x", []byte{byte('a' + i)}); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+	}
+	streamStepDown(t, ctx, nc, "AL")
+	waitFor(t, 20*time.Second, "a new stream leader", func() bool {
+		l := cl.StreamLeader("", "AL")
+		return l != nil && l != old
+	})
+	probe()
+
+	ack, err := b.Commit(ctx, "al.end", []byte("end"))
+	if err == nil {
+		t.Fatalf("commit of a batch opened at the old leader succeeded: %+v", ack)
+	}
+	var ae *jsapi.APIError
+	if !errors.As(err, &ae) || !errors.Is(err, jsapi.ErrAtomicIncomplete) {
+		t.Fatalf("commit after the leader change: %v, want jsapi.ErrAtomicIncomplete", err)
+	}
+	if n := msgCount(t, st); n != 2 {
+		t.Fatalf("stream holds %d messages, want the 2 probes only", n)
+	}
+
+	b, err = extra.NewBatchPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(ctx, "al.x", []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := b.Commit(ctx, "al.end", []byte("end")); err != nil || ack.Sequence != 4 || ack.BatchSize != 2 {
+		t.Fatalf("new batch: %+v %v", ack, err)
 	}
 }
