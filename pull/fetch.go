@@ -92,6 +92,8 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 					continue
 				case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
 					return out, nil
+				case errors.Is(serr, ErrMessageTooLarge) && len(out) > 0:
+					return out, nil // the next Fetch reports it
 				case errors.Is(serr, conn.ErrNoResponders):
 					if why := c.whyNoResponders(ctx); why != nil {
 						return out, why

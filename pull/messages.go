@@ -53,10 +53,11 @@ type engine struct {
 
 	mu           sync.Mutex
 	token        uint64
-	live         map[uint64]struct{} // pulls not yet ended
-	pendingMsgs  int                 // requested, not yet yielded
+	live         map[uint64]int // pulls not yet ended, and the bytes each asked for
+	pendingMsgs  int            // requested, not yet yielded
 	pendingBytes int
 	terminal     error
+	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
 	body         []byte
 	reply        []byte
 
@@ -67,7 +68,7 @@ type engine struct {
 }
 
 func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
-	e := &engine{c: c, s: s, live: make(map[uint64]struct{}), done: make(chan struct{})}
+	e := &engine{c: c, s: s, live: make(map[uint64]int), done: make(chan struct{})}
 	e.prefix = c.nc.NewInbox() + "."
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
@@ -134,7 +135,7 @@ func (e *engine) topUpLocked(force bool) error {
 	}
 	e.token++
 	tok := e.token
-	e.live[tok] = struct{}{}
+	e.live[tok] = maxBytes
 	e.reply = appendToken(append(e.reply[:0], e.prefix...), tok)
 	e.body = appendPullRequest(e.body[:0], batch, maxBytes, e.s.expires, e.s.hb, false, &e.s, e.c.pin(e.s.group))
 	e.pendingMsgs += batch
@@ -293,7 +294,7 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	}
 	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
 	e.mu.Lock()
-	_, live := e.live[tok]
+	asked, live := e.live[tok]
 	e.mu.Unlock()
 	var se *StatusError
 	isStatus := errors.As(serr, &se)
@@ -313,10 +314,18 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 		return nil
 	case errors.Is(serr, ErrPinMismatch):
 		e.c.setPin(e.s.group, "")
+	case errors.Is(serr, ErrMessageTooLarge) && live && asked >= e.s.maxBytes:
+		// Even a pull of the full MaxBytes cannot take the next message.
+		return serr
 	}
 	if !ok || !live {
 		return nil // a status for a pull already forgotten
 	}
+	// Statuses that end a pull at once without progress (too many waiting
+	// pulls, a message larger than a top-up pull's share of MaxBytes): pull
+	// again after a pause, not at once, or the loop would hammer the
+	// server.
+	later := errors.Is(serr, ErrMaxWaiting) || errors.Is(serr, ErrMessageTooLarge)
 	// The pull ended: release what it still had requested.
 	e.mu.Lock()
 	delete(e.live, tok)
@@ -326,7 +335,11 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	} else if len(e.live) == 0 {
 		e.pendingMsgs, e.pendingBytes = 0, 0
 	}
-	_ = e.topUpLocked(false)
+	if later {
+		e.topUpLaterLocked(ctx)
+	} else {
+		_ = e.topUpLocked(false)
+	}
 	e.mu.Unlock()
 	if !errors.Is(serr, ErrRequestExpired) {
 		e.report(serr)
@@ -334,13 +347,43 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	return nil
 }
 
+// topUpLaterLocked tops the pulls up after retryPause, once however many
+// statuses ask for it meanwhile.
+func (e *engine) topUpLaterLocked(ctx context.Context) {
+	if e.laterArmed {
+		return
+	}
+	e.laterArmed = true
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		t := time.NewTimer(retryPause)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-e.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		e.mu.Lock()
+		e.laterArmed = false
+		_ = e.topUpLocked(false)
+		e.mu.Unlock()
+	}()
+}
+
+// retryPause is how long Messages waits before pulling again after a
+// status that ended a pull without progress.
+const retryPause = 250 * time.Millisecond
+
 // retryLater pulls again after a pause, for a JetStream that is briefly
 // unavailable (a leader election).
 func (e *engine) retryLater(ctx context.Context) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		t := time.NewTimer(250 * time.Millisecond)
+		t := time.NewTimer(retryPause)
 		defer t.Stop()
 		select {
 		case <-t.C:

@@ -34,8 +34,13 @@ var (
 	// sent again. Not terminal.
 	ErrNoHeartbeat = errors.New("pull: missed idle heartbeats")
 	// ErrMaxWaiting: the consumer has too many waiting pulls (409). Not
-	// terminal.
+	// terminal: Messages pulls again after a pause.
 	ErrMaxWaiting = errors.New("pull: consumer has too many waiting pulls")
+	// ErrMessageTooLarge: the next message is larger than the pull's
+	// MaxBytes (409 Message Size Exceeds MaxBytes), so no pull of that size
+	// can ever receive it. Fetch returns it when nothing arrived; it ends
+	// Messages when the pull asked for the full MaxBytes.
+	ErrMessageTooLarge = errors.New("pull: next message is larger than MaxBytes")
 	// ErrInvalidOption: an option is invalid for this consumer or call;
 	// nothing was sent.
 	ErrInvalidOption = errors.New("pull: invalid option")
@@ -109,9 +114,11 @@ func (s *status) err() error {
 			kind = ErrMaxWaiting
 		case strings.HasPrefix(d, "exceeded max"):
 			kind = ErrBadPull
+		case strings.HasPrefix(d, "message size exceeds maxbytes"):
+			kind = ErrMessageTooLarge
 		default:
-			// Batch Completed, Message Size Exceeds MaxBytes, Server
-			// Shutdown: the request ended; pull again.
+			// Batch Completed, Server Shutdown: the request ended; pull
+			// again.
 			kind = ErrRequestExpired
 		}
 	case 423:

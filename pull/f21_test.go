@@ -1,0 +1,81 @@
+package pull_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pull"
+)
+
+// countPulls counts the pull requests the server receives for consumer C
+// of stream S (seen by a subscription on the pull subject).
+func countPulls(t *testing.T, e *env) *atomic.Int32 {
+	t.Helper()
+	var n atomic.Int32
+	if _, err := e.nc.SubscribeInline("$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.nc.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &n
+}
+
+// A message larger than MaxBytes can never be pulled with that MaxBytes:
+// Fetch returns what fit and then ErrMessageTooLarge, and Messages ends
+// with it at once. (It used to be taken for an expired pull: Fetch
+// returned nothing and no error, and Messages pulled again in a loop,
+// 36,000 pulls in 2 s, silently.)
+func TestF21MessageLargerThanMaxBytes(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	for _, size := range []int{10, 10, 1024} {
+		if _, err := e.js.Publish(e.ctx, "s.x", make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	pulls := countPulls(t, e)
+
+	msgs, err := c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("fetch: %d messages, %v; want the 2 small ones", len(msgs), err)
+	}
+	for _, m := range msgs {
+		m.Ack()
+	}
+	msgs, err = c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	var se *pull.StatusError
+	if len(msgs) != 0 || !errors.Is(err, pull.ErrMessageTooLarge) || !errors.As(err, &se) || se.Code != 409 {
+		t.Fatalf("fetch of the large one: %d messages, %v; want ErrMessageTooLarge (409)", len(msgs), err)
+	}
+
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	before := pulls.Load()
+	n := 0
+	var end error
+	for _, err := range c.Messages(ctx, pull.MaxBytes(300)) {
+		if err != nil {
+			end = err
+			break
+		}
+		n++
+	}
+	if n != 0 || !errors.Is(end, pull.ErrMessageTooLarge) {
+		t.Fatalf("Messages yielded %d and ended with %v; want ErrMessageTooLarge at once", n, end)
+	}
+	if p := pulls.Load() - before; p > 3 {
+		t.Fatalf("Messages sent %d pulls before giving up", p)
+	}
+
+	// A MaxBytes that fits takes it.
+	msgs, err = c.Fetch(e.ctx, 1, pull.MaxBytes(4096))
+	if err != nil || len(msgs) != 1 || len(msgs[0].Data) != 1024 {
+		t.Fatalf("fetch with room: %d messages, %v", len(msgs), err)
+	}
+}
