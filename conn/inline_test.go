@@ -263,3 +263,93 @@ func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
 		}
 	}
 }
+
+// Over TLS, consumers read inline too, and interrupting a consumer blocked
+// in an inline read (ctx cancelled, Unsubscribe) while other traffic
+// streams in leaves the TLS record layer usable: no disconnect, nothing
+// lost on the other subscription.
+func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
+	certs := testserver.GenerateCerts(t)
+	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	url := scTLSURL(s)
+	ev := &fltEvents{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.opt())
+	pub := connect(t, url, conn.RootCAs(certs.CAFile))
+	keep, err := nc.Subscribe("keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	const rounds, perRound = 20, 100
+	sent := 0
+	sendKeep := func(n int) {
+		for range n {
+			pub.Publish("keep", fmt.Appendf(nil, "%d", sent))
+			sent++
+		}
+	}
+	for r := range rounds {
+		subj := fmt.Sprintf("cut.%d", r)
+		sub, err := nc.Subscribe(subj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancelCause(ctxT(t))
+		seen := make(chan int, perRound)
+		end := make(chan error, 1)
+		go func() {
+			n := 0
+			for _, err := range sub.Messages(ctx) {
+				if err != nil {
+					end <- err
+					return
+				}
+				n++
+				seen <- n
+			}
+			end <- nil
+		}()
+		for i := range perRound {
+			pub.Publish(subj, fmt.Appendf(nil, "%d", i))
+			sendKeep(1)
+		}
+		if err := pub.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < perRound; n = <-seen {
+		}
+		// The consumer now waits for more, reading the socket itself
+		// (unless the reader goroutine has it). Interrupt it.
+		cause := errors.New("stop")
+		if r%2 == 0 {
+			cancel(cause)
+		} else if err := sub.Unsubscribe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-end; (r%2 == 0 && !errors.Is(err, cause)) || (r%2 == 1 && err != nil) {
+			t.Fatalf("round %d: the iterator ended with %v", r, err)
+		}
+		cancel(nil)
+		sendKeep(perRound)
+		if err := pub.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range sent {
+		m, err := keep.NextMsg(ctxT(t))
+		if err != nil || string(m.Data) != fmt.Sprint(i) {
+			t.Fatalf("kept message %d: %v %v", i, m, err)
+		}
+	}
+	if conn.InlineBatches(nc) == 0 {
+		t.Fatal("no consumer read inline over TLS")
+	}
+	if n := ev.count(conn.EventDisconnected); n != 0 {
+		t.Fatalf("%d disconnects", n)
+	}
+}
