@@ -109,7 +109,8 @@ func (r *respMux) failAll(sentinel *Msg) {
 // bounded by ctx (a ctx without deadline gets the request timeout). It
 // fails with ErrNoResponders at once when nobody listens on subject,
 // ErrTimeout (also matching context.DeadlineExceeded) at the deadline,
-// ErrDisconnected when the connection is lost first, and ErrClosed.
+// ErrDisconnected when the connection is lost first, and ErrClosed. A ctx
+// that is already done fails at once with its error, and nothing is sent.
 func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg, error) {
 	return nc.RequestMsg(ctx, subject, nil, data)
 }
@@ -126,6 +127,11 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	// A caller that has already given up sends nothing: a request
+	// published now would act without anyone to hear the outcome.
+	if ctx.Err() != nil {
+		return nil, timeoutErr(ctx)
 	}
 	r, err := nc.ensureMux()
 	if err != nil {

@@ -233,6 +233,9 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
+	if ctx.Err() != nil {
+		return timeoutErr(ctx)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, nc.opts.requestTimeout)

@@ -171,6 +171,9 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	if p.closed {
 		return nil, ErrBatchClosed
 	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx) // nothing sent; the publisher goes on
+	}
 	seq := p.seq + 1
 	msgID, err := p.prepare(seq, subject, h, opts)
 	if err != nil {

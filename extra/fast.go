@@ -236,6 +236,9 @@ func (p *FastPublisher) Close(ctx context.Context) (*jsapi.PubAck, error) {
 	if p.closed {
 		return nil, ErrBatchClosed
 	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	if p.seq == 0 {
 		return nil, ErrEmptyBatch
 	}
@@ -265,6 +268,9 @@ func (p *FastPublisher) begin(ctx context.Context, subject string, h *proto.Head
 	}
 	if p.closed {
 		return nil, ErrBatchClosed
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx) // nothing sent; the publisher goes on
 	}
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package extra_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -529,5 +530,54 @@ func TestF33FastDuplicatesReported(t *testing.T) {
 		if err != nil || string(m.Data) != want {
 			t.Fatalf("seq %d: %v %q, want %q", seq, err, m.Data, want)
 		}
+	}
+}
+
+// A dead ctx sends nothing and leaves either publisher usable: the batch
+// goes on and counts only what was sent.
+func TestBatchPublishersDeadContext(t *testing.T) {
+	_, _, js := startJS(t)
+	st := stream(t, js, jsapi.StreamConfig{Name: "DC", Subjects: []string{"dc.>"}, AllowAtomicPublish: true, AllowBatchPublish: true})
+	ctx := ctxT(t)
+	dead, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	b, err := extra.NewBatchPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(ctx, "dc.a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(dead, "dc.a", []byte("lost")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("atomic add with a dead ctx: %v", err)
+	}
+	if _, err := b.Commit(dead, "dc.a", []byte("lost")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("atomic commit with a dead ctx: %v", err)
+	}
+	ack, err := b.Commit(ctx, "dc.a", []byte("2"))
+	if err != nil || ack.BatchSize != 2 {
+		t.Fatalf("atomic commit: %+v %v", ack, err)
+	}
+
+	p, err := extra.NewFastPublisher(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Add(dead, "dc.b", []byte("lost")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fast add with a dead ctx: %v", err)
+	}
+	if _, err := p.Add(ctx, "dc.b", []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Close(dead); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fast close with a dead ctx: %v", err)
+	}
+	fa, err := p.Commit(ctx, "dc.b", []byte("4"))
+	if err != nil || fa.BatchSize != 2 {
+		t.Fatalf("fast commit: %+v %v", fa, err)
+	}
+	if n := msgCount(t, st); n != 4 {
+		t.Fatalf("stream holds %d messages, want 4 (nothing from the dead contexts)", n)
 	}
 }

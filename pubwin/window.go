@@ -181,7 +181,8 @@ var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
 // Publish sends data to subject and returns its future at once. It waits
 // for a free slot up to StallWait and ctx (ErrTooManyStalled). opts are
 // jsapi publish options (message ID, expectations, TTL, headers), validated
-// before anything is sent.
+// before anything is sent. A ctx that is already done fails with its
+// error, and nothing is sent.
 func (w *Window) Publish(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (*Future, error) {
 	return w.PublishMsg(ctx, subject, nil, data, opts...)
 }
@@ -246,6 +247,10 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 
 // acquire takes a slot, waiting up to StallWait and ctx.
 func (w *Window) acquire(ctx context.Context) error {
+	// A dead ctx publishes nothing, even with a slot free.
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	select {
 	case w.slots <- struct{}{}:
 		return nil

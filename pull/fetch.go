@@ -21,13 +21,18 @@ const fetchMargin = 50 * time.Millisecond
 // is normal. It fails with ErrConsumerDeleted, jsapi.ErrStreamNotFound,
 // ErrNoHeartbeat (Heartbeat set and two missed), a terminal *StatusError,
 // or ctx's cancellation — returning the messages that did arrive with the
-// error.
+// error. A ctx that is already done fails at once, and no pull is sent.
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
 	if n <= 0 {
 		return nil, invalid("batch %d", n)
+	}
+	// A dead ctx pulls nothing: a pull sent now would leave n messages
+	// delivered to nobody until their ack wait ran out.
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
 	}
 	s, err := resolve("fetch", c.config(), opts)
 	if err != nil {
