@@ -252,6 +252,10 @@ func (r *reader) consumerConfig(name string) jsapi.ConsumerConfig {
 		cfg.FilterSubject = o.FilterSubjects[0]
 	} else if len(o.FilterSubjects) > 1 {
 		cfg.FilterSubjects = o.FilterSubjects
+	} else if cfg.DeliverPolicy == jsapi.DeliverLastPerSubject {
+		// The server wants a filter with this policy; without one the
+		// caller means every subject.
+		cfg.FilterSubject = ">"
 	}
 	r.c.mu.Lock()
 	if r.c.started {

@@ -271,3 +271,23 @@ func TestF18StreamDeletedIsTerminal(t *testing.T) {
 		t.Fatalf("%d goroutines left, %d before", g, base)
 	}
 }
+
+// DeliverLastPerSubject without a filter means every subject: the server
+// wants a filter with this policy, so the consumer asks for ">".
+func TestLastPerSubjectWithoutFilter(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	for i := range 9 {
+		e.js.Publish(e.ctx, fmt.Sprintf("o.%d", i%3), []byte(fmt.Sprint(i)))
+	}
+	oc := ordered.New(e.js, "O", ordered.Options{DeliverPolicy: jsapi.DeliverLastPerSubject})
+	got := map[string]string{}
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[m.Subject] = string(m.Data)
+	}
+	if len(got) != 3 || got["o.0"] != "6" || got["o.1"] != "7" || got["o.2"] != "8" {
+		t.Fatalf("got %v, want the last message of each of o.0, o.1, o.2", got)
+	}
+}
