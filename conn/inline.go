@@ -47,8 +47,8 @@ import (
 // of them), at the edge of this machine's noise.
 //
 // The role is an atomic flag: whoever holds it alone touches the link's
-// parser, buffers and reader-side fields. It is released only after the
-// holder has woken the consumers it queued messages for. Inline reads are
+// parser, buffers and reader-side fields. The holder wakes the consumers it
+// queued messages for as it releases the role. Inline reads are
 // used on TCP and TLS links; WebSocket links keep the reader goroutine.
 
 // parkDelay is how long the reader goroutine first leaves the socket to
@@ -73,13 +73,22 @@ func isTimeout(err error) bool {
 // tryAcquire takes the reader role if it is free.
 func (l *link) tryAcquire() bool { return l.role.CompareAndSwap(false, true) }
 
-// release wakes the consumers the holder queued messages for, publishes its
-// counters and frees the reader role.
+// release publishes the holder's counters, frees the reader role and wakes
+// the consumers the holder queued messages for — in that order, so that a
+// woken consumer that reads inline finds the role free. (The wake list
+// belongs to the role holder: it is taken before the role is freed.)
 func (l *link) release() {
-	l.wakeAll()
+	var buf [4]*Subscription
+	wakes := append(buf[:0], l.wakes...)
+	clear(l.wakes)
+	l.wakes = l.wakes[:0]
+	l.held = 0
 	l.flushStats()
 	l.replied, l.wokeWaiter = false, false
 	l.role.Store(false)
+	for _, s := range wakes {
+		s.signal()
+	}
 }
 
 // park releases the role and waits until the reader goroutine should read
