@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,30 +23,8 @@ import (
 // jsapi.ErrNoStreamResponse — the publisher keeps no copies to resend — so
 // the test resumes adding only once a plain publish is answered again.)
 func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	nc := connect(t, cl.URLs())
-	js := newJS(t, nc)
-	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "FL", Subjects: []string{"fl.>"},
-		Replicas: 3, Storage: jsapi.StorageFile, AllowBatchPublish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := cl.WaitStreamLeader(t, "", "FL")
-	// A plain publish, retried on 503, tells when the subject is answered
-	// through the server this client is connected to.
-	probe := func() uint64 {
-		t.Helper()
-		a, err := js.Publish(ctx, "fl.probe", nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
-		if err != nil {
-			t.Fatalf("probe: %v", err)
-		}
-		return a.Sequence
-	}
+	r := newR3(t, jsapi.StreamConfig{Name: "FL", Subjects: []string{"fl.>"}, AllowBatchPublish: true})
+	js, st, ctx, probe := r.js, r.st, r.ctx, r.probe
 	if seq := probe(); seq != 1 {
 		t.Fatalf("first probe stored at %d", seq)
 	}
@@ -68,11 +47,7 @@ func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
 	waitFor(t, 10*time.Second, "the first messages stored", func() bool { return msgCount(t, st) == before+1 })
 	ackedBefore := p.LastAckSeq()
 
-	streamStepDown(t, ctx, nc, "FL")
-	waitFor(t, 20*time.Second, "a new stream leader", func() bool {
-		l := cl.StreamLeader("", "FL")
-		return l != nil && l != old
-	})
+	r.stepDown()
 
 	if seq := probe(); seq != before+2 {
 		t.Fatalf("probe after the step-down stored at %d, want %d", seq, before+2)
@@ -103,20 +78,69 @@ func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
 	}
 }
 
-// streamStepDown asks the stream's leader to step down.
-func streamStepDown(t *testing.T, ctx context.Context, nc *conn.Conn, stream string) {
+// r3 is a file-backed R3 stream in a 3-node cluster, for the batch tests
+// across a leader change.
+type r3 struct {
+	t   *testing.T
+	cl  *testserver.Cluster
+	nc  *conn.Conn
+	js  *jsapi.JS
+	st  *jsapi.Stream
+	ctx context.Context
+}
+
+func newR3(t *testing.T, cfg jsapi.StreamConfig) *r3 {
 	t.Helper()
-	m, err := nc.Request(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil)
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	nc := connect(t, cl.URLs())
+	js := newJS(t, nc)
+	cfg.Replicas, cfg.Storage = 3, jsapi.StorageFile
+	st, err := js.CreateStream(ctx, cfg)
 	if err != nil {
-		t.Fatalf("step-down: %v", err)
+		t.Fatal(err)
+	}
+	cl.WaitStreamLeader(t, "", cfg.Name)
+	return &r3{t: t, cl: cl, nc: nc, js: js, st: st, ctx: ctx}
+}
+
+// probe publishes to <prefix>.probe, retried on 503, and returns its
+// sequence: a plain publish that is answered tells that the subject is
+// served through the server this client is connected to.
+func (r *r3) probe() uint64 {
+	r.t.Helper()
+	subj := strings.ToLower(r.st.Name()) + ".probe"
+	a, err := r.js.Publish(r.ctx, subj, nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
+	if err != nil {
+		r.t.Fatalf("probe: %v", err)
+	}
+	return a.Sequence
+}
+
+// stepDown asks the stream's leader to step down and waits for another.
+func (r *r3) stepDown() {
+	r.t.Helper()
+	name := r.st.Name()
+	old := r.cl.StreamLeader("", name)
+	m, err := r.nc.Request(r.ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+name, nil)
+	if err != nil {
+		r.t.Fatalf("step-down: %v", err)
 	}
 	var resp struct {
 		Success bool            `json:"success"`
 		Error   *jsapi.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(m.Data, &resp); err != nil || !resp.Success {
-		t.Fatalf("step-down: %s (%v)", m.Data, err)
+		r.t.Fatalf("step-down: %s (%v)", m.Data, err)
 	}
+	waitFor(r.t, 20*time.Second, "a new stream leader", func() bool {
+		l := r.cl.StreamLeader("", name)
+		return l != nil && l != old
+	})
 }
 
 // waitFor polls cond (not a synchronisation: the server's state is only
@@ -137,28 +161,8 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // commit, answered by the new leader, fails with a typed error, none of
 // the batch is stored, and a new batch commits whole.
 func TestF32AtomicBatchAcrossLeaderChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	nc := connect(t, cl.URLs())
-	js := newJS(t, nc)
-	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "AL", Subjects: []string{"al.>"},
-		Replicas: 3, Storage: jsapi.StorageFile, AllowAtomicPublish: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := cl.WaitStreamLeader(t, "", "AL")
-	probe := func() uint64 {
-		t.Helper()
-		a, err := js.Publish(ctx, "al.probe", nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
-		if err != nil {
-			t.Fatalf("probe: %v", err)
-		}
-		return a.Sequence
-	}
+	r := newR3(t, jsapi.StreamConfig{Name: "AL", Subjects: []string{"al.>"}, AllowAtomicPublish: true})
+	js, st, ctx, probe := r.js, r.st, r.ctx, r.probe
 	probe()
 
 	b, err := extra.NewBatchPublisher(js)
@@ -170,11 +174,7 @@ func TestF32AtomicBatchAcrossLeaderChange(t *testing.T) {
 			t.Fatalf("add %d: %v", i, err)
 		}
 	}
-	streamStepDown(t, ctx, nc, "AL")
-	waitFor(t, 20*time.Second, "a new stream leader", func() bool {
-		l := cl.StreamLeader("", "AL")
-		return l != nil && l != old
-	})
+	r.stepDown()
 	probe()
 
 	ack, err := b.Commit(ctx, "al.end", []byte("end"))

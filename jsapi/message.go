@@ -42,8 +42,7 @@ var ErrNotJSMessage = errors.New("jsapi: not a JetStream consumer message")
 
 // NewMsg wraps a message delivered on connection nc for a consumer.
 func NewMsg(nc *conn.Conn, m *conn.Msg) *Msg {
-	jm := &Msg{Msg: *m, nc: nc}
-	return jm
+	return &Msg{Msg: *m, nc: nc}
 }
 
 // Init fills an existing Msg from m.

@@ -79,3 +79,31 @@ func TestF21MessageLargerThanMaxBytes(t *testing.T) {
 		t.Fatalf("fetch with room: %d messages, %v", len(msgs), err)
 	}
 }
+
+// A message that fits MaxBytes but not what is left of a pull that has
+// already delivered part of its budget ends only that pull (409 with part
+// of the budget unused): Messages pulls again and delivers it.
+func TestF21MessageLargerThanWhatIsLeftOfAPull(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	for _, size := range []int{500, 500, 500, 500, 2000} {
+		if _, err := e.js.Publish(e.ctx, "s.x", make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	var sizes []int
+	for m, err := range c.Messages(ctx, pull.MaxBytes(3000)) {
+		if err != nil {
+			t.Fatalf("Messages ended after %v: %v", sizes, err)
+		}
+		m.Ack()
+		if sizes = append(sizes, len(m.Data)); len(sizes) == 5 {
+			break
+		}
+	}
+	if sizes[4] != 2000 {
+		t.Fatalf("got %v", sizes)
+	}
+}

@@ -53,8 +53,8 @@ type engine struct {
 
 	mu           sync.Mutex
 	token        uint64
-	live         map[uint64]int // pulls not yet ended, and the bytes each asked for
-	pendingMsgs  int            // requested, not yet yielded
+	live         map[uint64]struct{} // pulls not yet ended
+	pendingMsgs  int                 // requested, not yet yielded
 	pendingBytes int
 	terminal     error
 	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
@@ -68,7 +68,7 @@ type engine struct {
 }
 
 func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
-	e := &engine{c: c, s: s, live: make(map[uint64]int), done: make(chan struct{})}
+	e := &engine{c: c, s: s, live: make(map[uint64]struct{}), done: make(chan struct{})}
 	e.prefix = c.nc.NewInbox() + "."
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
@@ -135,7 +135,7 @@ func (e *engine) topUpLocked(force bool) error {
 	}
 	e.token++
 	tok := e.token
-	e.live[tok] = maxBytes
+	e.live[tok] = struct{}{}
 	e.reply = appendToken(append(e.reply[:0], e.prefix...), tok)
 	e.body = appendPullRequest(e.body[:0], batch, maxBytes, e.s.expires, e.s.hb, false, &e.s, e.c.pin(e.s.group))
 	e.pendingMsgs += batch
@@ -294,7 +294,7 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	}
 	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
 	e.mu.Lock()
-	asked, live := e.live[tok]
+	_, live := e.live[tok]
 	e.mu.Unlock()
 	var se *StatusError
 	isStatus := errors.As(serr, &se)
@@ -314,16 +314,18 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 		return nil
 	case errors.Is(serr, ErrPinMismatch):
 		e.c.setPin(e.s.group, "")
-	case errors.Is(serr, ErrMessageTooLarge) && live && asked >= e.s.maxBytes:
-		// Even a pull of the full MaxBytes cannot take the next message.
+	case errors.Is(serr, ErrMessageTooLarge) && st.hasPending && st.pendingBytes >= e.s.maxBytes:
+		// A pull of the full MaxBytes that had taken nothing (its unused
+		// budget is all of it) cannot take the next message: no pull can.
+		// A pull that had spent part of its budget just ends.
 		return serr
 	}
 	if !ok || !live {
 		return nil // a status for a pull already forgotten
 	}
 	// Statuses that end a pull at once without progress (too many waiting
-	// pulls, a message larger than a top-up pull's share of MaxBytes): pull
-	// again after a pause, not at once, or the loop would hammer the
+	// pulls, a message larger than what is left of a pull's MaxBytes): pull
+	// again after a pause, not at once, or the loop could hammer the
 	// server.
 	later := errors.Is(serr, ErrMaxWaiting) || errors.Is(serr, ErrMessageTooLarge)
 	// The pull ended: release what it still had requested.
@@ -354,32 +356,27 @@ func (e *engine) topUpLaterLocked(ctx context.Context) {
 		return
 	}
 	e.laterArmed = true
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		t := time.NewTimer(retryPause)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-e.done:
-			return
-		case <-ctx.Done():
-			return
-		}
+	e.afterPause(ctx, func() {
 		e.mu.Lock()
 		e.laterArmed = false
 		_ = e.topUpLocked(false)
 		e.mu.Unlock()
-	}()
+	})
+}
+
+// retryLater pulls again after a pause, for a JetStream that is briefly
+// unavailable (a leader election).
+func (e *engine) retryLater(ctx context.Context) {
+	e.afterPause(ctx, func() { e.reset(nil) })
 }
 
 // retryPause is how long Messages waits before pulling again after a
 // status that ended a pull without progress.
 const retryPause = 250 * time.Millisecond
 
-// retryLater pulls again after a pause, for a JetStream that is briefly
-// unavailable (a leader election).
-func (e *engine) retryLater(ctx context.Context) {
+// afterPause runs f after retryPause on a goroutine of the engine, unless
+// the engine stops or ctx ends first.
+func (e *engine) afterPause(ctx context.Context, f func()) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -387,7 +384,7 @@ func (e *engine) retryLater(ctx context.Context) {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			e.reset(nil)
+			f()
 		case <-e.done:
 		case <-ctx.Done():
 		}

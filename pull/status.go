@@ -39,7 +39,9 @@ var (
 	// ErrMessageTooLarge: the next message is larger than the pull's
 	// MaxBytes (409 Message Size Exceeds MaxBytes), so no pull of that size
 	// can ever receive it. Fetch returns it when nothing arrived; it ends
-	// Messages when the pull asked for the full MaxBytes.
+	// Messages when a pull of the full MaxBytes had taken nothing yet (a
+	// pull that had spent part of its budget just ends, and Messages pulls
+	// again).
 	ErrMessageTooLarge = errors.New("pull: next message is larger than MaxBytes")
 	// ErrInvalidOption: an option is invalid for this consumer or call;
 	// nothing was sent.
