@@ -27,6 +27,13 @@ type respMux struct {
 	sub     *Subscription
 	next    uint64
 	waiters map[uint64]*waiter
+	// free holds tokens whose request is known to be over (ReuseReply),
+	// newest last; a request takes the newest, so a loop of requests
+	// reuses one reply subject. The server caches its routing per
+	// subject: a fresh subject on every request costs it a cache miss
+	// and an insert (measured: about 8 µs of server CPU per JetStream
+	// publish on a 2-core machine).
+	free []uint64
 	// pool holds idle waiters for reuse. It is the connection's, not a
 	// global: a waiter's channel and timer belong to the testing/synctest
 	// bubble (if any) they were created in, and using them from another
@@ -149,8 +156,14 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		timeout = w.arm(within)
 	}
 	r.mu.Lock()
-	r.next++
-	tok := r.next
+	var tok uint64
+	if n := len(r.free); n > 0 {
+		tok = r.free[n-1]
+		r.free = r.free[:n-1]
+	} else {
+		r.next++
+		tok = r.next
+	}
 	w.reply = strconv.AppendUint(append(w.reply[:0], r.prefix...), tok, 10)
 	r.waiters[tok] = w
 	r.mu.Unlock()
@@ -190,6 +203,49 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		r.forget(tok, w)
 		return nil, &timeoutError{context.DeadlineExceeded}
 	}
+}
+
+// maxFreeReplies bounds the tokens kept for reuse: enough for a window of
+// concurrent requesters, few enough for the server's routing cache.
+const maxFreeReplies = 64
+
+// ReuseReply declares that the request answered by m will receive no
+// further message, so that its reply subject may serve a later request of
+// this connection. Call it only where the protocol guarantees a single
+// reply — a JetStream PubAck or API error for a publish, a direct get
+// reply — and never for a core request, which any number of subscribers
+// may answer: a late second reply would be taken as the answer to the
+// later request. A request that ended without its reply (timeout,
+// cancellation, disconnect) keeps its subject out of reuse for good.
+//
+// m must be a response returned by Request, RequestMsg or RequestWithin of
+// this connection; anything else is ignored, as is a second call.
+func (nc *Conn) ReuseReply(m *Msg) {
+	if m == nil {
+		return
+	}
+	r := &nc.resp
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prefix == "" || !strings.HasPrefix(m.Subject, r.prefix) {
+		return
+	}
+	tok, ok := proto.ParseUint([]byte(m.Subject[len(r.prefix):]))
+	if !ok || tok == 0 || tok > r.next || len(r.free) == maxFreeReplies {
+		return
+	}
+	if _, busy := r.waiters[tok]; busy {
+		return
+	}
+	for _, t := range r.free {
+		if t == tok {
+			return
+		}
+	}
+	if r.free == nil {
+		r.free = make([]uint64, 0, maxFreeReplies)
+	}
+	r.free = append(r.free, tok)
 }
 
 // forget removes an abandoned request; once removed no response can be

@@ -84,6 +84,7 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 			} else if err = ParsePubAck(m.Data, ack); err != nil && errors.Is(err, ErrTooManyRequests) {
 				retry = true
 			}
+			ReuseAckReply(js.nc, m, err)
 		} else if errors.Is(err, conn.ErrNoResponders) {
 			retry, err = true, fmt.Errorf("%w: %w", ErrNoStreamResponse, err)
 		}
@@ -93,6 +94,20 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 		if werr := sleepCtx(ctx, ps.retryWait<<attempt); werr != nil {
 			return errors.Join(err, werr)
 		}
+	}
+}
+
+// ReuseAckReply lets the connection reuse the reply subject of a publish
+// answered by a PubAck or a JetStream error: the stream sends one reply per
+// message, so none can follow. Anything else (a status, a body that is not
+// JetStream's) leaves the subject retired.
+// parseErr is what ParsePubAck returned for m. Layers that publish through
+// the connection themselves (kv) call it too.
+func ReuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
+	if parseErr == nil {
+		nc.ReuseReply(m)
+	} else if _, ok := errors.AsType[*APIError](parseErr); ok {
+		nc.ReuseReply(m)
 	}
 }
 

@@ -264,3 +264,71 @@ func TestParseAckSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishReusesReplySubject: a stream answers each publish once, so a
+// loop of publishes reuses one reply subject (the server caches routing per
+// subject), while core requests, which may be answered many times, never
+// reuse one.
+func TestPublishReusesReplySubject(t *testing.T) {
+	js, nc, ctx := pubEnv(t, "")
+	spy, err := nc.Subscribe("p.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := func(n int) map[string]int {
+		t.Helper()
+		seen := map[string]int{}
+		for range n {
+			m, err := spy.NextMsg(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[m.Reply]++
+		}
+		return seen
+	}
+	for range 5 {
+		if _, err := js.Publish(ctx, "p.a", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen := replies(5); len(seen) != 1 {
+		t.Fatalf("5 publishes used %d reply subjects: %v", len(seen), seen)
+	}
+
+	// A JetStream error reply is the only reply too.
+	if _, err := js.Publish(ctx, "p.a", []byte("x"), jsapi.ExpectLastSeq(1)); !errors.Is(err, jsapi.ErrWrongLastSequence) {
+		t.Fatalf("publish with a wrong last sequence: %v", err)
+	}
+	if _, err := js.Publish(ctx, "p.a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if seen := replies(2); len(seen) != 1 {
+		t.Fatalf("a publish after a JetStream error used a new reply subject: %v", seen)
+	}
+
+	// Core requests: a responder on the same connection answers each.
+	responder, err := nc.SubscribeFunc("svc", func(m *conn.Msg) { _ = nc.Publish(m.Reply, m.Data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer responder.Unsubscribe()
+	spySvc, err := nc.Subscribe("svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for range 3 {
+		if _, err := nc.Request(ctx, "svc", []byte("q")); err != nil {
+			t.Fatal(err)
+		}
+		m, err := spySvc.NextMsg(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[m.Reply] {
+			t.Fatalf("core request reused reply subject %s", m.Reply)
+		}
+		seen[m.Reply] = true
+	}
+}

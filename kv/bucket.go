@@ -210,6 +210,8 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 		}
 		return nil, err
 	}
+	// One server of the stream's direct-get queue group answers, once.
+	b.nc.ReuseReply(m)
 	h := proto.RawHeader(m.Header)
 	if code, desc := h.Status(); code != 0 {
 		if code == 404 {
@@ -300,6 +302,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
 		err = jsapi.ParsePubAck(m.Data, ack)
+		jsapi.ReuseAckReply(b.nc, m, err)
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
 		err = b.js.PublishTo(ctx, ack, view(subj), value, opts...)
