@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -146,8 +145,6 @@ type rawSeqPub struct {
 	frames [][]byte // cycled
 	next   int
 	seq    uint64
-	subj   string
-	data   []byte
 }
 
 // NewJSPublishSync implements JSSyncPublisher: PUB with a reply inbox,
@@ -157,7 +154,7 @@ func (Raw) NewJSPublishSync(ctx context.Context, cfg Config) (LatencyRunner, err
 	if err != nil {
 		return nil, err
 	}
-	return &rawSeqPub{rawJS: j, subj: cfg.Subject, data: Payload(cfg.Size), frames: [][]byte{AppendPub(nil, cfg.Subject, j.inbox+".r", Payload(cfg.Size))}}, nil
+	return &rawSeqPub{rawJS: j, frames: [][]byte{AppendPub(nil, cfg.Subject, j.inbox+".r", Payload(cfg.Size))}}, nil
 }
 
 // NewKVPut implements KVPutter: PUB to $KV.<bucket>.<key> with a reply
@@ -181,14 +178,7 @@ func (p *rawSeqPub) Run(lat []time.Duration) error {
 	}
 	for i := range lat {
 		t0 := time.Now()
-		var op Op
-		var err error
-		if os.Getenv("RAWUNIQUE") != "" {
-			f := AppendPub(nil, p.subj, p.inbox+"."+strconv.Itoa(i+int(p.seq)*7), p.data)
-			op, err = p.request(f)
-		} else {
-			op, err = p.request(p.frames[p.next])
-		}
+		op, err := p.request(p.frames[p.next])
 		if err != nil {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
