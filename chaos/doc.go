@@ -1,8 +1,8 @@
 // Package chaos holds natsio's chaos test, TestChaos: every workload of
 // RELIABILITY.md §d.2 (sync and async publishers with message IDs, a durable
 // pull consumer, an ordered consumer, request/reply, a key-value updater with
-// a watch, atomic batches) runs at once against embedded nats-servers while a
-// seeded schedule injects faults (restarts, proxy cuts, stalls, throttling,
+// a watch, atomic batches, fast-ingest batches) runs at once against
+// embedded nats-servers while a seeded schedule injects faults (restarts, proxy cuts, stalls, throttling,
 // one-byte chunking, lame duck, corruption, consumer and stream deletion,
 // then cluster leader kills, a lost quorum and a step-down). An oracle then
 // checks the ten properties of §d.4 and the test writes the figures of §e as

@@ -260,7 +260,7 @@ func (ph *phase) judge() ([]*check, []string) {
 	c4.Detail = fmt.Sprintf("C2 yielded %d (stream %d), gaps %d, duplicates %d, resets %v", c2c.count, fs.info.State.Msgs, c2c.gaps, c2c.dups, resets)
 
 	// 5. Batches.
-	c5 := newCheck(5, "atomic batches all-or-nothing", ph.name)
+	c5 := newCheck(5, "atomic batches all-or-nothing, fast batches keep what was acknowledged", ph.name)
 	b := ph.b1
 	b.mu.Lock()
 	attempts := make(map[string]uint8, len(b.attempts))
@@ -297,8 +297,9 @@ func (ph *phase) judge() ([]*check, []string) {
 	if n := b.badAcks.Load(); n > 0 {
 		c5.fail("%d commit acks named another batch or size", n)
 	}
-	c5.Detail = fmt.Sprintf("attempts %d: committed %d, commit outcome unknown %d, failed before commit %d; stored complete %d, partial %d",
+	c5.Detail = fmt.Sprintf("atomic attempts %d: committed %d, commit outcome unknown %d, failed before commit %d; stored complete %d, partial %d",
 		len(attempts), b.committed.Load(), b.ambiguous.Load(), b.failed.Load(), complete, partial)
+	c5.Detail += "; " + checkFast(c5, ph.f1, fs)
 
 	// 6. KV.
 	c6 := newCheck(6, "KV: no lost update, ordered and live watch", ph.name)
@@ -449,4 +450,68 @@ func (ph *phase) idTimeline(id string) string {
 		}
 	})
 	return out
+}
+
+// checkFast adds to c the failures of the fast batches (F1) and returns
+// its summary: a message the server acknowledged is stored, a committed
+// batch whole, nothing twice, and what is stored of a batch is a prefix of
+// it (gap mode fail).
+func checkFast(c *check, w *f1w, fs *finalState) string {
+	recs := w.snapshot()
+	if fs.fastErr != "" {
+		c.fail("fast-batch replay: %s", fs.fastErr)
+	}
+	whole, cut, none := 0, 0, 0
+	for id, idx := range fs.fast {
+		r, known := recs[id]
+		if !known {
+			// A batch still running when the run stopped is not recorded.
+			if !closed(w.done) {
+				continue
+			}
+			c.fail("fast batch %q in the stream was never published", id)
+			continue
+		}
+		seen := make(map[int]bool, len(idx))
+		for _, v := range idx {
+			if seen[v] {
+				c.fail("fast batch %q: message %d stored twice", id, v)
+			}
+			seen[v] = true
+		}
+		for i := range len(seen) {
+			if !seen[i] {
+				c.fail("fast batch %q: stored %v is not a prefix of the batch", id, idx)
+				break
+			}
+		}
+		if len(seen) > r.sent {
+			c.fail("fast batch %q: %d messages stored, %d sent", id, len(seen), r.sent)
+		}
+	}
+	for id, r := range recs {
+		n := uint64(len(fs.fast[id]))
+		switch {
+		case r.committed && n != fastSize:
+			c.fail("fast batch %q committed with %d messages stored, want %d", id, n, fastSize)
+		case n < r.acked:
+			c.fail("fast batch %q: the server acknowledged %d messages, %d stored", id, r.acked, n)
+		}
+		switch {
+		case n == fastSize:
+			whole++
+		case n == 0:
+			none++
+		default:
+			cut++
+		}
+	}
+	if n := w.badAcks.Load(); n > 0 {
+		c.fail("%d fast commit acks named another batch or size", n)
+	}
+	if len(recs) >= 10 && w.committed.Load() == 0 {
+		c.fail("none of %d fast batches committed", len(recs))
+	}
+	return fmt.Sprintf("fast batches %d: committed %d, failed %d (%v); stored whole %d, cut short %d, nothing %d",
+		len(recs), w.committed.Load(), w.failed.Load(), w.errs.snapshot(), whole, cut, none)
 }

@@ -101,6 +101,7 @@ type phase struct {
 	r1 *r1w
 	k1 *k1w
 	b1 *b1w
+	f1 *f1w
 
 	maxAcked atomic.Uint64 // highest stream sequence acknowledged by P1/P2
 
@@ -281,6 +282,11 @@ func (ph *phase) setup() {
 			Storage: jsapi.StorageFile, Replicas: r, AllowAtomicPublish: true, AllowDirect: true})
 		return err
 	})
+	mustDo("create "+streamFast, func(ctx context.Context) error {
+		_, err := ph.ajs.CreateStream(ctx, jsapi.StreamConfig{Name: streamFast, Subjects: []string{"chaosf.>"},
+			Storage: jsapi.StorageFile, Replicas: r, AllowBatchPublish: true})
+		return err
+	})
 
 	data := make([]byte, cfg.payload)
 	for i := range data {
@@ -311,6 +317,8 @@ func (ph *phase) setup() {
 	ph.k1.js = ph.js(ph.connect("kv", true))
 	ph.b1 = &b1w{ph: ph, data: data, attempts: map[string]uint8{}, done: make(chan struct{})}
 	ph.b1.js = ph.js(ph.connect("b1", true))
+	ph.f1 = &f1w{ph: ph, data: data, batches: map[string]fastRec{}, done: make(chan struct{})}
+	ph.f1.js = ph.js(ph.connect("f1", true))
 
 	mustDo("create bucket", func(ctx context.Context) error {
 		_, err := kv.CreateBucket(ctx, ph.ajs, ph.k1.kvConfig())
@@ -348,6 +356,7 @@ func (ph *phase) setup() {
 	go ph.p2.waiter(ph.abandon)
 	go ph.k1.updater(ph.stopPub)
 	go ph.b1.run(ph.stopPub)
+	go ph.f1.run(ph.stopPub)
 	ph.r1.start(ph.stopPub)
 	ph.wd.watch(ph.name+" C1 progress", cfg.progressLimit, func() (time.Time, bool) {
 		return time.Unix(0, ph.c1.lastDelivery.Load()), ph.c1.floorSeen() < ph.maxAcked.Load()
@@ -403,6 +412,7 @@ func (ph *phase) quiesce() {
 		<-ph.p2.pubDone
 		<-ph.p2.waitDone
 		<-ph.b1.done
+		<-ph.f1.done
 		<-ph.k1.upDone
 		close(allPub)
 	}()
@@ -502,6 +512,8 @@ type finalState struct {
 	spotBad   []string
 	spotN     int
 	batches   map[string][]int // batch id → indexes stored
+	fast      map[string][]int // fast batch id → indexes stored, in stream order
+	fastErr   string
 	batchInfo *jsapi.StreamInfo
 	kvFinal   map[string]*kv.Entry
 	kvErrs    []string
@@ -510,7 +522,7 @@ type finalState struct {
 
 func (ph *phase) finalRead() *finalState {
 	t := ph.t
-	fs := &finalState{ids: map[uint64]string{}, batches: map[string][]int{}, kvFinal: map[string]*kv.Entry{}}
+	fs := &finalState{ids: map[uint64]string{}, batches: map[string][]int{}, fast: map[string][]int{}, kvFinal: map[string]*kv.Entry{}}
 	start := time.Now()
 	vc := ph.connect("verify", false)
 	js := ph.js(vc)
@@ -577,6 +589,19 @@ func (ph *phase) finalRead() *finalState {
 		id := string(m.Header.Get(hdrBatch))
 		idx, _ := atoiSafe(string(m.Header.Get(hdrBatchIdx)))
 		fs.batches[id] = append(fs.batches[id], idx)
+	}
+	end()
+	// The fast-batch stream.
+	ctx, end = ph.wd.ctx(context.Background(), "final fast-batch replay", 60*time.Second)
+	of := ordered.New(js, streamFast, ordered.Options{Heartbeat: time.Second, MaxMessages: 1000})
+	for m, err := range of.Messages(ctx, ordered.UntilDrained()) {
+		if err != nil {
+			fs.fastErr = err.Error()
+			break
+		}
+		id := string(m.Header.Get(hdrFast))
+		idx, _ := atoiSafe(string(m.Header.Get(hdrBatchIdx)))
+		fs.fast[id] = append(fs.fast[id], idx)
 	}
 	end()
 	// The bucket.
