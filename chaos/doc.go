@@ -2,10 +2,11 @@
 // RELIABILITY.md §d.2 (sync and async publishers with message IDs, a durable
 // pull consumer, an ordered consumer, request/reply, a key-value updater with
 // a watch, atomic batches, fast-ingest batches) runs at once against
-// embedded nats-servers while a seeded schedule injects faults (restarts, proxy cuts, stalls, throttling,
-// one-byte chunking, lame duck, corruption, consumer and stream deletion,
-// then cluster leader kills, a lost quorum and a step-down). An oracle then
-// checks the ten properties of §d.4 and the test writes the figures of §e as
+// embedded nats-servers while a seeded schedule injects faults (restarts,
+// proxy cuts, stalls, throttling, one-byte chunking, lame duck, corruption,
+// consumer and stream deletion, then cluster leader kills, a lost quorum and
+// a step-down). An oracle then checks the ten properties of §d.4 and the
+// test writes the figures of §e as
 // JSON (to $CHAOS_OUT, or a temporary directory) and as a table in the log.
 //
 // The package has no non-test code: everything lives in _test.go files so
