@@ -6,8 +6,8 @@
 // proxy cuts, stalls, throttling, one-byte chunking, lame duck, corruption,
 // consumer and stream deletion, then cluster leader kills, a lost quorum and
 // a step-down). An oracle then checks the ten properties of §d.4 and the
-// test writes the figures of §e as
-// JSON (to $CHAOS_OUT, or a temporary directory) and as a table in the log.
+// test writes the figures of §e as JSON (to $CHAOS_OUT, or a temporary
+// directory) and as a table in the log.
 //
 // The package has no non-test code: everything lives in _test.go files so
 // that the embedded server is compiled once, here, and never reaches library
