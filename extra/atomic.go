@@ -163,6 +163,23 @@ func (p *BatchPublisher) fail(err error) error {
 	return err
 }
 
+// request sends message seq (headers in p.hdr) and waits for its reply. A
+// first message that finds no stream is sent again as RetryStart says:
+// nobody received it, so nothing was stored.
+func (p *BatchPublisher) request(ctx context.Context, subject string, data []byte, seq int) (*conn.Msg, error) {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.set.timeout)
+		m, err := p.nc.RequestMsg(actx, subject, &p.hdr, data)
+		cancel()
+		if seq != 1 || attempt >= p.set.retry.attempts || !errors.Is(err, conn.ErrNoResponders) {
+			return m, err
+		}
+		if werr := p.set.retry.pause(ctx, attempt); werr != nil {
+			return nil, err
+		}
+	}
+}
+
 // send validates and sends message seq+1.
 func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Header, data []byte, opts []jsapi.PubOpt, commit bool) (*BatchAck, error) {
 	if ctx == nil {
@@ -212,9 +229,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		return nil, nil
 	}
 
-	actx, cancel := context.WithTimeout(ctx, p.set.timeout)
-	m, err := p.nc.RequestMsg(actx, subject, &p.hdr, data)
-	cancel()
+	m, err := p.request(ctx, subject, data, seq)
 	if err != nil {
 		if errors.Is(err, conn.ErrMaxPayload) || errors.Is(err, conn.ErrBadHeader) || errors.Is(err, conn.ErrBadSubject) ||
 			errors.Is(err, conn.ErrHeadersUnsupported) || errors.Is(err, conn.ErrReconnectBuffer) {

@@ -18,10 +18,11 @@ import (
 // TestF33FastFlowAcrossLeaderChange: a fast-ingest batch into an R3 stream
 // goes on across a stream leader step-down. The new leader acknowledges
 // where the batch stands, flow control resumes, and the commit counts and
-// stores every message, in order, once. (A batch message sent while no
-// server answers for the subject gets a 503 and ends the batch with
-// jsapi.ErrNoStreamResponse — the publisher keeps no copies to resend — so
-// the test resumes adding only once a plain publish is answered again.)
+// stores every message, in order, once. (A batch message after the first
+// sent while no server answers for the subject gets a 503 and ends the
+// batch with jsapi.ErrNoStreamResponse — the publisher keeps no copies to
+// resend; only the first message is sent again, RetryStart — so the test
+// resumes adding only once a plain publish is answered again.)
 func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
 	r := newR3(t, jsapi.StreamConfig{Name: "FL", Subjects: []string{"fl.>"}, AllowBatchPublish: true})
 	js, st, ctx, probe := r.js, r.st, r.ctx, r.probe

@@ -186,7 +186,7 @@ func (p *FastPublisher) AddMsg(ctx context.Context, subject string, h *proto.Hea
 	p.seq, p.subject = seq, subject
 	p.size++
 	if seq == 1 {
-		if err := p.await(ctx, waitStart, 1); err != nil {
+		if err := p.start(ctx, subject, hdr, data); err != nil {
 			return FastAck{}, p.fail(err)
 		}
 		if err := p.check(ctx); err != nil {
@@ -315,6 +315,29 @@ func (p *FastPublisher) publish(subject string, h *proto.Header, data []byte, se
 		return p.fail(err)
 	}
 	return err
+}
+
+// start waits for the first flow acknowledgement of the batch, whose first
+// message was just sent. When no stream answered it (no responders), it
+// sends it again as RetryStart says: nobody received it, so nothing was
+// stored and the batch has not begun.
+func (p *FastPublisher) start(ctx context.Context, subject string, h *proto.Header, data []byte) error {
+	for attempt := 0; ; attempt++ {
+		if err := p.await(ctx, waitStart, 1); err != nil {
+			return err
+		}
+		refused := p.done && !p.started && p.final == nil && errors.Is(p.term, jsapi.ErrNoStreamResponse)
+		if !refused || attempt >= p.set.retry.attempts {
+			return nil // check reports the outcome
+		}
+		if werr := p.set.retry.pause(ctx, attempt); werr != nil {
+			return nil // the 503 stands
+		}
+		p.done, p.term = false, nil
+		if err := p.publish(subject, h, data, 1, opStart); err != nil {
+			return err
+		}
+	}
 }
 
 // ping asks the server to repeat its flow state for batch sequence seq.

@@ -1,6 +1,7 @@
 package extra
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -28,6 +29,11 @@ const (
 	// DefaultPingInterval is how long a fast publisher waits in silence
 	// before pinging the server for its flow state.
 	DefaultPingInterval = time.Second
+	// DefaultStartRetries and DefaultStartRetryWait: a first message that
+	// finds no stream is sent again twice, after 250 ms then 500 ms, as
+	// jsapi.Publish does (RetryStart).
+	DefaultStartRetries   = 2
+	DefaultStartRetryWait = 250 * time.Millisecond
 )
 
 // GapMode is what the server does when a fast batch has a hole in its
@@ -61,6 +67,7 @@ const (
 	optPingInterval
 	optGapMode
 	optOnError
+	optRetryStart
 )
 
 // BatchOpt configures an atomic BatchPublisher (and PublishBatch) or a
@@ -120,18 +127,64 @@ func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
 // calling the publisher, during Add, Commit or Close.
 func OnError(f func(error)) BatchOpt { return BatchOpt{kind: optOnError, f: f} }
 
+// RetryStart sets how often a publisher sends the first message of its
+// batch again when no stream answers it (no responders: a stream leader
+// being elected, a stream not created yet), waiting wait, then twice as
+// long each time (default 2 times, 250 ms). A message nobody received
+// stored nothing, so sending it again cannot duplicate it. It applies to
+// a fast batch, and to an atomic batch whose first message waits for its
+// acknowledgement (AckFirst, the default); attempts 0 fails at once with
+// jsapi.ErrNoStreamResponse. A later message without responders still
+// ends the batch: the server may have stored the ones before it.
+func RetryStart(attempts int, wait time.Duration) BatchOpt {
+	return BatchOpt{kind: optRetryStart, n: attempts, d: wait}
+}
+
+// startRetry is the resolved RetryStart.
+type startRetry struct {
+	attempts int
+	wait     time.Duration
+}
+
+func (r *startRetry) set(o BatchOpt) error {
+	if o.n < 0 || (o.n > 0 && o.d <= 0) {
+		return fmt.Errorf("%w: RetryStart(%d, %v)", ErrInvalidOption, o.n, o.d)
+	}
+	r.attempts, r.wait = o.n, o.d
+	return nil
+}
+
+// pause waits before retry number attempt (0-based) of a first message,
+// or until ctx ends, returning ctx's cause.
+func (r startRetry) pause(ctx context.Context, attempt int) error {
+	t := time.NewTimer(r.wait << attempt)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // atomicSettings are the resolved options of an atomic batch.
 type atomicSettings struct {
 	ackFirst bool
 	ackEvery int
 	timeout  time.Duration
 	id       string
+	retry    startRetry
 }
 
 func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
-	s := atomicSettings{ackFirst: true, timeout: DefaultAckTimeout}
+	s := atomicSettings{ackFirst: true, timeout: DefaultAckTimeout,
+		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}}
 	for _, o := range opts {
 		switch o.kind {
+		case optRetryStart:
+			if err := s.retry.set(o); err != nil {
+				return s, err
+			}
 		case optAckFirst:
 			s.ackFirst = o.n == 1
 		case optAckEvery:
@@ -165,12 +218,18 @@ type fastSettings struct {
 	gap     GapMode
 	onError func(error)
 	pingSet bool
+	retry   startRetry
 }
 
 func fastOptions(opts []BatchOpt) (fastSettings, error) {
-	s := fastSettings{flow: DefaultFlow, maxOut: DefaultMaxOutstandingAcks, timeout: DefaultAckTimeout, ping: DefaultPingInterval}
+	s := fastSettings{flow: DefaultFlow, maxOut: DefaultMaxOutstandingAcks, timeout: DefaultAckTimeout, ping: DefaultPingInterval,
+		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}}
 	for _, o := range opts {
 		switch o.kind {
+		case optRetryStart:
+			if err := s.retry.set(o); err != nil {
+				return s, err
+			}
 		case optFlow:
 			if o.n < 1 || o.n > MaxFlow {
 				return s, fmt.Errorf("%w: Flow %d (1..%d)", ErrInvalidOption, o.n, MaxFlow)
