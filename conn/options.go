@@ -307,7 +307,9 @@ func DrainTimeout(d time.Duration) Option {
 }
 
 // WriteTimeout bounds one socket write; a write that cannot complete in
-// time drops the connection (default 10 s).
+// time drops the connection (default 10 s). The deadline is renewed only
+// when less than three quarters of it remain, so a blocked write fails
+// after between ¾·d and d.
 func WriteTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {

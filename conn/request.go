@@ -46,7 +46,10 @@ type waiter struct {
 	reply []byte
 	// timer applies the default timeout to a request whose ctx has no
 	// deadline; it is reused with the waiter, so no context is allocated.
+	// It is armed only when the response has not arrived by the time the
+	// requester waits for it (not after an inline read that got it).
 	timer *time.Timer
+	armed bool
 }
 
 // arm starts the waiter's default-timeout timer and returns its channel.
@@ -56,6 +59,7 @@ func (w *waiter) arm(d time.Duration) <-chan time.Time {
 	} else {
 		w.timer.Reset(d)
 	}
+	w.armed = true
 	return w.timer.C
 }
 
@@ -148,12 +152,14 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	if w == nil {
 		w = &waiter{ch: make(chan *Msg, 1)}
 	}
-	var timeout <-chan time.Time // nil unless ctx has no deadline
-	if _, ok := ctx.Deadline(); !ok {
+	// Without a deadline on ctx the request ends at dl: the waiter's
+	// timer enforces it if the response is not there at once.
+	dl, hasDeadline := ctx.Deadline()
+	if !hasDeadline {
 		if within <= 0 {
 			within = nc.opts.requestTimeout
 		}
-		timeout = w.arm(within)
+		dl = time.Now().Add(within)
 	}
 	r.mu.Lock()
 	var tok uint64
@@ -175,34 +181,40 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	}
 	// Read the response on this goroutine when the reader role is free
 	// (inline.go); a ctx that can be cancelled without a deadline waits.
-	if dl, ok := ctx.Deadline(); ok || ctx.Done() == nil {
-		if !ok {
-			dl = time.Now().Add(within)
-		}
+	if hasDeadline || ctx.Done() == nil {
 		if l, gen, ok := nc.inlineLink(); ok {
 			nc.readFor(l, gen, w, dl)
 		}
 	}
+	var m *Msg
 	select {
-	case m := <-w.ch:
-		r.release(w)
-		switch m {
-		case disconnectedMsg:
-			return nil, ErrDisconnected
-		case closedMsg:
-			return nil, ErrClosed
+	case m = <-w.ch: // read inline, or already delivered: no timer
+	default:
+		var timeout <-chan time.Time // nil when ctx has a deadline
+		if !hasDeadline {
+			timeout = w.arm(time.Until(dl))
 		}
-		if len(m.Data) == 0 && m.Status() == 503 {
-			return nil, ErrNoResponders
+		select {
+		case m = <-w.ch:
+		case <-ctx.Done():
+			r.forget(tok, w)
+			return nil, timeoutErr(ctx)
+		case <-timeout:
+			r.forget(tok, w)
+			return nil, &timeoutError{context.DeadlineExceeded}
 		}
-		return m, nil
-	case <-ctx.Done():
-		r.forget(tok, w)
-		return nil, timeoutErr(ctx)
-	case <-timeout:
-		r.forget(tok, w)
-		return nil, &timeoutError{context.DeadlineExceeded}
 	}
+	r.release(w)
+	switch m {
+	case disconnectedMsg:
+		return nil, ErrDisconnected
+	case closedMsg:
+		return nil, ErrClosed
+	}
+	if len(m.Data) == 0 && m.Status() == 503 {
+		return nil, ErrNoResponders
+	}
+	return m, nil
 }
 
 // maxFreeReplies bounds the tokens kept for reuse: enough for a window of
@@ -264,8 +276,9 @@ func (r *respMux) forget(tok uint64, w *waiter) {
 // release stops w's timer and returns w to the pool. After Stop (Go 1.23+
 // timer semantics) the timer's channel holds no stale value.
 func (r *respMux) release(w *waiter) {
-	if w.timer != nil {
+	if w.armed {
 		w.timer.Stop()
+		w.armed = false
 	}
 	r.pool.Put(w)
 }

@@ -107,7 +107,7 @@ func (nc *Conn) writeInline() {
 	nc.spare = nil
 	nc.writing = true
 	nc.mu.Unlock()
-	_ = l.c.SetWriteDeadline(time.Now().Add(nc.opts.writeTimeout))
+	l.armWrite(nc.opts.writeTimeout)
 	_, err := l.c.Write(buf)
 	nc.mu.Lock()
 	nc.writing = false
@@ -126,6 +126,20 @@ func (nc *Conn) writeInline() {
 		nc.kickLocked()
 	}
 	nc.mu.Unlock()
+}
+
+// armWrite bounds the write about to start by the write timeout d. The
+// deadline is moved only when less than three quarters of d remain, not
+// before every write (each move costs a runtime timer update), so a write
+// that blocks fails after between ¾·d and d. Writes to a link are never
+// concurrent (nc.writing), so wdl needs no lock.
+func (l *link) armWrite(d time.Duration) {
+	now := time.Now()
+	if l.wdl.Sub(now) >= d-d/4 {
+		return
+	}
+	l.wdl = now.Add(d)
+	_ = l.c.SetWriteDeadline(l.wdl)
 }
 
 // writableLocked reports whether publishes are accepted now.
@@ -172,7 +186,7 @@ func (nc *Conn) flusher() {
 			nc.writing = true
 			nc.wcond.Broadcast()
 			nc.mu.Unlock()
-			_ = l.c.SetWriteDeadline(time.Now().Add(nc.opts.writeTimeout))
+			l.armWrite(nc.opts.writeTimeout)
 			_, err := l.c.Write(buf)
 			nc.mu.Lock()
 			nc.writing = false
