@@ -85,8 +85,15 @@ type link struct {
 }
 
 // wakeBatch bounds how many queued messages may wait for their consumer's
-// wake-up while the reader goes on parsing one read's worth of data.
-const wakeBatch = 64
+// wake-up while the reader goes on parsing one read's worth of data. A
+// 64 KiB read holds about 260 JetStream messages of 128 B, 1800 core ones
+// of 16 B. Waking every 64 messages cost a wake-up (and a thread woken on
+// the other core) four times per read of JetStream messages; at 1024, in
+// interleaved runs on 2 cores, the ordered consumer read 7 % faster with
+// 8 % less client CPU, the pull consumer with acks 8 % faster with 13 %
+// less, core subscriptions and Fetch unchanged. A message alone in its
+// read is woken for at once either way.
+const wakeBatch = 1024
 
 // deferWake notes that s must be woken before the next read.
 func (l *link) deferWake(s *Subscription) {
