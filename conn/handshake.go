@@ -58,13 +58,13 @@ type link struct {
 	// The reader role (inline.go): whoever holds it — the connection's
 	// reader goroutine, or a requester reading its own response — alone
 	// uses the parser, the buffers and the fields above.
-	role     atomic.Bool   // held
-	inline   bool          // requesters may read inline (TCP, TLS)
-	replied  bool          // a response went to a request since the role was taken
-	deadline bool          // the holder set a read deadline (an inline read)
+	role     atomic.Bool // held
+	inline   bool        // requesters may read inline (TCP, TLS)
+	replied  bool        // a response went to a request since the role was taken
+	deadline bool        // the holder set a read deadline (an inline read)
 	// wdl is the write deadline last set (armWrite); the writer of the
 	// moment (nc.writing) alone uses it.
-	wdl time.Time
+	wdl      time.Time
 	handback chan struct{} // asks the parked reader goroutine to read again
 	// parkTimer ends the reader goroutine's park (stopped until the first
 	// one); lastInline is when the last inline read ended (Unix ns).
