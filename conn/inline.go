@@ -78,6 +78,7 @@ func (l *link) tryAcquire() bool { return l.role.CompareAndSwap(false, true) }
 // woken consumer that reads inline finds the role free. (The wake list
 // belongs to the role holder: it is taken before the role is freed.)
 func (l *link) release() {
+	l.flushStage()
 	var buf [4]*Subscription
 	wakes := append(buf[:0], l.wakes...)
 	clear(l.wakes)
@@ -249,7 +250,13 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 		if ctx.Done() != nil {
 			stop = context.AfterFunc(ctx, func() { l.interrupt(s) })
 		}
-		for l.p.Unread() > 0 || !s.hasQueued() {
+		for {
+			if l.p.Unread() == 0 {
+				l.flushStage()
+				if s.hasQueued() {
+					break
+				}
+			}
 			op, err := l.next()
 			if err != nil {
 				if !errors.Is(err, errInlineDeadline) {

@@ -21,6 +21,9 @@ func (nc *Conn) readLoop(l *link, gen uint64) {
 			l.release()
 			return
 		}
+		if l.p.Unread() == 0 {
+			l.flushStage() // may note a waiting consumer (wokeWaiter)
+		}
 		if (l.replied || l.wokeWaiter) && l.inline && l.p.Unread() == 0 {
 			l.replied, l.wokeWaiter = false, false
 			// A requester just got its response and will likely send the
@@ -50,6 +53,9 @@ func (nc *Conn) readFailed(l *link, gen uint64, err error) {
 // handleOp dispatches one op read by the role holder. It reports true when
 // the op ended the connection (connLost was called).
 func (nc *Conn) handleOp(l *link, gen uint64, op *proto.Op) bool {
+	if op.Kind != proto.KindMsg && op.Kind != proto.KindHMsg {
+		l.flushStage() // messages before a PONG are queued when it is seen
+	}
 	switch op.Kind {
 	case proto.KindMsg, proto.KindHMsg:
 		nc.deliver(l, op)
@@ -121,9 +127,11 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		return
 	}
 	if s.max.Load() == 0 {
-		if s.push(m) {
-			l.deferWake(s)
+		if l.stageSub != s {
+			l.flushStage()
+			l.stageSub = s
 		}
+		l.stage = append(l.stage, m)
 		l.held++
 		if l.held >= wakeBatch {
 			l.wakeAll()
@@ -131,6 +139,7 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		return
 	}
 	// Auto-unsubscribe: count under the lock shared with AutoUnsubscribe.
+	l.flushStage() // what is staged for s goes first
 	s.mu.Lock()
 	s.received++
 	limit := s.max.Load()

@@ -147,6 +147,40 @@ func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 	return wasEmpty
 }
 
+// pushAll queues ms (messages of s, in order) under one lock and one
+// pending-bytes reservation when they all fit its limits, else one by one
+// as push does. It reports whether the queue was empty before.
+func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
+	if len(ms) == 1 {
+		return s.push(ms[0])
+	}
+	size := 0
+	for _, m := range ms {
+		size += len(m.Data) + len(m.Header)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	if len(s.q)+len(ms) <= s.maxMsgs && s.qBytes+size <= s.maxBytes && s.nc.reservePending(size) {
+		s.slow = false
+		wasEmpty = len(s.q) == 0
+		s.q = append(s.q, ms...)
+		s.qBytes += size
+		s.delivered += uint64(len(ms))
+		s.mu.Unlock()
+		return wasEmpty
+	}
+	s.mu.Unlock()
+	for _, m := range ms {
+		if s.push(m) {
+			wasEmpty = true
+		}
+	}
+	return wasEmpty
+}
+
 // signal wakes a consumer waiting in take or next.
 func (s *Subscription) signal() {
 	select {

@@ -1,0 +1,72 @@
+package conn_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+)
+
+// TestStagedDeliveryOrderAndLimits: messages of several subscriptions
+// interleaved in one socket read are queued in order per subscription;
+// everything that arrived before a PONG is queued when Flush returns; a
+// burst that overflows a subscription's pending limit part way keeps what
+// fits, in order, and counts the rest as dropped.
+func TestStagedDeliveryOrderAndLimits(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	sub := connect(t, s.URL())
+	pub := connect(t, s.URL())
+	ctx := ctxT(t)
+	const n = 1000
+	subs := make([]*conn.Subscription, 3)
+	for i := range subs {
+		var err error
+		if subs[i], err = sub.Subscribe(fmt.Sprintf("st.%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := subs[2].SetPendingLimits(n/2, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Interleave: runs of 1, 2 and 3 messages per subject.
+	for i := 0; i < n; i++ {
+		for k := range subs {
+			for range k + 1 {
+				if err := pub.Publish(fmt.Sprintf("st.%d", k), fmt.Appendf(nil, "%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := pub.Flush(ctx); err != nil { // the server has routed them all
+		t.Fatal(err)
+	}
+	if err := sub.Flush(ctx); err != nil { // and this PONG follows them
+		t.Fatal(err)
+	}
+	for k, sb := range subs {
+		want := n * (k + 1)
+		if k == 2 {
+			want = n / 2
+		}
+		if msgs, _ := sb.Pending(); msgs != want {
+			t.Fatalf("st.%d: %d queued when Flush returned, want %d", k, msgs, want)
+		}
+		for i := 0; i < want; i++ {
+			m, err := sb.NextMsg(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, exp := string(m.Data), fmt.Sprint(i/(k+1)); got != exp {
+				t.Fatalf("st.%d message %d: %q, want %q", k, i, got, exp)
+			}
+		}
+	}
+	if d := subs[2].Dropped(); d != uint64(3*n-n/2) {
+		t.Fatalf("dropped %d, want %d", d, 3*n-n/2)
+	}
+}
