@@ -230,8 +230,11 @@ const maxFreeReplies = 64
 // later request. A request that ended without its reply (timeout,
 // cancellation, disconnect) keeps its subject out of reuse for good.
 //
-// m must be a response returned by Request, RequestMsg or RequestWithin of
-// this connection; anything else is ignored, as is a second call.
+// m must be a response just returned by Request, RequestMsg or
+// RequestWithin of this connection, and ReuseReply called once for it,
+// before the next request: a message of another connection or a subject
+// in use is ignored, but a stale response whose subject has since served a
+// request that timed out would put that subject back into use.
 func (nc *Conn) ReuseReply(m *Msg) {
 	if m == nil {
 		return
