@@ -55,9 +55,10 @@ type link struct {
 	// stage holds the messages for stageSub read since the last flush
 	// (flushStage): consecutive messages of one subscription are queued in
 	// one go, under one lock and one pending-bytes reservation, instead of
-	// one by one. It is flushed before anything else is dispatched, before
-	// each socket read, and when the role is released, so it changes no
-	// order that anyone can observe.
+	// one by one. It is flushed before any other op or any message for an
+	// inline subscription (a response) is dispatched, before each socket
+	// read, and when the role is released, so it changes no order that
+	// anyone can observe.
 	stageSub *Subscription
 	stage    []*Msg
 	// scratch is the borrowed message handed to SubscribeInline handlers.

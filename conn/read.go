@@ -116,6 +116,11 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
 		return
 	}
+	if s.inline != nil {
+		// A response or an inline handler may act on what arrived
+		// before it: that is queued first.
+		l.flushStage()
+	}
 	if s.inline != nil && s.borrowed {
 		s.inline(l.view(op, s))
 		return

@@ -1,6 +1,7 @@
 package conn_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -68,5 +69,52 @@ func TestStagedDeliveryOrderAndLimits(t *testing.T) {
 	}
 	if d := subs[2].Dropped(); d != uint64(3*n-n/2) {
 		t.Fatalf("dropped %d, want %d", d, 3*n-n/2)
+	}
+}
+
+// TestStagedBeforeResponse: a message that arrived before a request's
+// response is queued when the request returns, whoever read the response
+// (the requester inline, or the reader goroutine while a consumer was
+// busy).
+func TestStagedBeforeResponse(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	nc := connect(t, s.URL())
+	svc := connect(t, s.URL())
+	ctx := ctxT(t)
+	if _, err := svc.SubscribeFunc("svc", func(m *conn.Msg) { _ = m.Respond(nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x, err := nc.Subscribe("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A ctx with a deadline lets the requester read its response itself;
+	// one that can only be cancelled leaves it to the reader goroutine.
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 300 {
+		rctx := ctx
+		if i%2 == 1 {
+			rctx = cctx
+		}
+		for range i%3 + 1 {
+			if err := nc.Publish("x", []byte("m")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := nc.Request(rctx, "svc", nil); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := x.Pending(); n != i%3+1 {
+			t.Fatalf("round %d: %d messages queued when the request returned, want %d", i, n, i%3+1)
+		}
+		for range i%3 + 1 {
+			if _, err := x.NextMsg(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
