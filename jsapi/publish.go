@@ -101,6 +101,7 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 // answered by a PubAck or a JetStream error: the stream sends one reply per
 // message, so none can follow. Anything else (a status, a body that is not
 // JetStream's) leaves the subject retired.
+//
 // parseErr is what ParsePubAck returned for m. Layers that publish through
 // the connection themselves (kv) call it too.
 func ReuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
