@@ -211,6 +211,12 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	if l := p.lost.Load(); l != nil {
 		return nil, p.fail(l)
 	}
+	if p.seq > 0 && !p.nc.IsConnected() {
+		// The link is gone; the disconnect hooks run in no set order, so
+		// ours may not have run yet. A message now would wait in the
+		// reconnect buffer and reach the server after the cut.
+		return nil, p.fail(&lostError{batch: p.id, reason: conn.ErrDisconnected})
+	}
 
 	wantAck := commit || (seq == 1 && p.set.ackFirst) || (p.set.ackEvery > 0 && seq%p.set.ackEvery == 0)
 	if !wantAck {
