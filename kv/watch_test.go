@@ -170,10 +170,21 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 	}
 }
 
+// TestF18WatchEndsWhenBucketDeleted: deleting the bucket ends its watch
+// with ErrBucketNotFound, once.
+//
+// The server usually answers the watch's waiting pull with 409 Consumer
+// Deleted, but when the whole stream goes it may drop that status with the
+// stream's send queue (nats-server 2.15.2 queues it on the stream's outq);
+// the watch then learns from missed heartbeats, after two of them. A short
+// heartbeat keeps that path inside the helper's 10 s wait (with the 5 s
+// default this test failed once in a loaded full -race run).
 func TestF18WatchEndsWhenBucketDeleted(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w", Storage: jsapi.StorageMemory})
-	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
+	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
+		return b.WatchAll(ctx, kv.WatchHeartbeat(500*time.Millisecond))
+	})
 	w.marker()
 	if err := kv.DeleteBucket(e.ctx, e.js, "w"); err != nil {
 		t.Fatal(err)
