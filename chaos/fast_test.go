@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -113,9 +114,5 @@ func (w *f1w) record(id string, r fastRec) {
 func (w *f1w) snapshot() map[string]fastRec {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]fastRec, len(w.batches))
-	for k, v := range w.batches {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.batches)
 }

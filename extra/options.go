@@ -3,6 +3,7 @@ package extra
 import (
 	"context"
 	"fmt"
+	"github.com/natsio/natsio/internal/pause"
 	"time"
 )
 
@@ -157,14 +158,7 @@ func (r *startRetry) set(o BatchOpt) error {
 // pause waits before retry number attempt (0-based) of a first message,
 // or until ctx ends, returning ctx's cause.
 func (r startRetry) pause(ctx context.Context, attempt int) error {
-	t := time.NewTimer(r.wait << attempt)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return pause.For(ctx, r.wait<<attempt)
 }
 
 // atomicSettings are the resolved options of an atomic batch.

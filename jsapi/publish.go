@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -91,7 +92,7 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 		if !retry || attempt >= ps.retries {
 			return err
 		}
-		if werr := sleepCtx(ctx, ps.retryWait<<attempt); werr != nil {
+		if werr := pause.For(ctx, ps.retryWait<<attempt); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}
@@ -109,17 +110,5 @@ func ReuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
 		nc.ReuseReply(m)
 	} else if _, ok := errors.AsType[*APIError](parseErr); ok {
 		nc.ReuseReply(m)
-	}
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }

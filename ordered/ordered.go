@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -306,12 +307,8 @@ func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 			return nil, context.Cause(ctx)
 		}
 		r.backoff = min(max(2*r.backoff, 100*time.Millisecond), 5*time.Second)
-		t := time.NewTimer(r.backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, context.Cause(ctx)
+		if err := pause.For(ctx, r.backoff); err != nil {
+			return nil, err
 		}
 	}
 }
