@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -342,8 +343,6 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 	}
 }
 
-var crlf = []byte("\r\n")
-
 // parseStored fills sm from a direct get reply. It reports whether the
 // batch fields (Nats-Num-Pending) were present. The reply's header block
 // is cut in place before the fields the server appended (the message
@@ -352,26 +351,29 @@ var crlf = []byte("\r\n")
 // equal.
 func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
 	h := m.Header
+	// The connection validated the block (proto.RawHeader.Validate): a
+	// status line, then "Key: Value" lines each ending in CRLF, then an
+	// empty line. Only its start is checked again here.
 	if len(h) < len("NATS/1.0\r\n\r\n") || !bytes.HasPrefix(h, []byte("NATS/1.0")) {
 		return false, fmt.Errorf("%w: direct get reply without header block", ErrInvalidResponse)
 	}
-	i := bytes.Index(h, crlf) + 2
+	i := bytes.IndexByte(h, '\n') + 1
 	first, cut := i, -1
 	var hasSubj, hasSeq, hasPending bool
 	for i < len(h) {
-		j := bytes.Index(h[i:], crlf)
-		if j < 0 {
+		j := bytes.IndexByte(h[i:], '\n')
+		if j < 1 || h[i+j-1] != '\r' {
 			return false, fmt.Errorf("%w: direct get reply with a malformed header block", ErrInvalidResponse)
 		}
-		if j == 0 {
-			break
+		if j == 1 {
+			break // the empty line
 		}
-		line := h[i : i+j]
+		line := h[i : i+j-1]
 		c := bytes.IndexByte(line, ':')
 		if c <= 0 {
 			return false, fmt.Errorf("%w: direct get header line %s", ErrInvalidResponse, proto.Excerpt(line))
 		}
-		key, val := line[:c], bytes.TrimSpace(line[c+1:])
+		key, val := line[:c], trimBlanks(line[c+1:])
 		server := true
 		var ok bool
 		switch string(key) {
@@ -390,7 +392,7 @@ func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
 			}
 			hasSeq = true
 		case jsapi.HeaderTimeStamp:
-			t, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(val), len(val)))
+			t, err := stamp.Parse(unsafe.String(unsafe.SliceData(val), len(val)))
 			if err != nil {
 				return false, fmt.Errorf("%w: direct get time stamp %s", ErrInvalidResponse, proto.Excerpt(val))
 			}
@@ -414,7 +416,7 @@ func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
 		} else {
 			cut = -1
 		}
-		i += j + 2
+		i += j + 1
 	}
 	if !hasSubj || !hasSeq || cut < 0 {
 		return false, fmt.Errorf("%w: direct get reply without subject or sequence", ErrInvalidResponse)
@@ -427,6 +429,17 @@ func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
 	}
 	sm.Data = m.Data
 	return hasPending, nil
+}
+
+// trimBlanks removes the spaces and tabs around a header value.
+func trimBlanks(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // appendJSONString appends s as a JSON string. s is a validated subject:

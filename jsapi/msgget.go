@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -175,12 +176,14 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 			sm.Subject = string(v)
 		case dgSequence:
 			last[2] = i
-			if sm.Sequence, err = strconv.ParseUint(string(v), 10, 64); err != nil {
+			var ok bool
+			if sm.Sequence, ok = proto.ParseUint(v); !ok {
 				return nil, fmt.Errorf("%w: direct get sequence %q", ErrBadResponse, v)
 			}
 		case dgTimeStamp:
 			last[3] = i
-			if sm.Time, err = time.Parse(time.RFC3339Nano, string(v)); err != nil {
+			// m belongs to this call: a view of it may be kept.
+			if sm.Time, err = stamp.Parse(unsafe.String(unsafe.SliceData(v), len(v))); err != nil {
 				return nil, fmt.Errorf("%w: direct get time stamp %q", ErrBadResponse, v)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -231,7 +232,7 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	}
 	// The reply belongs to us: views into it stay valid.
 	ts := h.Get(jsapi.HeaderTimeStamp)
-	created, err := time.Parse(time.RFC3339Nano, view(ts))
+	created, err := stamp.Parse(view(ts))
 	if err != nil {
 		return nil, fmt.Errorf("%w: direct get time stamp: %v", jsapi.ErrBadResponse, err)
 	}
