@@ -35,6 +35,7 @@ const (
 // owns it after the handshake.
 type link struct {
 	c     net.Conn
+	base  net.Conn // the TCP connection under TLS and WebSocket (fastio)
 	p     proto.Parser
 	buf   []byte
 	err   error // read error held back until buffered ops are consumed
@@ -161,7 +162,7 @@ var inlineCapable = func(c net.Conn) bool {
 	case *net.TCPConn, *tls.Conn:
 		return true
 	}
-	return false
+	return isFastConn(c)
 }
 
 // shut closes the link's socket and tells a parked reader goroutine.
@@ -259,6 +260,7 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 		}
 		return nil, nil, err
 	}
+	c = fastConn(c)
 	// Canceling ctx interrupts blocking reads and writes at once.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -282,6 +284,7 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 }
 
 func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, *ServerInfo, error) {
+	base := c
 	secure := false
 	wantTLS := nc.opts.secure || s.wantsTLS()
 	if nc.opts.tlsFirst || (s.isWS() && s.wantsTLS()) {
@@ -299,6 +302,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		c = wc
 	}
 	l := newLink(c)
+	l.base = base
 	op, err := l.next()
 	if err != nil {
 		return nil, nil, err

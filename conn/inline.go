@@ -179,6 +179,7 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 	nc.stats.inlineReads.Add(1)
 	if err := l.c.SetReadDeadline(deadline); err == nil {
 		l.deadline = true
+		sysReads(l.base, true)
 		for len(w.ch) == 0 {
 			op, err := l.next()
 			if err != nil {
@@ -192,6 +193,7 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 				break
 			}
 		}
+		sysReads(l.base, false)
 		if l.deadline {
 			l.deadline = false
 			_ = l.c.SetReadDeadline(time.Time{})

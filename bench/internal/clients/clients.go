@@ -33,6 +33,11 @@ const (
 	Iter Mode = "iter"
 	// Next: natsio NextMsg, nats.go SubscribeSync + NextMsg.
 	Next Mode = "next"
+	// Inline: natsio SubscribeInline, the opt-in zero-copy handler that
+	// runs on the reading goroutine with a borrowed message (no queue, no
+	// copy). nats.go has no equivalent (n/a); the raw client reads in place
+	// in every mode.
+	Inline Mode = "inline"
 	// Ctx (requests): the caller passes a context with a deadline, made
 	// once per timed section (natsio Request(ctx), nats.go
 	// RequestWithContext). Without it, requests use each client's plain
@@ -40,6 +45,12 @@ const (
 	// timeout itself, and nats.go Request(subject, data, timeout).
 	Ctx Mode = "ctx"
 )
+
+// InlineSubscriber marks the clients that can run the Inline pub/sub mode.
+type InlineSubscriber interface{ inlineSubscriber() }
+
+func (Natsio) inlineSubscriber() {}
+func (Raw) inlineSubscriber()    {}
 
 // Config describes one scenario instance.
 type Config struct {

@@ -85,6 +85,8 @@ func (Natsio) NewPubSub(ctx context.Context, cfg Config) (Runner, error) {
 	switch cfg.Mode {
 	case Callback:
 		p.sub, err = p.subc.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
+	case Inline:
+		p.sub, err = p.subc.SubscribeInline(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
 	case Iter, Next:
 		p.sub, err = p.subc.Subscribe(cfg.Subject)
 		if err == nil {

@@ -134,6 +134,7 @@ var Registry = []Scenario{
 	{Name: "pubsub.sep.cb.16", Kind: PubSub, Size: 16, Mode: clients.Callback, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, callback subscriber"},
 	{Name: "pubsub.sep.iter.16", Kind: PubSub, Size: 16, Mode: clients.Iter, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, iterator (natsio Messages, nats.go Msgs)"},
 	{Name: "pubsub.sep.next.16", Kind: PubSub, Size: 16, Mode: clients.Next, Count: 1_000_000, Warmup: 100_000, Note: "two connections, NextMsg loop"},
+	{Name: "pubsub.sep.inline.16", Kind: PubSub, Size: 16, Mode: clients.Inline, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, natsio's opt-in zero-copy SubscribeInline handler (borrowed message; nats.go n/a)"},
 	{Name: "pubsub.sep.cb.1024", Kind: PubSub, Size: 1024, Mode: clients.Callback, Count: 400_000, Warmup: 40_000, Default: true, Note: "two connections, callback subscriber"},
 	{Name: "pubsub.sep.iter.1024", Kind: PubSub, Size: 1024, Mode: clients.Iter, Count: 400_000, Warmup: 40_000, Default: true, Note: "two connections, iterator"},
 	{Name: "pubsub.sep.next.1024", Kind: PubSub, Size: 1024, Mode: clients.Next, Count: 400_000, Warmup: 40_000, Note: "two connections, NextMsg loop"},
@@ -231,6 +232,9 @@ func (s Scenario) Supports(c clients.Client) bool {
 		_, ok = c.(clients.Publisher)
 	case PubSub:
 		_, ok = c.(clients.PubSuber)
+		if ok && s.Mode == clients.Inline {
+			_, ok = c.(clients.InlineSubscriber)
+		}
 	case Request:
 		_, ok = c.(clients.Requester)
 	case JSPubSync:
