@@ -9,6 +9,7 @@ import (
 
 	"github.com/natsio/natsio/bench/internal/clients"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/objstore"
@@ -120,6 +121,37 @@ func (a *admin) deleteStream(ctx context.Context, name string) error {
 	return nil
 }
 
+// createEmpty creates the stream cfg and makes sure it starts empty, at
+// sequence 1. A file stream deleted and created again under the same name
+// in quick succession can come back with the old messages: nats-server
+// renames a deleted stream's directory and removes it in the background,
+// and when a second deletion finds the renamed directory still there, the
+// original directory stays and the next creation recovers it (seen once in
+// a few hundred runs of the scenario tests).
+func (a *admin) createEmpty(ctx context.Context, cfg jsapi.StreamConfig) error {
+	for attempt := 0; ; attempt++ {
+		if _, err := a.js.CreateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("create stream: %w", err)
+		}
+		st, err := a.state(ctx, cfg.Name)
+		if err != nil {
+			return err
+		}
+		if st.LastSeq == 0 {
+			return nil
+		}
+		if attempt == 10 {
+			return fmt.Errorf("stream %s was recreated with %d old messages", cfg.Name, st.Msgs)
+		}
+		if err := a.deleteStream(ctx, cfg.Name); err != nil {
+			return err
+		}
+		if err := pause.For(ctx, 50*time.Millisecond<<min(attempt, 4)); err != nil {
+			return err
+		}
+	}
+}
+
 func (a *admin) state(ctx context.Context, stream string) (jsapi.StreamState, error) {
 	st, err := a.js.Stream(ctx, stream)
 	if err != nil {
@@ -216,8 +248,8 @@ func (s Scenario) Setup(ctx context.Context, url string, plan Plan) error {
 	case JSFetch, JSConsume, JSOrdered:
 		fill = s.stored(plan)
 	}
-	if _, err := a.js.CreateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("create stream: %w", err)
+	if err := a.createEmpty(ctx, cfg); err != nil {
+		return err
 	}
 	if fill > 0 {
 		if err := a.fill(ctx, cfg.Name, s.Subject(), s.Size, fill); err != nil {
