@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync/atomic"
+
+	"github.com/natsio/natsio/proto"
 )
 
 // PubAck is the stream's acknowledgement of a stored message.
@@ -112,8 +113,8 @@ func fastPubAck(b []byte, ack *PubAck) bool {
 			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 				j++
 			}
-			n, err := strconv.ParseUint(string(b[i:j]), 10, 64)
-			if err != nil {
+			n, ok := proto.ParseUint(b[i:j])
+			if !ok {
 				return false
 			}
 			i = j
