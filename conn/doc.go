@@ -22,6 +22,11 @@
 // reconnect loop, plus one goroutine per SubscribeFunc handler and one for
 // OnEvent. Close stops every one of them before it returns.
 //
+// On Linux, TCP sockets (also under TLS and WebSocket) are read and written
+// with non-blocking system calls made through syscall.RawConn, without the
+// runtime's per-call bookkeeping; deadlines, Close and waiting for readiness
+// are unchanged (docs/core.md, "Socket I/O on Linux").
+//
 // Messages delivered to a subscription belong to the receiver: the client
 // never reuses their memory. They are carved from shared slabs, so
 // delivering a message allocates far less than once per message.
