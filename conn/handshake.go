@@ -76,6 +76,9 @@ type link struct {
 	// moment (nc.writing) alone uses it.
 	wdl      time.Time
 	handback chan struct{} // asks the parked reader goroutine to read again
+	// quiet reports whether the connection has no subscription but the
+	// request inbox: the parked reader may then wait longer (inline.go).
+	quiet func() bool
 	// parkTimer ends the reader goroutine's park (stopped until the first
 	// one); lastInline is when the last inline read ended (Unix ns).
 	parkTimer  *time.Timer
@@ -302,7 +305,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		c = wc
 	}
 	l := newLink(c)
-	l.base = base
+	l.base, l.quiet = base, nc.quiet
 	op, err := l.next()
 	if err != nil {
 		return nil, nil, err

@@ -57,9 +57,20 @@ import (
 // can wait for a reader after a loop of requests ends (messages that arrive
 // during the loop are read by the requesters). A short timer kept armed
 // has its own cost: on an idle core the runtime wakes up for it each time.
+//
+// parkQuietMax replaces parkMax while the connection has no subscription
+// but the request inbox (Conn.quiet): then nothing but the server's PINGs,
+// INFO and errors, and late responses to abandoned requests, can arrive
+// unasked, and none of those needs reading within milliseconds. A new
+// subscription wakes the parked reader at once (Conn.subscribeWith). The
+// usual quiet connection is a loop of JetStream publishes or KV operations:
+// with the reader waking every second instead of every 8 ms, sync publishes
+// ran 9 % faster at 20 % less client CPU and KV puts 9 % faster at 13 % less
+// (interleaved medians of 20 runs each on 2 vCPUs).
 const (
-	parkDelay = time.Millisecond
-	parkMax   = 8 * time.Millisecond
+	parkDelay    = time.Millisecond
+	parkMax      = 8 * time.Millisecond
+	parkQuietMax = time.Second
 )
 
 // errInlineDeadline ends an inline read at the requester's deadline.
@@ -112,7 +123,11 @@ func (l *link) park() bool {
 				l.stats.parkTimeouts.Add(1)
 			}
 			if time.Since(time.Unix(0, l.lastInline.Load())) < parkDelay {
-				delay = min(2*delay, parkMax)
+				limit := parkMax
+				if l.quiet != nil && l.quiet() {
+					limit = parkQuietMax
+				}
+				delay = min(2*delay, limit)
 				continue
 			}
 		case <-l.handback:

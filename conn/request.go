@@ -91,6 +91,23 @@ func (nc *Conn) ensureMux() (*respMux, error) {
 	return r, nil
 }
 
+// quiet reports whether the connection has no subscription but the
+// request inbox (or none at all).
+func (nc *Conn) quiet() bool {
+	nc.resp.mu.Lock()
+	mux := nc.resp.sub
+	nc.resp.mu.Unlock()
+	nc.subMu.RLock()
+	defer nc.subMu.RUnlock()
+	switch len(nc.subs) {
+	case 0:
+		return true
+	case 1:
+		return mux != nil && nc.subs[mux.sid] == mux
+	}
+	return false
+}
+
 // route runs on the reader goroutine for each response.
 func (r *respMux) route(m *Msg) {
 	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(r.prefix), len(m.Subject)):]))

@@ -115,6 +115,13 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), borr
 	if nc.state == stateConnected {
 		nc.wbuf, _ = proto.AppendSub(nc.wbuf, subject, queue, s.sid)
 		nc.kickLocked()
+		// A reader goroutine parked for long on a quiet connection
+		// (inline.go) reads again now: this subscription's messages
+		// must not wait for it.
+		select {
+		case nc.link.handback <- struct{}{}:
+		default:
+		}
 	}
 	if handler != nil {
 		s.consuming = true

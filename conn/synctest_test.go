@@ -1221,3 +1221,91 @@ func TestSynctestInlineConsumerInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// On a connection with no subscription but the request inbox, the parked
+// reader goroutine's waits during a loop of requests grow to a second
+// (parkQuietMax), not 8 ms: a few wake-ups in seconds of requests. A new
+// subscription wakes it at once, so that subscription's first message is
+// read without waiting for the timer; from then on the 8 ms bound holds.
+func TestSynctestQuietConnectionParksLonger(t *testing.T) {
+	defer conn.AllowInlineReads()()
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		push := make(chan struct{})
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			var mu sync.Mutex
+			subs := map[string]uint64{}
+			go func() {
+				for range push {
+					mu.Lock()
+					sid := subs["feed"]
+					mu.Unlock()
+					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("first")))
+				}
+			}()
+			s.serve(nil, func(op *proto.Op) {
+				switch op.Kind {
+				case proto.KindSub:
+					mu.Lock()
+					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
+					mu.Unlock()
+				case proto.KindPub:
+					if len(op.Reply) == 0 {
+						return
+					}
+					reply := string(op.Reply)
+					mu.Lock()
+					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
+					mu.Unlock()
+					time.Sleep(900 * time.Microsecond)
+					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
+				}
+			})
+		})
+		defer stop()
+		defer close(push)
+		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		defer nc.Close()
+		ctx := context.Background()
+		loop := func(d time.Duration) {
+			t.Helper()
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				if _, err := nc.Request(ctx, "svc", []byte("x")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+
+		loop(3 * time.Second) // quiet: only the request inbox
+		quiet := conn.ParkTimeouts(nc)
+		// 1, 2, 4, … 512 ms, then every second: about a dozen.
+		if quiet > 20 {
+			t.Fatalf("the parked reader woke %d times in 3 s of requests on a quiet connection", quiet)
+		}
+
+		sub, err := nc.Subscribe("feed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the SUB has reached the server
+		sent := time.Now()
+		push <- struct{}{}
+		m, err := sub.NextMsg(ctx)
+		if err != nil || string(m.Data) != "first" {
+			t.Fatalf("NextMsg: %v", err)
+		}
+		if el := time.Since(sent); el > time.Millisecond {
+			t.Fatalf("the first message of a new subscription waited %v for the reader", el)
+		}
+
+		before := conn.ParkTimeouts(nc)
+		loop(time.Second) // a subscription now: waits bounded by 8 ms
+		if n := conn.ParkTimeouts(nc) - before; n < 50 {
+			t.Fatalf("the parked reader woke %d times in 1 s of requests with a subscription, want about 125", n)
+		}
+		t.Logf("wake-ups: %d in 3 s quiet, %d in 1 s with a subscription", quiet, conn.ParkTimeouts(nc)-before)
+	})
+}
