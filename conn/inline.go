@@ -62,7 +62,7 @@ import (
 // but the request inbox (Conn.quiet): then nothing but the server's PINGs,
 // INFO and errors, and late responses to abandoned requests, can arrive
 // unasked, and none of those needs reading within milliseconds. A new
-// subscription wakes the parked reader at once (Conn.subscribeWith). The
+// subscription wakes the parked reader at once (Conn.register). The
 // usual quiet connection is a loop of JetStream publishes or KV operations:
 // with the reader waking every second instead of every 8 ms, sync publishes
 // ran 9 % faster at 20 % less client CPU and KV puts 9 % faster at 13 % less
