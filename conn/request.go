@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -22,6 +23,9 @@ var (
 // subscription, "<prefix>.<nuid>.*". Each request gets a numeric token; the
 // reader goroutine hands a response straight to its waiter.
 type respMux struct {
+	// ready is set once sub, prefix and waiters are in place (they never
+	// change afterwards): requests then skip mu in ensureMux.
+	ready   atomic.Bool
 	mu      sync.Mutex
 	prefix  string // "<inbox prefix>.<nuid>."
 	sub     *Subscription
@@ -73,6 +77,9 @@ func (nc *Conn) NewInbox() string {
 // attempt is retried on the next request.
 func (nc *Conn) ensureMux() (*respMux, error) {
 	r := &nc.resp
+	if r.ready.Load() {
+		return r, nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sub != nil {
@@ -88,6 +95,7 @@ func (nc *Conn) ensureMux() (*respMux, error) {
 	if r.waiters == nil {
 		r.waiters = make(map[uint64]*waiter)
 	}
+	r.ready.Store(true)
 	return r, nil
 }
 
