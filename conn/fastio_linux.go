@@ -55,8 +55,9 @@ type fastTCP struct {
 
 // ioSync orders every write before the reads that follow it for the race
 // detector, as the runtime does for its own socket calls (the kernel orders
-// them; the detector cannot see that). A process-wide counter, touched once
-// per system call, not per message.
+// them; the detector cannot see that). Touched only in race-enabled builds:
+// a process-wide counter written by every writer and read by every reader
+// would move between cores on every system call.
 var ioSync atomic.Uint64
 
 // fastConn wraps c when it is a TCP connection, and returns c otherwise.
@@ -145,7 +146,9 @@ func (f *fastTCP) Read(p []byte) (int, error) {
 	n, e := f.rn, f.rerr
 	f.rp = nil
 	f.rmu.Unlock()
-	ioSync.Load()
+	if raceEnabled {
+		ioSync.Load()
+	}
 	switch {
 	case err != nil:
 		return 0, f.opError("read", err)
@@ -163,7 +166,9 @@ func (f *fastTCP) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	ioSync.Add(1)
+	if raceEnabled {
+		ioSync.Add(1)
+	}
 	f.wmu.Lock()
 	f.wp, f.wn, f.werr = p, 0, 0
 	err := f.raw.Write(f.wfn)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package conn
+
+// raceEnabled reports a build with the race detector (fastio_linux.go).
+const raceEnabled = false
