@@ -31,3 +31,17 @@ func InlineBatches(nc *Conn) uint64 { return nc.stats.inlineBatches.Load() }
 // ParkTimeouts reports how many times the parked reader goroutine's timer
 // fired.
 func ParkTimeouts(nc *Conn) uint64 { return nc.stats.parkTimeouts.Load() }
+
+// SocketConn returns the TCP connection under the current link's TLS or
+// WebSocket layers (nil while disconnected).
+func SocketConn(nc *Conn) net.Conn {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.link == nil {
+		return nil
+	}
+	return nc.link.base
+}
+
+// IsFastConn reports whether c is a connection wrapped for raw socket I/O.
+func IsFastConn(c net.Conn) bool { return isFastConn(c) }

@@ -263,7 +263,9 @@ func (nc *Conn) handshake(ctx context.Context, s *server) (*link, *ServerInfo, e
 		}
 		return nil, nil, err
 	}
-	c = fastConn(c)
+	if !nc.opts.stdSocketIO {
+		c = fastConn(c)
+	}
 	// Canceling ctx interrupts blocking reads and writes at once.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()

@@ -71,6 +71,7 @@ type options struct {
 	connPendingBytes int64
 	dial             DialFunc
 	wsCompression    bool
+	stdSocketIO      bool
 	drainTimeout     time.Duration
 	writeTimeout     time.Duration
 	requestTimeout   time.Duration
@@ -287,6 +288,17 @@ func Dialer(f DialFunc) Option {
 		o.dial = f
 		return nil
 	}
+}
+
+// StdSocketIO makes the connection read and write its TCP socket through
+// net.TCPConn's own calls. By default, on Linux, it makes the same
+// non-blocking calls without the runtime's per-call bookkeeping, which saves
+// a streaming consumer or publisher up to a fifth of its CPU (docs/core.md,
+// "Socket I/O on Linux"); this option is the way back, for comparison or for
+// an environment where that path misbehaves. Other systems always use
+// net.TCPConn's calls.
+func StdSocketIO() Option {
+	return func(o *options) error { o.stdSocketIO = true; return nil }
 }
 
 // WebSocketCompression offers permessage-deflate on ws:// and wss://
