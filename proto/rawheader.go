@@ -33,27 +33,31 @@ func (r RawHeader) Validate() error {
 	if !ok || !validStatusLine(first) {
 		return ErrBadHeader
 	}
+	// One pass per line: the key over a table up to ':', then the value
+	// up to the first CR or LF, which must be the line's CRLF (a value
+	// holds neither). The final empty line ends the block exactly.
 	for {
-		line, next, ok := cutLine(rest)
-		if !ok {
-			return ErrBadHeader
-		}
-		if len(line) == 0 {
-			if len(next) != 0 {
-				return ErrBadHeader
-			}
-			return nil
-		}
-		// The key, up to ':', in one pass over a table; the value may
-		// hold anything but CR (the line ends at the first LF already).
 		i := 0
-		for i < len(line) && tokenChar[line[i]] {
+		for i < len(rest) && tokenChar[rest[i]] {
 			i++
 		}
-		if i == 0 || i == len(line) || line[i] != ':' || bytes.IndexByte(line[i+1:], '\r') >= 0 {
+		if i == 0 {
+			if len(rest) == 2 && rest[0] == '\r' && rest[1] == '\n' {
+				return nil
+			}
 			return ErrBadHeader
 		}
-		rest = next
+		if i == len(rest) || rest[i] != ':' {
+			return ErrBadHeader
+		}
+		j := i + 1
+		for j < len(rest) && rest[j] != '\r' && rest[j] != '\n' {
+			j++
+		}
+		if j+1 >= len(rest) || rest[j] != '\r' || rest[j+1] != '\n' {
+			return ErrBadHeader
+		}
+		rest = rest[j+2:]
 	}
 }
 
