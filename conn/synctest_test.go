@@ -931,6 +931,45 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 
 // ---- Inline reads: the parked reader goroutine ----
 
+// stEchoFeedServer serves one connection: it answers each request after
+// delay with its own payload, and sends feed to the subscription on "feed"
+// each time push gets a value.
+func stEchoFeedServer(l *memnet.Listener, delay time.Duration, push <-chan struct{}, feed string) (stop func()) {
+	return stServe(l, func(s *stSrv) {
+		if s.handshake() != nil {
+			return
+		}
+		var mu sync.Mutex
+		subs := map[string]uint64{}
+		go func() {
+			for range push {
+				mu.Lock()
+				sid := subs["feed"]
+				mu.Unlock()
+				_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte(feed)))
+			}
+		}()
+		s.serve(nil, func(op *proto.Op) {
+			switch op.Kind {
+			case proto.KindSub:
+				mu.Lock()
+				subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
+				mu.Unlock()
+			case proto.KindPub:
+				if len(op.Reply) == 0 {
+					return
+				}
+				reply := string(op.Reply)
+				mu.Lock()
+				sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
+				mu.Unlock()
+				time.Sleep(delay)
+				_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
+			}
+		})
+	})
+}
+
 // A loop of requests, each answered after 100 µs, reads every response
 // inline and never wakes the reader goroutine back to the socket: it waits
 // ever longer (1, 2, 4, 8 ms) while inline reads keep ending less than a
@@ -942,39 +981,7 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(stAddr)
 		push := make(chan struct{})
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
-				return
-			}
-			var mu sync.Mutex
-			subs := map[string]uint64{}
-			go func() {
-				for range push {
-					mu.Lock()
-					sid := subs["feed"]
-					mu.Unlock()
-					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("late")))
-				}
-			}()
-			s.serve(nil, func(op *proto.Op) {
-				switch op.Kind {
-				case proto.KindSub:
-					mu.Lock()
-					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
-					mu.Unlock()
-				case proto.KindPub:
-					if len(op.Reply) == 0 {
-						return
-					}
-					reply := string(op.Reply)
-					mu.Lock()
-					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
-					mu.Unlock()
-					time.Sleep(100 * time.Microsecond)
-					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
-				}
-			})
-		})
+		stop := stEchoFeedServer(l, 100*time.Microsecond, push, "late")
 		defer stop()
 		defer close(push)
 		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
@@ -1232,39 +1239,7 @@ func TestSynctestQuietConnectionParksLonger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(stAddr)
 		push := make(chan struct{})
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
-				return
-			}
-			var mu sync.Mutex
-			subs := map[string]uint64{}
-			go func() {
-				for range push {
-					mu.Lock()
-					sid := subs["feed"]
-					mu.Unlock()
-					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("first")))
-				}
-			}()
-			s.serve(nil, func(op *proto.Op) {
-				switch op.Kind {
-				case proto.KindSub:
-					mu.Lock()
-					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
-					mu.Unlock()
-				case proto.KindPub:
-					if len(op.Reply) == 0 {
-						return
-					}
-					reply := string(op.Reply)
-					mu.Lock()
-					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
-					mu.Unlock()
-					time.Sleep(900 * time.Microsecond)
-					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
-				}
-			})
-		})
+		stop := stEchoFeedServer(l, 900*time.Microsecond, push, "first")
 		defer stop()
 		defer close(push)
 		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
