@@ -230,6 +230,11 @@ func (nc *Conn) Err() error {
 }
 
 // Stats are a connection's counters.
+//
+// InMsgs and InBytes are published by the reader in batches, but always
+// before what they count reaches its receiver: once a request returned its
+// response or a subscription yielded a message, Stats counts it. Only a
+// SubscribeInline handler may run before its message is counted.
 type Stats struct {
 	InMsgs, InBytes   uint64
 	OutMsgs, OutBytes uint64

@@ -138,6 +138,7 @@ func (l *link) flushStage() {
 // deferWake.
 func (l *link) wakeAll() {
 	l.flushStage()
+	l.flushStats()
 	for i, s := range l.wakes {
 		s.signal()
 		l.wakes[i] = nil

@@ -359,3 +359,45 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 		t.Fatalf("%d disconnects", n)
 	}
 }
+
+// Stats counts a response before its Request returns and a message before
+// the subscription yields it, whichever goroutine read it: requests here
+// alternate with messages, so some responses are read by the requester
+// and some by the reader goroutine.
+func TestStatsCountBeforeDelivery(t *testing.T) {
+	s := fltServer(t)
+	inlineEcho(t, s.URL(), "echo")
+	nc := connect(t, s.URL())
+	ctx := ctxT(t)
+	sub, err := nc.Subscribe("self")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	base := nc.Stats().InMsgs
+	var want uint64
+	for i := range 500 {
+		if _, err := nc.Request(ctx, "echo", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		want++
+		if got := nc.Stats().InMsgs - base; got != want {
+			t.Fatalf("after response %d: InMsgs %d, want %d", i, got, want)
+		}
+		if i%2 == 0 {
+			continue
+		}
+		if err := nc.Publish("self", []byte("y")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sub.NextMsg(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want++
+		if got := nc.Stats().InMsgs - base; got != want {
+			t.Fatalf("after message %d: InMsgs %d, want %d", i, got, want)
+		}
+	}
+}

@@ -127,7 +127,10 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 	}
 	m := l.alloc.build(op, s)
 	if s.inline != nil {
-		s.inline(m) // the request inbox
+		// The request inbox: the response is counted before its
+		// requester can see it.
+		l.flushStats()
+		s.inline(m)
 		l.replied = true
 		return
 	}
