@@ -117,7 +117,8 @@ var errRecreate = errors.New("ordered: recreate consumer")
 // Messages returns a single-use iterator over the stream in order; see the
 // package documentation for how it ends. Errors are terminal:
 // jsapi.ErrStreamNotFound, ErrNoMessages (idle timeout), conn.ErrClosed,
-// ErrBusy, or ctx's error.
+// ErrBusy, ctx's error, or jsapi.ErrBadAckSubject for a message whose
+// delivery metadata cannot be read (order could not be checked).
 func (c *Consumer) Messages(ctx context.Context, opts ...ReadOpt) iter.Seq2[*jsapi.Msg, error] {
 	return func(yield func(*jsapi.Msg, error) bool) {
 		if ctx == nil {
@@ -354,7 +355,9 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		r.activity.Add(1)
 		md, merr := m.Metadata()
 		if merr != nil {
-			continue
+			// Order cannot be judged without the delivery metadata:
+			// say so rather than skip messages silently.
+			return false, fmt.Errorf("ordered: message on %q: %w", m.Subject, merr)
 		}
 		if md.ConsumerSeq != r.expected {
 			r.reset(errors.New("ordered: consumer sequence gap"))
