@@ -72,6 +72,7 @@ type BatchPublisher struct {
 	id  string
 
 	seq    int
+	last   string // subject of the last message sent, for CommitEOB
 	closed bool
 
 	hdr    proto.Header
@@ -111,13 +112,13 @@ func (p *BatchPublisher) IsClosed() bool { return p.closed }
 // message (jsapi.MsgID, jsapi.ExpectLastSeq on the first message only,
 // jsapi.ExpectLastSubjectSeq, jsapi.TTL, jsapi.Header…).
 func (p *BatchPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) error {
-	_, err := p.send(ctx, subject, nil, data, opts, false)
+	_, err := p.send(ctx, subject, nil, data, opts, commitNone)
 	return err
 }
 
 // AddMsg is Add with custom headers h (not modified; may be nil).
 func (p *BatchPublisher) AddMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) error {
-	_, err := p.send(ctx, subject, h, data, opts, false)
+	_, err := p.send(ctx, subject, h, data, opts, commitNone)
 	return err
 }
 
@@ -128,13 +129,36 @@ func (p *BatchPublisher) AddMsg(ctx context.Context, subject string, h *proto.He
 // whose acknowledgement does not come in time (ErrAckTimeout) or is lost
 // with the connection may or may not have been applied.
 func (p *BatchPublisher) Commit(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (*BatchAck, error) {
-	return p.send(ctx, subject, nil, data, opts, true)
+	return p.send(ctx, subject, nil, data, opts, commitLast)
 }
 
 // CommitMsg is Commit with custom headers h (may be nil).
 func (p *BatchPublisher) CommitMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (*BatchAck, error) {
-	return p.send(ctx, subject, h, data, opts, true)
+	return p.send(ctx, subject, h, data, opts, commitLast)
 }
+
+// CommitEOB commits the messages added so far with an end-of-batch marker:
+// an empty message, sent on the subject of the last one added, that the
+// server (2.14+, API level 4) does not store. Use it when the batch's end
+// is known only after its last message went out (a stream of input that
+// ends). The acknowledgement counts the messages added, not the marker.
+// At least one message must have been added (ErrEmptyBatch otherwise, and
+// the publisher stays open). An older server rejects the marker with an
+// *jsapi.APIError (invalid commit, err_code 10200) and stores nothing.
+// The publisher is closed afterwards, as by Commit.
+func (p *BatchPublisher) CommitEOB(ctx context.Context) (*BatchAck, error) {
+	if p.seq == 0 && !p.closed {
+		return nil, ErrEmptyBatch
+	}
+	return p.send(ctx, p.last, nil, nil, nil, commitEOB)
+}
+
+// How a message of an atomic batch commits it.
+const (
+	commitNone = iota // staged
+	commitLast        // stored, and commits the batch ("1")
+	commitEOB         // not stored, commits what came before ("eob")
+)
 
 // Discard closes the publisher without committing: the server stores none
 // of the messages sent. It is safe to call more than once.
@@ -181,7 +205,7 @@ func (p *BatchPublisher) request(ctx context.Context, subject string, data []byt
 }
 
 // send validates and sends message seq+1.
-func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Header, data []byte, opts []jsapi.PubOpt, commit bool) (*BatchAck, error) {
+func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Header, data []byte, opts []jsapi.PubOpt, mode int) (*BatchAck, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -198,8 +222,12 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	}
 	p.hdr.Set(HeaderBatchID, p.id)
 	p.hdr.Set(HeaderBatchSeq, seqString(seq))
-	if commit {
+	commit := mode != commitNone
+	switch mode {
+	case commitLast:
 		p.hdr.Set(HeaderBatchCommit, "1")
+	case commitEOB:
+		p.hdr.Set(HeaderBatchCommit, "eob")
 	}
 	defer p.hdr.Reset()
 
@@ -231,7 +259,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 			}
 			return nil, err
 		}
-		p.sent(seq, msgID)
+		p.sent(seq, subject, msgID)
 		return nil, nil
 	}
 
@@ -256,7 +284,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		}
 		return nil, p.fail(err)
 	}
-	p.sent(seq, msgID)
+	p.sent(seq, subject, msgID)
 	if !commit {
 		if len(m.Data) == 0 {
 			if code := m.Status(); code != 0 {
@@ -278,9 +306,13 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 		return nil, batchErr(p.id, seq, err)
 	}
-	if ack.BatchID != p.id || ack.BatchSize != seq {
+	stored := seq
+	if mode == commitEOB {
+		stored-- // the marker
+	}
+	if ack.BatchID != p.id || ack.BatchSize != stored {
 		return nil, fmt.Errorf("%w: commit of batch %s with %d messages acknowledged as batch %q with %d",
-			ErrInvalidBatchAck, p.id, seq, ack.BatchID, ack.BatchSize)
+			ErrInvalidBatchAck, p.id, stored, ack.BatchID, ack.BatchSize)
 	}
 	return &BatchAck{Stream: ack.Stream, Sequence: ack.Sequence, BatchID: ack.BatchID, BatchSize: ack.BatchSize,
 		Domain: ack.Domain, Value: ack.Value}, nil
@@ -295,9 +327,9 @@ func batchErr(id string, seq int, err error) error {
 	return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrInvalidResponse, id, seq, err)
 }
 
-// sent records that message seq went out.
-func (p *BatchPublisher) sent(seq int, msgID string) {
-	p.seq = seq
+// sent records that message seq went out on subject.
+func (p *BatchPublisher) sent(seq int, subject, msgID string) {
+	p.seq, p.last = seq, subject
 	if msgID != "" {
 		if p.msgIDs == nil {
 			p.msgIDs = make(map[string]struct{})
