@@ -17,6 +17,10 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
+// HeaderUpToSequence, on the end-of-batch marker of a multi_last direct
+// get, is the stream sequence the answer was computed up to.
+const HeaderUpToSequence = "Nats-UpTo-Sequence"
+
 // StoredMsg is a message read with a batch direct get.
 type StoredMsg struct {
 	Subject  string
@@ -60,9 +64,18 @@ func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts 
 // each subject matching subjects (wildcards allowed; at most
 // MaxLastMsgsSubjects may match, else ErrTooManyResults). UpToSeq or
 // UpToTime fetch the last messages at or before a point instead of the
-// latest; MaxMsgs caps how many are returned. Messages are yielded in
+// latest; MaxMsgs caps how many are returned, MaxBytes the size of each
+// reply (a page, below). Messages are yielded in
 // stream order; the iterator behaves as GetBatch's. It fails with
 // ErrNoSubjects for no subject and ErrNoMessages when none matched.
+//
+// The server ends a reply early at MaxBytes or its max_pending limit (64
+// MiB by default) and says how many matches remain; the iterator then asks for
+// the next page itself, from after the last message and up to the same
+// snapshot sequence (Nats-UpTo-Sequence), so that the pages together are
+// the answer as of the first request: a message stored meanwhile is not
+// mixed in. A message's LastSequence stays the previous one yielded
+// across pages.
 func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetOpt) iter.Seq2[*StoredMsg, error] {
 	r := &getRequest{js: js, stream: stream, multi: true}
 	r.err = r.lastBody(subjects, opts)
@@ -76,6 +89,10 @@ type getRequest struct {
 	stream string
 	multi  bool
 	body   []byte
+	// multi_last paging: the request up to the subject list and
+	// max_bytes, and MaxMsgs (0: none).
+	head  []byte
+	limit int
 	slab   int
 	err    error // a validation failure, yielded before any I/O
 }
@@ -171,8 +188,9 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 		return fmt.Errorf("%w: %d subjects, at most %d", errTooManySubjects, len(subjects), MaxLastMsgsSubjects)
 	}
 	var (
-		limit   int
-		upToSeq uint64
+		limit    int
+		maxBytes int
+		upToSeq  uint64
 		upTo    time.Time
 		hasTime bool
 	)
@@ -183,6 +201,11 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 				return fmt.Errorf("%w: MaxMsgs %d", ErrInvalidOption, o.i)
 			}
 			limit = o.i
+		case getMaxBytes:
+			if o.i < 1 {
+				return fmt.Errorf("%w: MaxBytes %d", ErrInvalidOption, o.i)
+			}
+			maxBytes = o.i
 		case getUpToSeq:
 			if o.n == 0 {
 				return fmt.Errorf("%w: UpToSeq 0", ErrInvalidOption)
@@ -215,6 +238,12 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 		b = appendJSONString(b, s)
 	}
 	b = append(b, ']')
+	if maxBytes > 0 {
+		b = append(b, `,"max_bytes":`...)
+		b = strconv.AppendInt(b, int64(maxBytes), 10)
+	}
+	r.head, r.limit = b, limit
+	b = append(make([]byte, 0, len(b)+64), b...)
 	if limit > 0 {
 		b = append(b, `,"batch":`...)
 		b = strconv.AppendInt(b, int64(limit), 10)
@@ -286,10 +315,12 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 	}
 
 	var (
-		slab  []StoredMsg
-		prev  string
-		n     int
-		batch []*conn.Msg
+		slab      []StoredMsg
+		prev      string
+		n         int
+		batch     []*conn.Msg
+		last      uint64 // sequence of the last message yielded
+		pageStart bool   // the next message starts a later page
 	)
 	for {
 		if ctx.Err() != nil {
@@ -314,6 +345,13 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 			if len(m.Header) > 0 {
 				if code, desc := m.Header.Status(); code != 0 {
 					switch {
+					case code == 204 && r.multi:
+						more, err := r.nextPage(nc, inbox, m.Header, n)
+						if err != nil || !more {
+							return err
+						}
+						pageStart = true
+						continue
 					case code == 204:
 						return nil // end of batch
 					case code == 408 && r.multi && string(desc) == "Empty Request":
@@ -335,12 +373,46 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 			if n == 0 && !batchFields {
 				return ErrBatchUnsupported
 			}
+			if pageStart {
+				// The server counts from the start of its page.
+				sm.LastSequence, pageStart = last, false
+			}
+			last = sm.Sequence
 			n++
 			if !yield(sm, nil) {
 				return nil
 			}
 		}
 	}
+}
+
+// nextPage reads a multi_last end-of-batch marker eob, after n messages
+// yielded in all: when the server reports more matches and MaxMsgs allows,
+// it requests the next page on inbox and reports true.
+func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob proto.RawHeader, n int) (bool, error) {
+	pending, ok := proto.ParseUint(eob.Get(jsapi.HeaderNumPending))
+	if !ok || pending == 0 || (r.limit > 0 && n >= r.limit) {
+		return false, nil
+	}
+	lastSeq, ok1 := proto.ParseUint(eob.Get(jsapi.HeaderLastSequence))
+	upTo, ok2 := proto.ParseUint(eob.Get(HeaderUpToSequence))
+	if !ok1 || !ok2 || lastSeq == 0 || upTo < lastSeq {
+		return false, fmt.Errorf("%w: multi_last end of batch with %d pending but no usable Nats-Last-Sequence / Nats-UpTo-Sequence", ErrInvalidResponse, pending)
+	}
+	b := append(make([]byte, 0, len(r.head)+64), r.head...)
+	if r.limit > 0 {
+		b = append(b, `,"batch":`...)
+		b = strconv.AppendInt(b, int64(r.limit-n), 10)
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, lastSeq+1, 10)
+	b = append(b, `,"up_to_seq":`...)
+	b = strconv.AppendUint(b, upTo, 10)
+	b = append(b, '}')
+	if err := nc.PublishRequest(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, b); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // parseStored fills sm from a direct get reply. It reports whether the

@@ -316,7 +316,9 @@ func StartTime(t time.Time) GetOpt { return GetOpt{kind: getStartTime, t: t} }
 func NextBySubject(subject string) GetOpt { return GetOpt{kind: getNextBySubject, s: subject} }
 
 // MaxBytes makes the server stop GetBatch once it has sent about n bytes
-// (default: the server's max pending, 64 MiB).
+// (default: the server's max pending, 64 MiB). In GetLastMsgsFor it is the
+// size of each page: the iterator fetches the next page itself, so memory
+// per reply stays bounded and nothing is left out.
 func MaxBytes(n int) GetOpt { return GetOpt{kind: getMaxBytes, i: n} }
 
 // MaxMsgs caps how many messages GetLastMsgsFor returns.
