@@ -3,6 +3,7 @@ package jsapi
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/natsio/natsio/proto"
@@ -55,6 +56,10 @@ const (
 	optTTL
 	optHeader
 	optRetry
+	optSchedule       // v: the Nats-Schedule pattern; d: the @every interval
+	optScheduleTZ     // v: the IANA zone
+	optCancelSchedule // s: the schedule's subject
+	optIncr           // v: the signed decimal increment
 )
 
 // PubOpt is a publish option: a message ID, an expectation, a TTL, or any
@@ -107,7 +112,7 @@ func Header(key, value string) PubOpt { return PubOpt{kind: optHeader, s: key, v
 // Incr publishes a counter increment (Nats-Incr) to a stream with
 // AllowMsgCounter; the data must be empty and PubAck.Value holds the total.
 func Incr(delta int64) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderIncr, v: strconv.FormatInt(delta, 10)}
+	return PubOpt{kind: optIncr, v: strconv.FormatInt(delta, 10)}
 }
 
 // Rollup sets Nats-Rollup to "sub" (purge the subject below this message)
@@ -118,18 +123,19 @@ func Rollup(scope string) PubOpt { return PubOpt{kind: optHeader, s: HeaderRollu
 // that publishes once at t to target, a subject of the same stream that is
 // not the schedule's own subject.
 func ScheduleAt(t time.Time) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderSchedule, v: "@at " + t.UTC().Format(time.RFC3339)}
+	return PubOpt{kind: optSchedule, v: "@at " + t.UTC().Format(time.RFC3339)}
 }
 
 // ScheduleEvery makes the message a repeating schedule (server 2.14+);
-// every must be at least a second.
+// every must be at least a second (rejected locally otherwise).
 func ScheduleEvery(every time.Duration) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderSchedule, v: "@every " + every.String()}
+	return PubOpt{kind: optSchedule, v: "@every " + every.String(), d: every}
 }
 
 // ScheduleCron makes the message a cron schedule (server 2.14+): six fields,
-// seconds first, or an alias such as "@hourly".
-func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optHeader, s: HeaderSchedule, v: spec} }
+// seconds first, or an alias such as "@hourly". The server checks the
+// expression (ErrScheduleInvalid names its err_code).
+func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optSchedule, v: spec} }
 
 // ScheduleTarget sets the subject a schedule publishes to.
 func ScheduleTarget(subject string) PubOpt {
@@ -141,9 +147,34 @@ func ScheduleTTL(d time.Duration) PubOpt {
 	return PubOpt{kind: optHeader, s: HeaderScheduleTTL, v: ttlValue(d)}
 }
 
-// ScheduleTimeZone sets the IANA time zone of a cron schedule (2.14+).
-func ScheduleTimeZone(tz string) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderScheduleTimeZone, v: tz}
+// ScheduleTimeZone sets the IANA time zone of a cron schedule (2.14+). It
+// is rejected locally with ScheduleAt or ScheduleEvery, which the server
+// refuses a zone for, and when the schedule is missing.
+func ScheduleTimeZone(tz string) PubOpt { return PubOpt{kind: optScheduleTZ, v: tz} }
+
+// ScheduleSource makes each message a schedule produces a copy of the last
+// message on subject (server 2.14+) instead of the schedule's own data.
+// subject must be in the same stream and differ from the schedule's
+// subject and target.
+func ScheduleSource(subject string) PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderScheduleSource, v: subject}
+}
+
+// ScheduleRollup makes each message a schedule produces roll up its
+// target subject (Nats-Schedule-Rollup: sub, server 2.14+): the target
+// keeps only the newest produced message.
+func ScheduleRollup() PubOpt {
+	return PubOpt{kind: optHeader, s: HeaderScheduleRollup, v: HeaderRollupValueSubject}
+}
+
+// CancelSchedule makes the message cancel the schedule stored on
+// scheduleSubject (server 2.14+): it carries Nats-Schedule-Next: purge and
+// Nats-Scheduler: scheduleSubject, and storing it removes the schedule.
+// Publish it on another subject of the same stream (its target, say); the
+// server refuses it on the schedule's own subject, and when the last
+// message there is not a schedule (err_code 10212).
+func CancelSchedule(scheduleSubject string) PubOpt {
+	return PubOpt{kind: optCancelSchedule, s: scheduleSubject}
 }
 
 // RetryOnNoResponders sets how often a publish that finds no stream
@@ -170,7 +201,8 @@ func ttlValue(d time.Duration) string {
 // applyPubOpts validates opts and writes their headers into h.
 func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 	ps := pubSettings{retries: 2, retryWait: 250 * time.Millisecond}
-	var subjSeq, subjSeqFor bool
+	var subjSeq, subjSeqFor, tz bool
+	schedule := "" // the Nats-Schedule pattern, when set
 	for i := range opts {
 		o := &opts[i]
 		switch o.kind {
@@ -207,11 +239,40 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			h.Set(HeaderTTL, ttlValue(o.d))
 		case optHeader:
 			h.Add(o.s, o.v)
+		case optSchedule:
+			if strings.HasPrefix(o.v, "@every ") && o.d < time.Second {
+				return ps, fmt.Errorf("%w: schedule interval %v is below one second", ErrInvalidOption, o.d)
+			}
+			if o.v == "" {
+				return ps, fmt.Errorf("%w: empty schedule", ErrInvalidOption)
+			}
+			schedule = o.v
+			h.Set(HeaderSchedule, o.v)
+		case optScheduleTZ:
+			if o.v == "" {
+				return ps, fmt.Errorf("%w: empty schedule time zone", ErrInvalidOption)
+			}
+			tz = true
+			h.Set(HeaderScheduleTimeZone, o.v)
+		case optCancelSchedule:
+			if proto.ValidatePublishSubject(o.s) != nil {
+				return ps, fmt.Errorf("%w: schedule subject %q", ErrInvalidOption, o.s)
+			}
+			h.Set(HeaderScheduleNext, HeaderScheduleNextValuePurge)
+			h.Set(HeaderScheduler, o.s)
+		case optIncr:
+			if !validIncrement(o.v) {
+				return ps, fmt.Errorf("%w: counter increment %q", ErrInvalidOption, o.v)
+			}
+			h.Set(HeaderIncr, o.v)
 		case optRetry:
 			ps.retries, ps.retryWait = int(o.n), o.d
 		default:
 			return ps, fmt.Errorf("%w: zero PubOpt", ErrInvalidOption)
 		}
+	}
+	if tz && (schedule == "" || strings.HasPrefix(schedule, "@at ") || strings.HasPrefix(schedule, "@every ")) {
+		return ps, fmt.Errorf("%w: a schedule time zone applies to cron schedules only", ErrInvalidOption)
 	}
 	if subjSeqFor && !subjSeq {
 		return ps, fmt.Errorf("%w: ExpectLastSubjectSeqFor needs ExpectLastSubjectSeq", ErrInvalidOption)
