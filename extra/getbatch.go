@@ -93,8 +93,8 @@ type getRequest struct {
 	// max_bytes, and MaxMsgs (0: none).
 	head  []byte
 	limit int
-	slab   int
-	err    error // a validation failure, yielded before any I/O
+	slab  int
+	err   error // a validation failure, yielded before any I/O
 }
 
 func (r *getRequest) common() error {
@@ -191,8 +191,8 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 		limit    int
 		maxBytes int
 		upToSeq  uint64
-		upTo    time.Time
-		hasTime bool
+		upTo     time.Time
+		hasTime  bool
 	)
 	for _, o := range opts {
 		switch o.kind {
