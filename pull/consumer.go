@@ -25,8 +25,13 @@ type Consumer struct {
 }
 
 // Create creates a consumer on stream (an error if a different one with
-// the same name exists) and returns its handle.
+// the same name exists) and returns its handle. A configuration with a
+// DeliverSubject describes a push consumer, which this package cannot
+// read: it is refused with ErrPushConsumer before any request.
 func Create(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
+	if cfg.DeliverSubject != "" {
+		return nil, ErrPushConsumer
+	}
 	info, err := js.CreateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, err
@@ -34,8 +39,12 @@ func Create(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.Consumer
 	return newConsumer(js, info), nil
 }
 
-// CreateOrUpdate creates the consumer or updates it to cfg.
+// CreateOrUpdate creates the consumer or updates it to cfg (a push
+// configuration is refused as by Create).
 func CreateOrUpdate(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
+	if cfg.DeliverSubject != "" {
+		return nil, ErrPushConsumer
+	}
 	info, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, err
