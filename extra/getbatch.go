@@ -354,9 +354,12 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 						continue
 					case code == 204:
 						return nil // end of batch
-					case code == 408 && r.multi && string(desc) == "Empty Request":
-						// A server before 2.11 ignores multi_last.
-						return fmt.Errorf("%w: multi_last request seen as empty", ErrBatchUnsupported)
+					case code == 408 && string(desc) == "Empty Request":
+						// A server before 2.11 ignores multi_last and
+						// start_time; every request here names one of
+						// them or a sequence, so a 2.11+ server never
+						// finds it empty.
+						return fmt.Errorf("%w: request seen as empty", ErrBatchUnsupported)
 					}
 					return &StatusError{Code: code, Description: string(desc)}
 				}

@@ -207,6 +207,8 @@ var ErrBadAckSubject = errors.New("jsapi: malformed $JS.ACK subject")
 //	v1 (9 tokens):   $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
 //	v2 (11+ tokens): $JS.ACK.<domain|_>.<acc hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>[.…]
 //
+// Tokens after the 11th of a v2 subject are ignored (the server reserves
+// them for extensions). 10 tokens, or fewer than 9, are ErrBadAckSubject.
 // Numbers are checked for overflow.
 func ParseAckSubject(s string) (Metadata, error) {
 	var md Metadata
@@ -258,24 +260,21 @@ func parseAckV1(s string, md *Metadata) bool {
 	return true
 }
 
-// parseAckTokens decodes any layout ParseAckSubject accepts.
+// parseAckTokens decodes any layout ParseAckSubject accepts. It splits at
+// most 11 tokens; whatever follows the 11th is extension room the server
+// leaves for v2 (it subscribes to "….<consumer>.*.*.*.*.>" and 2.15.2
+// emits exactly 11 tokens; the 12th "random" token nats.go mentions is not
+// sent): it is ignored, provided it is made of non-empty tokens.
 func parseAckTokens(s string) (Metadata, error) {
 	var md Metadata
-	var tok [12]string
-	n := 0
-	for rest := s; ; {
-		if n == len(tok) {
-			return md, ErrBadAckSubject
-		}
-		i := strings.IndexByte(rest, '.')
-		if i < 0 {
-			tok[n] = rest
-			n++
-			break
-		}
-		tok[n] = rest[:i]
+	var tok [11]string
+	n, rest, more := 0, s, true
+	for more && n < len(tok) {
+		tok[n], rest, more = strings.Cut(rest, ".")
 		n++
-		rest = rest[i+1:]
+	}
+	if more && (rest == "" || rest[0] == '.' || rest[len(rest)-1] == '.' || strings.Contains(rest, "..")) {
+		return md, ErrBadAckSubject // an empty extra token: not a subject
 	}
 	if n < 9 || tok[0] != "$JS" || tok[1] != "ACK" {
 		return md, ErrBadAckSubject

@@ -254,10 +254,17 @@ func TestParseAckSubject(t *testing.T) {
 	if err != nil || md.Domain != "" || md.Stream != "S" {
 		t.Fatalf("v2 with token: %+v %v", md, err)
 	}
+	// More than 12 tokens: the server allows extension tokens after the
+	// 11th, so they are ignored rather than rejected.
+	md, err = jsapi.ParseAckSubject("$JS.ACK.hub.ACCHASH.S.c.1.2.3.4.5.x.y.z")
+	if err != nil || md.Domain != "hub" || md.Stream != "S" || md.Consumer != "c" || md.NumDelivered != 1 ||
+		md.StreamSeq != 2 || md.ConsumerSeq != 3 || md.Timestamp.UnixNano() != 4 || md.NumPending != 5 {
+		t.Fatalf("v2 with 3 extra tokens: %+v %v", md, err)
+	}
 	for _, bad := range []string{
 		"$JS.ACK.S.c.1.2.3.4", "$JS.ACK.S.c.1.2.3.4.5.6", "$JS.NAK.S.c.1.2.3.4.5",
 		"$JS.ACK.S.c.1.99999999999999999999.3.4.5", "$JS.ACK.S.c.-1.2.3.4.5", "$JS.ACK..c.1.2.3.4.5",
-		"$JS.ACK.S.c.1.2.3.18446744073709551615.5", "", "$JS.ACK.a.b.c.d.e.f.g.h.i.j.k.l.m",
+		"$JS.ACK.S.c.1.2.3.18446744073709551615.5", "", "$JS.ACK.a.b.c.d.e.f.g.h.i.j.k.l.m", // fields not numbers
 	} {
 		if _, err := jsapi.ParseAckSubject(bad); !errors.Is(err, jsapi.ErrBadAckSubject) {
 			t.Errorf("%q: got %v", bad, err)
