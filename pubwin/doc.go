@@ -19,6 +19,20 @@
 // AckTimeout (default 5 s), or — when the connection is lost or closed —
 // ErrAckLost at once, freeing its slot.
 //
+// # Retries on 503 and 429
+//
+// A reply saying that no stream is listening (a 503 no-responders status:
+// a leader election, a stream not created yet) or that the stream is
+// pushing back (429, jsapi.ErrTooManyRequests) means the message was not
+// stored. The window then sends the very same message again (subject,
+// headers with its Nats-Msg-Id, data) after a doubling wait, as
+// Options.Retry says (default 2 retries from 250 ms, like jsapi.Publish;
+// &Retry{} turns them off). The future stays pending, holding its slot,
+// and ends with the PubAck of the attempt that was stored or with the last
+// reply's error. Close and a disconnect end a waiting retry like any
+// pending publish. The connection's reader never waits: a timer sends the
+// retry.
+//
 // # Retrying safely
 //
 // A future that fails with ErrAckLost or ErrAckTimeout does not say whether
@@ -30,5 +44,7 @@
 // # Cost
 //
 // All publishes share one inbox subscription; acks are decoded without
-// reflection. A publish allocates its Future and nothing else.
+// reflection. A publish allocates its Future and nothing else; with
+// retries on, the message is also copied into a pooled buffer, kept until
+// its future ends.
 package pubwin

@@ -44,13 +44,36 @@ type Options struct {
 	// StallWait is how long Publish waits for a free slot (default 200 ms).
 	StallWait time.Duration
 	// AckTimeout fails a future whose ack has not arrived (default 5 s).
+	// It bounds a publish with all its retries.
 	AckTimeout time.Duration
+	// Retry says how a message whose reply is a 503 no-responders status
+	// (no stream listening: a leader election, a stream not yet created)
+	// or a 429 too-many-requests error is sent again: the very same
+	// subject, headers (Nats-Msg-Id included) and data, after Wait,
+	// doubling for each next attempt. nil takes jsapi.Publish's defaults,
+	// 2 attempts from 250 ms; &Retry{} disables retries; invalid values
+	// fail New with jsapi.ErrInvalidOption. The future keeps its slot
+	// while retried and ends with the PubAck of the attempt that was
+	// stored, or with the last reply's error (jsapi.ErrNoStreamResponse,
+	// jsapi.ErrTooManyRequests) once the attempts are used up or the next
+	// one could not be sent before AckTimeout. Close (ErrClosed) and a
+	// disconnect (ErrAckLost) end a waiting retry like any pending
+	// publish. With retries on, each pending message's data is copied into
+	// a pooled buffer (no allocation once warm), released when its future
+	// ends. jsapi.RetryOnNoResponders passed to Publish has no effect.
+	Retry *Retry
 }
 
 // Window publishes asynchronously. It is safe for concurrent use.
+//
+// A publish whose reply says that no stream is listening (503) or that the
+// stream is pushing back (429) is sent again, byte for byte, after a
+// doubling wait, as Options.Retry says; its future stays pending, holding
+// its slot, until an attempt is acknowledged or the attempts are used up.
 type Window struct {
 	nc     *conn.Conn
 	opts   Options
+	retry  Retry  // resolved Options.Retry
 	prefix string // "<inbox>." ; acks arrive on "<inbox>.<token>"
 	sub    *conn.Subscription
 	slots  chan struct{}
@@ -80,10 +103,16 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 	if o.MaxPending < 0 || o.StallWait < 0 || o.AckTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative window option", jsapi.ErrInvalidOption)
 	}
+	retry, err := resolveRetry(o.Retry)
+	if err != nil {
+		return nil, err
+	}
+	o.Retry = nil // the window keeps its own copy, retry
 	nc := js.Conn()
 	w := &Window{
 		nc:      nc,
 		opts:    o,
+		retry:   retry,
 		prefix:  nc.NewInbox() + ".",
 		slots:   make(chan struct{}, o.MaxPending),
 		pending: newPendingSet(o.MaxPending),
@@ -110,12 +139,19 @@ type Future struct {
 	w        *Window
 	token    uint64
 	deadline time.Time
+	// Retry state, guarded by w.mu: attempt counts the retries made;
+	// waiting is set while timer is armed for the next one.
+	attempt uint8
+	waiting bool
+	timer   *time.Timer
 
-	mu   sync.Mutex
-	done bool
-	ack  jsapi.PubAck
-	err  error
-	ch   chan struct{} // created by a Wait that must block
+	mu      sync.Mutex
+	done    bool
+	sending int32  // retries being sent from fr
+	fr      *frame // the message, kept for retries while pending (nil: none)
+	ack     jsapi.PubAck
+	err     error
+	ch      chan struct{} // created by a Wait that must block
 }
 
 // Wait returns the PubAck or the publish's error, waiting until it is known
@@ -153,7 +189,8 @@ func (f *Future) result() (*jsapi.PubAck, error) {
 	return &f.ack, nil
 }
 
-// finish records the outcome once; it reports whether this call did.
+// finish records the outcome once; it reports whether this call did. The
+// message's frame is released, unless a retry is being sent from it.
 func (f *Future) finish(err error) bool {
 	f.mu.Lock()
 	if f.done {
@@ -165,7 +202,16 @@ func (f *Future) finish(err error) bool {
 	if f.ch != nil {
 		close(f.ch)
 	}
+	fr := f.fr
+	if fr != nil && f.sending == 0 {
+		f.fr = nil
+	} else {
+		fr = nil
+	}
 	f.mu.Unlock()
+	if fr != nil {
+		fr.release()
+	}
 	return true
 }
 
@@ -216,10 +262,16 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 		return nil, err
 	}
 	f := &Future{w: w}
+	if w.retry.Attempts > 0 {
+		f.fr = newFrame(subject, hdr, data)
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		<-w.slots
+		if f.fr != nil {
+			f.fr.release()
+		}
 		return nil, ErrClosed
 	}
 	w.next++
@@ -235,14 +287,19 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	}
 	w.mu.Unlock()
 
-	// The reply subject lives on the stack: PublishMsg copies it.
-	var rb [96]byte
-	r := strconv.AppendUint(append(rb[:0], w.prefix...), f.token, 10)
-	if err := w.nc.PublishMsg(subject, unsafe.String(&r[0], len(r)), hdr, data); err != nil {
+	if err := w.send(subject, f.token, hdr, data); err != nil {
 		w.complete(f.token, err)
 		return nil, err
 	}
 	return f, nil
+}
+
+// send publishes a message with the reply subject of token tok.
+func (w *Window) send(subject string, tok uint64, hdr *proto.Header, data []byte) error {
+	// The reply subject lives on the stack: PublishMsg copies it.
+	var rb [96]byte
+	r := strconv.AppendUint(append(rb[:0], w.prefix...), tok, 10)
+	return w.nc.PublishMsg(subject, unsafe.String(&r[0], len(r)), hdr, data)
 }
 
 // acquire takes a slot, waiting up to StallWait and ctx.
@@ -269,23 +326,29 @@ func (w *Window) acquire(ctx context.Context) error {
 }
 
 // onAck receives acks on the window's inbox, on the connection's reader;
-// m is borrowed (ParsePubAck copies what it keeps).
+// m is borrowed (ParsePubAck copies what it keeps). A reply asking for a
+// retry arms the message's timer and returns: the reader never waits.
 func (w *Window) onAck(m *conn.Msg) {
 	tok, ok := proto.ParseUint(m.Subject[min(len(w.prefix), len(m.Subject)):])
 	if !ok {
 		return
+	}
+	var ack jsapi.PubAck
+	var err error
+	if len(m.Data) == 0 && m.Status() == 503 {
+		err = jsapi.ErrNoStreamResponse
+	} else {
+		err = jsapi.ParsePubAck(m.Data, &ack)
+	}
+	if err != nil && w.retryLater(tok, err) {
+		return // still pending, sent again after the wait
 	}
 	f := w.take(tok)
 	if f == nil {
 		return // late ack for a future that already failed
 	}
 	// f is out of the window: nothing else writes its result now.
-	var err error
-	if len(m.Data) == 0 && m.Status() == 503 {
-		err = jsapi.ErrNoStreamResponse
-	} else {
-		err = jsapi.ParsePubAck(m.Data, &f.ack)
-	}
+	f.ack = ack
 	w.finish(f, err)
 }
 
@@ -301,6 +364,7 @@ func (w *Window) take(tok uint64) *Future {
 	w.mu.Lock()
 	f := w.pending.remove(tok)
 	if f != nil {
+		f.stopRetryLocked()
 		w.trimLocked()
 		w.releaseIdleLocked()
 	}
@@ -355,6 +419,7 @@ func (w *Window) expire() {
 			break
 		}
 		w.pending.remove(f.token)
+		f.stopRetryLocked()
 		expired = append(expired, f)
 	}
 	clear(w.order[:i])
@@ -375,6 +440,9 @@ func (w *Window) expire() {
 func (w *Window) failAll(err error) {
 	w.mu.Lock()
 	fs := w.pending.drain(make([]*Future, 0, w.pending.len()))
+	for _, f := range fs {
+		f.stopRetryLocked()
+	}
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range fs {

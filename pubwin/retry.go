@@ -1,0 +1,192 @@
+package pubwin
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+// Defaults of a nil Options.Retry: those of jsapi.Publish.
+const (
+	DefaultRetryAttempts = 2
+	DefaultRetryWait     = 250 * time.Millisecond
+)
+
+// maxRetryAttempts bounds Retry.Attempts.
+const maxRetryAttempts = 32
+
+// Retry says how a publish answered with "no stream is listening" (a 503
+// no-responders status: a leader election, a stream not created yet) or
+// "too many requests" (429, err_code 10167: the stream's ingest queue is
+// full) is sent again. Neither reply means the message was stored, and a
+// retry sends exactly the same message (subject, headers with the
+// Nats-Msg-Id, data), so a retry cannot store it twice.
+type Retry struct {
+	// Attempts is how many times a message is sent again after such a
+	// reply; 0 disables retries. At most 32.
+	Attempts int
+	// Wait is the wait before the first retry; it doubles for each
+	// further one. It must be positive when Attempts is.
+	Wait time.Duration
+}
+
+// resolveRetry returns the retry policy of o.Retry, or an error matching
+// jsapi.ErrInvalidOption.
+func resolveRetry(r *Retry) (Retry, error) {
+	if r == nil {
+		return Retry{Attempts: DefaultRetryAttempts, Wait: DefaultRetryWait}, nil
+	}
+	switch {
+	case r.Attempts < 0 || r.Attempts > maxRetryAttempts:
+		return Retry{}, fmt.Errorf("%w: Retry.Attempts %d is outside 0..%d", jsapi.ErrInvalidOption, r.Attempts, maxRetryAttempts)
+	case r.Attempts > 0 && r.Wait <= 0:
+		return Retry{}, fmt.Errorf("%w: Retry.Wait %v must be positive", jsapi.ErrInvalidOption, r.Wait)
+	case r.Attempts > 0 && r.Wait > math.MaxInt64>>(r.Attempts-1):
+		return Retry{}, fmt.Errorf("%w: Retry.Wait %v doubled %d times overflows", jsapi.ErrInvalidOption, r.Wait, r.Attempts-1)
+	case r.Attempts == 0 && r.Wait < 0:
+		return Retry{}, fmt.Errorf("%w: negative Retry.Wait", jsapi.ErrInvalidOption)
+	}
+	return *r, nil
+}
+
+// retryable reports whether a reply's error asks for the same message to
+// be sent again: jsapi.Publish retries the same two.
+func retryable(err error) bool {
+	return errors.Is(err, jsapi.ErrNoStreamResponse) || errors.Is(err, jsapi.ErrTooManyRequests)
+}
+
+// frame is a pending message kept for a retry: the subject and header
+// strings are shared (strings are immutable), the fields slice and the data
+// are the frame's own copies, so the caller may reuse its header and data
+// as soon as Publish returns. Frames are pooled: a publish copies its data
+// into a recycled buffer, allocating nothing once the pool is warm. A frame
+// lives while its future is pending and is cleared when it returns to the
+// pool.
+type frame struct {
+	subject string
+	hdr     proto.Header
+	data    []byte
+}
+
+// maxPooledData: data buffers larger than this are left to the garbage
+// collector rather than kept in the pool.
+const maxPooledData = 64 << 10
+
+var framePool = sync.Pool{New: func() any { return new(frame) }}
+
+// newFrame copies a message for a retry.
+func newFrame(subject string, h *proto.Header, data []byte) *frame {
+	fr := framePool.Get().(*frame)
+	fr.subject = subject
+	for k, v := range h.All() {
+		fr.hdr.Add(k, v)
+	}
+	fr.data = append(fr.data[:0], data...)
+	return fr
+}
+
+// header is the frame's header, nil when it has none.
+func (fr *frame) header() *proto.Header {
+	if fr.hdr.Len() == 0 {
+		return nil
+	}
+	return &fr.hdr
+}
+
+// release clears the frame and returns it to the pool.
+func (fr *frame) release() {
+	fr.subject = ""
+	fr.hdr.Reset()
+	clear(fr.data)
+	fr.data = fr.data[:0]
+	if cap(fr.data) > maxPooledData {
+		fr.data = nil
+	}
+	framePool.Put(fr)
+}
+
+// retryLater schedules the retry of the pending message of tok after a
+// reply failed it with err. It reports false when the message is not
+// retried: it is no longer pending, the window is closed, its attempts are
+// used up, or the retry could not be sent before the message's ack
+// timeout. The caller then ends the future with err.
+func (w *Window) retryLater(tok uint64, err error) bool {
+	if w.retry.Attempts == 0 || !retryable(err) {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := w.pending.get(tok)
+	if f == nil || w.closed || f.fr == nil || int(f.attempt) >= w.retry.Attempts {
+		return false
+	}
+	wait := w.retry.Wait << f.attempt
+	if time.Now().Add(wait).After(f.deadline) {
+		return false
+	}
+	f.attempt++
+	f.waiting = true
+	if f.timer == nil {
+		f.timer = time.AfterFunc(wait, func() { w.resend(f) })
+	} else {
+		f.timer.Reset(wait)
+	}
+	return true
+}
+
+// resend sends a waiting message again, on its timer's goroutine. It keeps
+// the message's token, so its slot and its place in the window do not
+// change. A message that left the window meanwhile (closed, failed by a
+// disconnect, timed out) is not sent.
+func (w *Window) resend(f *Future) {
+	w.mu.Lock()
+	if w.closed || !f.waiting || w.pending.get(f.token) != f {
+		w.mu.Unlock()
+		return
+	}
+	f.waiting = false
+	// While sending, the frame stays with f even if f ends meanwhile;
+	// doneSending then releases it.
+	f.mu.Lock()
+	f.sending++
+	fr := f.fr
+	f.mu.Unlock()
+	w.mu.Unlock()
+	err := w.send(fr.subject, f.token, fr.header(), fr.data)
+	f.doneSending()
+	if err != nil {
+		w.complete(f.token, err)
+	}
+}
+
+// doneSending ends a resend, releasing the frame if the future ended
+// while it was being sent. (The reply to a resend may ask for the next one
+// before the sending goroutine gets here, so two can overlap.)
+func (f *Future) doneSending() {
+	f.mu.Lock()
+	f.sending--
+	fr := f.fr
+	if f.done && f.sending == 0 {
+		f.fr = nil
+	} else {
+		fr = nil
+	}
+	f.mu.Unlock()
+	if fr != nil {
+		fr.release()
+	}
+}
+
+// stopRetryLocked cancels a scheduled retry of f, which has just left the
+// window. w.mu is held.
+func (f *Future) stopRetryLocked() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.waiting = false
+	}
+}

@@ -1,0 +1,49 @@
+//go:build !race
+
+package pubwin_test
+
+import (
+	"testing"
+
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pubwin"
+)
+
+// TestWindowPublishAllocs: a publish allocates its Future and nothing else,
+// with retries on (its message is copied into a pooled frame) and off,
+// with and without headers. The server runs in a child process.
+func TestWindowPublishAllocs(t *testing.T) {
+	s := testserver.StartProcess(t, true)
+	js, _, ctx := setup(t, s.URL(), "")
+	data := make([]byte, 128)
+	for _, c := range []struct {
+		name  string
+		retry *pubwin.Retry
+	}{{"retry", nil}, {"noretry", &pubwin.Retry{}}} {
+		w, err := pubwin.New(js, pubwin.Options{MaxPending: 1 << 14, Retry: c.retry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range [][]jsapi.PubOpt{nil, {jsapi.MsgID("same-id")}} {
+			pub := func() {
+				if _, err := w.Publish(ctx, "w.a", data, opts...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2000 { // warm up the pools and the connection's buffers
+				pub()
+			}
+			if err := w.Complete(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(2000, pub); n > 1 {
+				t.Errorf("%s, %d options: %v allocs per publish, want 1 (the Future)", c.name, len(opts), n)
+			}
+			if err := w.Complete(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+}
