@@ -118,29 +118,32 @@ type Entry struct {
 }
 
 // opOf reads the operation from an entry's headers: KV-Operation, else a
-// server limit marker's Nats-Marker-Reason.
-func opOf(h proto.RawHeader) Op {
+// server limit marker's Nats-Marker-Reason. A KV-Operation other than DEL,
+// PURGE or PUT is ErrUnknownOperation: such an entry is not a value.
+func opOf(h proto.RawHeader) (Op, error) {
 	if len(h) == 0 {
-		return OpPut
+		return OpPut, nil
 	}
 	if v, ok := h.Lookup(opHeader); ok {
 		switch string(v) {
 		case opDel:
-			return OpDelete
+			return OpDelete, nil
 		case opPurge:
-			return OpPurge
+			return OpPurge, nil
+		case opPut:
+			return OpPut, nil
 		}
-		return OpPut
+		return OpPut, fmt.Errorf("%w: %q", ErrUnknownOperation, v)
 	}
 	if v, ok := h.Lookup(jsapi.HeaderMarkerReason); ok {
 		switch string(v) {
 		case "MaxAge", "Purge":
-			return OpPurge
+			return OpPurge, nil
 		case "Remove":
-			return OpDelete
+			return OpDelete, nil
 		}
 	}
-	return OpPut
+	return OpPut, nil
 }
 
 // buffers holds reusable subject buffers.
@@ -236,7 +239,11 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: direct get time stamp: %v", jsapi.ErrBadResponse, err)
 	}
-	e := &Entry{Bucket: b.name, Key: key, Value: m.Data, Revision: seq, Created: created, Operation: opOf(h)}
+	op, err := opOf(h)
+	if err != nil {
+		return nil, err
+	}
+	e := &Entry{Bucket: b.name, Key: key, Value: m.Data, Revision: seq, Created: created, Operation: op}
 	if e.Operation != OpPut {
 		return e, ErrKeyDeleted
 	}
@@ -265,7 +272,11 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 		}
 		return nil, err
 	}
-	e := &Entry{Bucket: b.name, Key: key, Value: sm.Data, Revision: sm.Sequence, Created: sm.Time, Operation: opOf(sm.Header)}
+	op, err := opOf(sm.Header)
+	if err != nil {
+		return nil, err
+	}
+	e := &Entry{Bucket: b.name, Key: key, Value: sm.Data, Revision: sm.Sequence, Created: sm.Time, Operation: op}
 	if e.Operation != OpPut {
 		return e, ErrKeyDeleted
 	}

@@ -18,6 +18,7 @@ const (
 	opHeader      = "KV-Operation"
 	opDel         = "DEL"
 	opPurge       = "PURGE"
+	opPut         = "PUT" // not written by this client; accepted on read
 )
 
 // Config is a bucket's configuration. Zero fields take the defaults noted;

@@ -45,6 +45,11 @@ var (
 	// codes (10071 and 10164) produce it; it also matches
 	// jsapi.ErrWrongLastSequence.
 	ErrRevisionMismatch = errors.New("kv: key revision mismatch")
+	// ErrUnknownOperation: an entry's KV-Operation header is neither DEL
+	// nor PURGE (nor PUT): it was not written by a KV client, and it is
+	// not taken for a value. Get fails with it; a watch (and Keys,
+	// History) ends with it.
+	ErrUnknownOperation = errors.New("kv: entry with an unknown KV-Operation")
 	// ErrTTLOnDelete: a TTL was given to Delete (only Purge takes one).
 	ErrTTLOnDelete = errors.New("kv: TTL is not supported on delete")
 	// ErrLimitMarkerTTLNotSupported: the server's JetStream API level is

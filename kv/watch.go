@@ -127,8 +127,9 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // or missed heartbeats and resumes after the last revision yielded, so
 // every entry is yielded once, in revision order, with no gap. It ends
 // with a final (nil, err) only for what it cannot recover from: ctx's
-// error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed, or an
-// invalid filter or option (ErrInvalidKey, ErrInvalidOption, before any
+// error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed,
+// ErrUnknownOperation (an entry that is neither a value nor a marker), or
+// an invalid filter or option (ErrInvalidKey, ErrInvalidOption, before any
 // I/O). Ranging over the iterator again starts a new watch.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
 	return func(yield func(*Entry, error) bool) {
@@ -150,7 +151,12 @@ func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...Wa
 				yield(nil, b.watchErr(err))
 				return
 			}
-			if e := b.entry(m, o); e != nil && !yield(e, nil) {
+			e, err := b.entry(m, o)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if e != nil && !yield(e, nil) {
 				return
 			}
 		}
@@ -204,7 +210,12 @@ func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, y
 			yield(nil, b.watchErr(err))
 			return false
 		}
-		if e := b.entry(m, o); e != nil && !yield(e, nil) {
+		e, err := b.entry(m, o)
+		if err != nil {
+			yield(nil, err)
+			return false
+		}
+		if e != nil && !yield(e, nil) {
 			return false
 		}
 	}
@@ -218,18 +229,22 @@ func (b *Bucket) watchErr(err error) error {
 	return err
 }
 
-// entry converts a consumer message; nil when it is skipped.
-func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
+// entry converts a consumer message; nil when it is skipped. An entry
+// with an unknown KV-Operation is an error.
+func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) (*Entry, error) {
 	if len(m.Subject) <= len(b.pre) {
-		return nil
+		return nil, nil
 	}
-	op := opOf(m.Header)
+	op, err := opOf(m.Header)
+	if err != nil {
+		return nil, err
+	}
 	if o.ignoreDeletes && op != OpPut {
-		return nil
+		return nil, nil
 	}
 	md, err := m.Metadata()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	e := &Entry{
 		Bucket:    b.name,
@@ -242,7 +257,7 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
 	if !o.metaOnly {
 		e.Value = m.Data
 	}
-	return e
+	return e, nil
 }
 
 // initial yields the initial values of a watch and ends.

@@ -1,0 +1,405 @@
+package pull
+
+// Internal test of the pull status classifier (status.go): the exact
+// status lines nats-server 2.15.2 sends to pull requests
+// (server/consumer.go, server/jetstream.go), their typed errors, and what
+// Fetch and Messages do with each of them.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// fetchOutcome is what Fetch does on a status that arrives before any
+// message: end with the messages so far and no error, or fail with it.
+type fetchOutcome int
+
+const (
+	fetchContinues fetchOutcome = iota // not an end (heartbeat)
+	fetchEmpty                         // ends, nil error
+	fetchError                         // ends with the status error
+)
+
+// messagesOutcome is what Messages does on a status for its only pull.
+type messagesOutcome int
+
+const (
+	messagesIgnores  messagesOutcome = iota // nothing (heartbeat)
+	messagesRepulls                         // reports it, pulls again
+	messagesTerminal                        // ends with the status error
+)
+
+type statusCase struct {
+	name         string
+	code         int
+	desc         string
+	pending      bool // Nats-Pending-Messages: 10, Nats-Pending-Bytes: pendingBytes
+	pendingBytes int
+	maxBytes     int    // MaxBytes of the Messages run (0: none)
+	extra        string // more header lines ("K: v\r\n")
+	kind         error  // nil: no error (heartbeat)
+	terminal     bool   // (*StatusError).Terminal()
+	fetch        fetchOutcome
+	messages     messagesOutcome
+}
+
+// statusCases are the status lines of nats-server 2.15.2 for pulls, word
+// for word (server/consumer.go: 54, 3221, 3238, 4441, 4463, 4503, 4539,
+// 4555, 4611, 4618, 4693-4809, 5134, 5658, 5966; server/jetstream.go:
+// 1019).
+var statusCases = []statusCase{
+	{name: "100 idle heartbeat", code: 100, desc: "Idle Heartbeat", extra: "Nats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n",
+		fetch: fetchContinues, messages: messagesIgnores},
+	{name: "100 flow control", code: 100, desc: "FlowControl Request", fetch: fetchContinues, messages: messagesIgnores},
+	{name: "404 no messages", code: 404, desc: "No Messages", kind: ErrNoMessages, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "408 request timeout with pending", code: 408, desc: "Request Timeout", pending: true,
+		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "408 request timeout without pending", code: 408, desc: "Request Timeout",
+		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "408 requests pending", code: 408, desc: "Requests Pending", kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "408 interest expired", code: 408, desc: "Interest Expired", pending: true,
+		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "409 consumer deleted", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 push based", code: 409, desc: "Consumer is push based", kind: ErrPushConsumer, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 batch completed", code: 409, desc: "Batch Completed", pending: true,
+		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "409 server shutdown", code: 409, desc: "Server Shutdown", pending: true,
+		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+	{name: "409 max request batch", code: 409, desc: "Exceeded MaxRequestBatch of 10", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max waiting", code: 409, desc: "Exceeded MaxWaiting", kind: ErrMaxWaiting,
+		fetch: fetchError, messages: messagesRepulls},
+	{name: "409 max request expires", code: 409, desc: "Exceeded MaxRequestExpires of 1s", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max request max bytes", code: 409, desc: "Exceeded MaxRequestMaxBytes of 100", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	// A pull of the full MaxBytes that took nothing: no pull can take the
+	// next message, Messages ends.
+	{name: "409 message size exceeds max bytes, budget unused", code: 409, desc: "Message Size Exceeds MaxBytes",
+		pending: true, pendingBytes: 1000, maxBytes: 1000, kind: ErrMessageTooLarge, fetch: fetchError, messages: messagesTerminal},
+	// A pull that had spent part of its budget just ends: pull again.
+	{name: "409 message size exceeds max bytes, budget spent", code: 409, desc: "Message Size Exceeds MaxBytes",
+		pending: true, pendingBytes: 400, maxBytes: 1000, kind: ErrMessageTooLarge, fetch: fetchError, messages: messagesRepulls},
+	{name: "409 leadership change", code: 409, desc: "Leadership Change", kind: ErrLeadershipChange,
+		fetch: fetchError, messages: messagesRepulls},
+	{name: "400 bad request", code: 400, desc: "Bad Request - heartbeat value too large", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "400 not overflow", code: 400, desc: "Bad Request - Not a Overflow Priority consumer", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "400 invalid group", code: 400, desc: "Bad Request - Invalid Priority Group", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "412 required api level", code: 412, desc: "Required Api Level", kind: ErrBadPull, terminal: true,
+		fetch: fetchError, messages: messagesTerminal},
+	{name: "423 pin id mismatch", code: 423, desc: "Nats-Pin-Id mismatch", kind: ErrPinMismatch,
+		fetch: fetchError, messages: messagesRepulls},
+	{name: "423 wrong pin id", code: 423, desc: "Nats-Wrong-Pin-Id", pending: true, kind: ErrPinMismatch,
+		fetch: fetchError, messages: messagesRepulls},
+}
+
+func (c *statusCase) header() string {
+	h := fmt.Sprintf("NATS/1.0 %d %s\r\n", c.code, c.desc)
+	if c.pending {
+		h += fmt.Sprintf("Nats-Pending-Messages: 10\r\nNats-Pending-Bytes: %d\r\n", c.pendingBytes)
+	}
+	return h + c.extra + "\r\n"
+}
+
+// F19/F21 (R-F21): every status line the server sends to a pull decodes
+// to its code, description and pending counts, and classifies to its
+// typed error (a *StatusError matching the ErrXxx kind) with the
+// documented terminal flag; a heartbeat is no error, and a message with a
+// payload is not a status.
+func TestStatusClassifierTable(t *testing.T) {
+	for _, tc := range statusCases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &conn.Msg{Subject: "_INBOX.x", Header: []byte(tc.header())}
+			if !isStatus(m) {
+				t.Fatal("isStatus: false")
+			}
+			st, ok := parseStatus(m)
+			if !ok || st.code != tc.code || st.desc != tc.desc {
+				t.Fatalf("parseStatus: %+v %v", st, ok)
+			}
+			if st.hasPending != tc.pending || (tc.pending && (st.pendingMsgs != 10 || st.pendingBytes != tc.pendingBytes)) {
+				t.Fatalf("pending counts: %+v", st)
+			}
+			err := st.err()
+			if tc.kind == nil {
+				if err != nil {
+					t.Fatalf("err: %v, want none", err)
+				}
+				return
+			}
+			var se *StatusError
+			if !errors.Is(err, tc.kind) || !errors.As(err, &se) {
+				t.Fatalf("err: %v, want a *StatusError matching %v", err, tc.kind)
+			}
+			if se.Code != tc.code || se.Description != tc.desc || se.Terminal() != tc.terminal {
+				t.Fatalf("StatusError %d %q terminal %v, want %d %q terminal %v", se.Code, se.Description, se.Terminal(),
+					tc.code, tc.desc, tc.terminal)
+			}
+			for _, other := range []error{ErrNoMessages, ErrConsumerDeleted, ErrPushConsumer, ErrBadPull, ErrRequestExpired,
+				ErrLeadershipChange, ErrPinMismatch, ErrMaxWaiting, ErrMessageTooLarge} {
+				if other != tc.kind && errors.Is(err, other) {
+					t.Fatalf("err %v also matches %v", err, other)
+				}
+			}
+			if !strings.Contains(err.Error(), fmt.Sprint(tc.code)) || !strings.Contains(err.Error(), tc.desc) {
+				t.Fatalf("message %q lacks the status", err.Error())
+			}
+		})
+	}
+
+	// A status line without description (503 no responders).
+	st, ok := parseStatus(&conn.Msg{Header: []byte("NATS/1.0 503\r\n\r\n")})
+	if !ok || st.code != 503 || !errors.Is(st.err(), conn.ErrNoResponders) {
+		t.Fatalf("503: %+v %v %v", st, ok, st.err())
+	}
+	// A message with a payload is not a status, whatever its header.
+	m := &conn.Msg{Header: []byte("NATS/1.0 408 Request Timeout\r\n\r\n"), Data: []byte("x")}
+	if isStatus(m) {
+		t.Fatal("a message with a payload taken for a status")
+	}
+	if _, ok := parseStatus(m); ok {
+		t.Fatal("parseStatus of a message with a payload")
+	}
+	// Ordinary headers without a status line.
+	if _, ok := parseStatus(&conn.Msg{Header: []byte("NATS/1.0\r\nA: b\r\n\r\n")}); ok {
+		t.Fatal("a plain header taken for a status")
+	}
+}
+
+// injector publishes raw HPUBs (status lines included, which a client's
+// header type cannot write) over its own TCP connection to the server.
+type injector struct {
+	mu   sync.Mutex
+	c    net.Conn
+	done chan struct{}
+}
+
+func newInjector(t *testing.T, url string) *injector {
+	t.Helper()
+	_, hp, _ := strings.Cut(url, "://")
+	c, err := net.DialTimeout("tcp", hp, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(60 * time.Second))
+	r := bufio.NewReader(c)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
+		t.Fatalf("INFO: %q %v", line, err)
+	}
+	if _, err := fmt.Fprint(c, "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\nPING\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+		if line == "PONG\r\n" {
+			break
+		}
+		if strings.HasPrefix(line, "-ERR") {
+			t.Fatalf("handshake: %s", line)
+		}
+	}
+	in := &injector{c: c, done: make(chan struct{})}
+	go func() {
+		defer close(in.done)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "PING\r\n" {
+				in.mu.Lock()
+				fmt.Fprint(c, "PONG\r\n")
+				in.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { c.Close(); <-in.done })
+	return in
+}
+
+func (in *injector) send(t *testing.T, subject, hdr, payload string) {
+	t.Helper()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if _, err := fmt.Fprintf(in.c, "HPUB %s %d %d\r\n%s%s\r\n", subject, len(hdr), len(hdr)+len(payload), hdr, payload); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// F19/F21 (R-F21), end to end: each status line reaches Fetch and Messages
+// as the server sends it (through a real nats-server, from a scripted
+// responder standing in for the consumer) and they react as documented.
+// Fetch ends empty with no error on 404, 408 and 409 Batch Completed /
+// Server Shutdown, ignores heartbeats, and fails with the typed error on
+// the rest. Messages pulls again after the non-terminal ones, ignores
+// heartbeats (yielding the message that follows), and ends with the
+// typed error on the terminal ones.
+func TestStatusFetchAndMessagesReactions(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jsapi.New(nc)
+	in := newInjector(t, s.URL())
+
+	for i, tc := range statusCases {
+		name := fmt.Sprintf("C%d", i)
+		// pulls yields the reply subject of each pull request for the
+		// consumer S/<name>.
+		pulls := make(chan string, 64)
+		sub, err := nc.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.S."+name, func(m *conn.Msg) {
+			select {
+			case pulls <- m.Reply:
+			default:
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		nextPull := func(t *testing.T) string {
+			t.Helper()
+			select {
+			case r := <-pulls:
+				return r
+			case <-time.After(10 * time.Second):
+				t.Fatal("no pull request")
+				return ""
+			}
+		}
+		c := newConsumer(js, &jsapi.ConsumerInfo{Stream: "S", Name: name})
+
+		t.Run("Fetch/"+tc.name, func(t *testing.T) {
+			fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
+			defer fcancel()
+			type result struct {
+				msgs []*jsapi.Msg
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				msgs, err := c.Fetch(fctx, 10)
+				done <- result{msgs, err}
+			}()
+			reply := nextPull(t)
+			in.send(t, reply, tc.header(), "")
+			if tc.fetch == fetchContinues {
+				// Not an end: the message after it is delivered.
+				in.send(t, reply, "NATS/1.0\r\nA: b\r\n\r\n", "after")
+				in.send(t, reply, "NATS/1.0 404 No Messages\r\n\r\n", "")
+			}
+			r := <-done
+			switch tc.fetch {
+			case fetchContinues:
+				if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Data) != "after" {
+					t.Fatalf("Fetch: %d messages, %v; want the one after the heartbeat", len(r.msgs), r.err)
+				}
+			case fetchEmpty:
+				if r.err != nil || len(r.msgs) != 0 || fctx.Err() != nil {
+					t.Fatalf("Fetch: %d messages, %v (ctx %v); want an empty result at once", len(r.msgs), r.err, fctx.Err())
+				}
+			case fetchError:
+				var se *StatusError
+				if len(r.msgs) != 0 || !errors.Is(r.err, tc.kind) || !errors.As(r.err, &se) || se.Code != tc.code {
+					t.Fatalf("Fetch: %d messages, %v; want %v (%d)", len(r.msgs), r.err, tc.kind, tc.code)
+				}
+			}
+		})
+
+		t.Run("Messages/"+tc.name, func(t *testing.T) {
+			mctx, mcancel := context.WithCancel(ctx)
+			defer mcancel()
+			opts := []Opt{MaxMessages(10), Expires(time.Minute)}
+			if tc.maxBytes > 0 {
+				opts = append(opts, MaxBytes(tc.maxBytes))
+			}
+			var reported []error
+			var rmu sync.Mutex
+			opts = append(opts, OnError(func(err error) { rmu.Lock(); reported = append(reported, err); rmu.Unlock() }))
+			type item struct {
+				m   *jsapi.Msg
+				err error
+			}
+			items := make(chan item, 16)
+			go func() {
+				defer close(items)
+				for m, err := range c.Messages(mctx, opts...) {
+					items <- item{m, err}
+				}
+			}()
+			next := func() item {
+				t.Helper()
+				select {
+				case it := <-items:
+					return it
+				case <-time.After(10 * time.Second):
+					t.Fatal("Messages yielded nothing")
+					return item{}
+				}
+			}
+			reply := nextPull(t)
+			in.send(t, reply, tc.header(), "")
+			switch tc.messages {
+			case messagesIgnores:
+				in.send(t, reply, "NATS/1.0\r\nA: b\r\n\r\n", "after")
+				if it := next(); it.err != nil || it.m == nil || string(it.m.Data) != "after" {
+					t.Fatalf("Messages yielded %+v; want the message after the heartbeat", it)
+				}
+			case messagesRepulls:
+				nextPull(t) // pulls again…
+			case messagesTerminal:
+				it := next()
+				var se *StatusError
+				if it.m != nil || !errors.Is(it.err, tc.kind) || !errors.As(it.err, &se) || se.Code != tc.code {
+					t.Fatalf("Messages yielded %+v; want the terminal %v", it, tc.kind)
+				}
+				if _, ok := <-items; ok {
+					t.Fatal("Messages went on after a terminal status")
+				}
+				return
+			}
+			// …and did not end: stopping it now ends it with ctx's error.
+			mcancel()
+			it := next()
+			if it.m != nil || !errors.Is(it.err, context.Canceled) {
+				t.Fatalf("Messages ended with %+v; want context.Canceled", it)
+			}
+			if _, ok := <-items; ok {
+				t.Fatal("Messages went on after its end")
+			}
+			if tc.messages == messagesRepulls && !errors.Is(tc.kind, ErrRequestExpired) {
+				rmu.Lock()
+				defer rmu.Unlock()
+				if len(reported) == 0 || !errors.Is(reported[0], tc.kind) {
+					t.Fatalf("OnError got %v; want %v", reported, tc.kind)
+				}
+			}
+		})
+		sub.Unsubscribe()
+	}
+}
