@@ -19,9 +19,13 @@ const fetchMargin = 50 * time.Millisecond
 // server has none left for this pull (with NoWait at once), or at ctx's
 // deadline (DefaultFetchWait without one). An empty result with a nil error
 // is normal. It fails with ErrConsumerDeleted, jsapi.ErrStreamNotFound,
-// ErrNoHeartbeat (Heartbeat set and two missed), a terminal *StatusError,
-// or ctx's cancellation — returning the messages that did arrive with the
-// error. A ctx that is already done fails at once, and no pull is sent.
+// ErrNoHeartbeat (Heartbeat set and two missed), a *StatusError — terminal
+// (Terminal reports true) or one that ended this pull only: ErrPinMismatch
+// (the pin id is dropped for the next pull), ErrLeadershipChange,
+// ErrMaxWaiting, ErrMessageTooLarge when nothing arrived, ErrUnknownStatus,
+// conn.ErrNoResponders — or ctx's cancellation, returning the messages that
+// did arrive with the error. A ctx that is already done fails at once, and
+// no pull is sent.
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext

@@ -43,6 +43,10 @@ var (
 	// pull that had spent part of its budget just ends, and Messages pulls
 	// again).
 	ErrMessageTooLarge = errors.New("pull: next message is larger than MaxBytes")
+	// ErrUnknownStatus: the server ended a pull with a 409 whose text this
+	// client does not know (a newer server). Not terminal: Messages
+	// reports it and pulls again; Fetch returns it.
+	ErrUnknownStatus = errors.New("pull: unknown pull status")
 	// ErrInvalidOption: an option is invalid for this consumer or call;
 	// nothing was sent.
 	ErrInvalidOption = errors.New("pull: invalid option")
@@ -93,7 +97,7 @@ type status struct {
 	hasPending   bool
 }
 
-// classify maps a status to its error (nil for heartbeats and 204).
+// err maps a status to its error (nil for heartbeats and 204).
 func (s *status) err() error {
 	var kind error
 	d := strings.ToLower(s.desc)
@@ -118,10 +122,11 @@ func (s *status) err() error {
 			kind = ErrBadPull
 		case strings.HasPrefix(d, "message size exceeds maxbytes"):
 			kind = ErrMessageTooLarge
-		default:
-			// Batch Completed, Server Shutdown: the request ended; pull
-			// again.
+		case strings.HasPrefix(d, "batch completed"), strings.HasPrefix(d, "server shutdown"):
+			// The request ended; pull again.
 			kind = ErrRequestExpired
+		default:
+			kind = ErrUnknownStatus
 		}
 	case 423:
 		kind = ErrPinMismatch
@@ -133,14 +138,14 @@ func (s *status) err() error {
 	return &StatusError{Code: s.code, Description: s.desc, kind: kind}
 }
 
-// parseStatus reads a status message: an empty-payload message whose header
-// block has a status line. It reports false for an ordinary message.
 // isStatus reports whether m is a status message (no payload, a header
 // with a status code), without decoding it.
 func isStatus(m *conn.Msg) bool {
 	return len(m.Data) == 0 && len(m.Header) != 0 && m.Status() != 0
 }
 
+// parseStatus reads a status message: an empty-payload message whose header
+// block has a status line. It reports false for an ordinary message.
 func parseStatus(m *conn.Msg) (status, bool) {
 	if len(m.Data) != 0 || len(m.Header) == 0 {
 		return status{}, false

@@ -103,6 +103,10 @@ var statusCases = []statusCase{
 		fetch: fetchError, messages: messagesTerminal},
 	{name: "412 required api level", code: 412, desc: "Required Api Level", kind: ErrBadPull, terminal: true,
 		fetch: fetchError, messages: messagesTerminal},
+	// A 409 text this client does not know (a newer server): reported,
+	// not terminal, and not taken for a normal end.
+	{name: "409 unknown", code: 409, desc: "Something New", kind: ErrUnknownStatus,
+		fetch: fetchError, messages: messagesRepulls},
 	{name: "423 pin id mismatch", code: 423, desc: "Nats-Pin-Id mismatch", kind: ErrPinMismatch,
 		fetch: fetchError, messages: messagesRepulls},
 	{name: "423 wrong pin id", code: 423, desc: "Nats-Wrong-Pin-Id", pending: true, kind: ErrPinMismatch,
@@ -152,7 +156,7 @@ func TestStatusClassifierTable(t *testing.T) {
 					tc.code, tc.desc, tc.terminal)
 			}
 			for _, other := range []error{ErrNoMessages, ErrConsumerDeleted, ErrPushConsumer, ErrBadPull, ErrRequestExpired,
-				ErrLeadershipChange, ErrPinMismatch, ErrMaxWaiting, ErrMessageTooLarge} {
+				ErrLeadershipChange, ErrPinMismatch, ErrMaxWaiting, ErrMessageTooLarge, ErrUnknownStatus} {
 				if other != tc.kind && errors.Is(err, other) {
 					t.Fatalf("err %v also matches %v", err, other)
 				}
