@@ -26,30 +26,13 @@ var pre211Single = [][]byte{
 // $JS.API.DIRECT.GET.S with the HMSG header (and payload "m1"), and sends
 // the body of each request on bodies.
 func fakeDirectGet(header []byte, bodies chan<- string) func(*fakeserver.Client) {
-	return func(c *fakeserver.Client) {
-		ctx := c.Context()
-		if _, err := c.Handshake(ctx, fakeserver.DefaultInfo().With("jetstream", true)); err != nil {
-			return
+	return fakeserver.Responder(fakeserver.DefaultInfo().With("jetstream", true), func(op *proto.Op) *fakeserver.Reply {
+		if string(op.Subject) != "$JS.API.DIRECT.GET.S" {
+			return nil
 		}
-		subs := map[string]uint64{} // GetBatch subscribes to its exact inbox
-		for {
-			op, err := c.Next(ctx)
-			if err != nil {
-				return
-			}
-			switch op.Kind {
-			case proto.KindSub:
-				subs[string(op.Subject)] = op.SID
-			case proto.KindPub, proto.KindHPub:
-				sid, ok := subs[string(op.Reply)]
-				if string(op.Subject) != "$JS.API.DIRECT.GET.S" || !ok {
-					continue
-				}
-				bodies <- string(op.Payload)
-				_ = c.SendHMsg(string(op.Reply), sid, "", header, []byte("m1"))
-			}
-		}
-	}
+		bodies <- string(op.Payload)
+		return &fakeserver.Reply{Header: header, Body: []byte("m1")}
+	})
 }
 
 // getAll ranges over it to the end and returns how many messages and

@@ -2,8 +2,6 @@ package jsapi_test
 
 import (
 	"errors"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,85 +13,23 @@ import (
 // tooManyRequests is the reply a 2.15 stream sends when its ingest queue
 // is full (server stream.go queueInbound): a 429 status line AND a
 // JSON body with err_code 10167, the stream, and the zero sequence.
-var tooManyRequests = fakeReply{
-	header: []byte("NATS/1.0 429 Too Many Requests\r\n\r\n"),
-	body:   []byte(`{"error":{"code":429,"err_code":10167,"description":"too many requests"},"stream":"S","seq":0}`),
+var tooManyRequests = &fakeserver.Reply{
+	Header: []byte("NATS/1.0 429 Too Many Requests\r\n\r\n"),
+	Body:   []byte(`{"error":{"code":429,"err_code":10167,"description":"too many requests"},"stream":"S","seq":0}`),
 }
-
-// fakeReply is one scripted answer to a publish: an HMSG with header, or
-// a MSG when header is nil.
-type fakeReply struct{ header, body []byte }
 
 // fakeStream returns a handler that plays a stream capturing subject: it
-// answers the n-th publish to subject (from 0) with script(n) on the
-// publish's reply subject. Other operations are only recorded.
-func fakeStream(subject string, script func(n int) fakeReply) func(*fakeserver.Client) {
-	return func(c *fakeserver.Client) {
-		ctx := c.Context()
-		if _, err := c.Handshake(ctx, fakeserver.DefaultInfo().With("jetstream", true)); err != nil {
-			return
+// answers the n-th publish to subject (from 0) with script(n). Other
+// operations are only recorded.
+func fakeStream(subject string, script func(n int) *fakeserver.Reply) func(*fakeserver.Client) {
+	n := 0
+	return fakeserver.Responder(fakeserver.DefaultInfo().With("jetstream", true), func(op *proto.Op) *fakeserver.Reply {
+		if string(op.Subject) != subject {
+			return nil
 		}
-		var subs inboxSubs
-		n := 0
-		for {
-			op, err := c.Next(ctx)
-			if err != nil {
-				return
-			}
-			switch op.Kind {
-			case proto.KindSub:
-				subs.add(string(op.Subject), op.SID)
-			case proto.KindPub, proto.KindHPub:
-				sid, ok := subs.sidFor(string(op.Reply))
-				if string(op.Subject) != subject || !ok {
-					continue
-				}
-				r := script(n)
-				n++
-				if r.header != nil {
-					_ = c.SendHMsg(string(op.Reply), sid, "", r.header, r.body)
-				} else {
-					_ = c.SendMsg(string(op.Reply), sid, "", r.body)
-				}
-			}
-		}
-	}
-}
-
-// inboxSubs maps the subjects a client subscribed to their SIDs, to route
-// a reply the way a server would.
-type inboxSubs struct {
-	mu   sync.Mutex
-	subs map[string]uint64
-}
-
-// add records a SUB.
-func (s *inboxSubs) add(subject string, sid uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.subs == nil {
-		s.subs = map[string]uint64{}
-	}
-	s.subs[subject] = sid
-}
-
-// sidFor returns the SID of a subscription matching subject exactly or
-// as a wildcard inbox ("prefix.*" or "prefix.>").
-func (s *inboxSubs) sidFor(subject string) (uint64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for pat, sid := range s.subs {
-		if pat == subject {
-			return sid, true
-		}
-		if p, ok := strings.CutSuffix(pat, "*"); ok && strings.HasPrefix(subject, p) && !strings.Contains(subject[len(p):], ".") {
-			return sid, true
-		}
-		if p, ok := strings.CutSuffix(pat, ">"); ok && strings.HasPrefix(subject, p) && len(subject) > len(p) {
-			return sid, true
-		}
-	}
-	return 0, false
+		n++
+		return script(n - 1)
+	})
 }
 
 // publishesTo flushes the connection of js (so the fake server has
@@ -121,11 +57,11 @@ func publishesTo(t *testing.T, fs *fakeserver.Server, js *jsapi.JS, subject stri
 // server sends it) is retried, with the same Nats-Msg-Id, and the retry's
 // PubAck is returned.
 func TestPublishRetriesTooManyRequests(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeStream("orders.1", func(n int) fakeReply {
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeStream("orders.1", func(n int) *fakeserver.Reply {
 		if n == 0 {
 			return tooManyRequests
 		}
-		return fakeReply{body: []byte(`{"stream":"S","seq":7}`)}
+		return &fakeserver.Reply{Body: []byte(`{"stream":"S","seq":7}`)}
 	})))
 	js := newJS(t, connect(t, fs.URL()))
 	ack, err := js.Publish(ctxT(t), "orders.1", []byte("x"),
@@ -154,7 +90,7 @@ func TestPublishRetriesTooManyRequests(t *testing.T) {
 // retries+1 attempts and returns the 429 as ErrTooManyRequests.
 func TestPublishTooManyRequestsExhausted(t *testing.T) {
 	const retries = 3
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeStream("orders.1", func(int) fakeReply {
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeStream("orders.1", func(int) *fakeserver.Reply {
 		return tooManyRequests
 	})))
 	js := newJS(t, connect(t, fs.URL()))

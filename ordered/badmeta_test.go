@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,64 +50,20 @@ func TestOrderedUnreadableMetadataIsAnError(t *testing.T) {
 // pending message) and answers each pull with one message carrying
 // ackReply as its reply subject.
 func fakeJetStream(ackReply string) func(*fakeserver.Client) {
-	return func(c *fakeserver.Client) {
-		ctx := c.Context()
-		if _, err := c.Handshake(ctx, fakeserver.DefaultInfo().With("jetstream", true)); err != nil {
-			return
+	return fakeserver.Responder(fakeserver.DefaultInfo().With("jetstream", true), func(op *proto.Op) *fakeserver.Reply {
+		subj := string(op.Subject)
+		switch {
+		case strings.HasPrefix(subj, "$JS.API.CONSUMER.CREATE.S."):
+			name := strings.Split(subj, ".")[5]
+			return &fakeserver.Reply{Body: []byte(`{"type":"io.nats.jetstream.api.v1.consumer_create_response","stream_name":"S","name":"` + name +
+				`","config":{"name":"` + name + `","ack_policy":"none","deliver_policy":"all"},"num_pending":1}`)}
+		case strings.HasPrefix(subj, "$JS.API.CONSUMER.MSG.NEXT.S."):
+			return &fakeserver.Reply{Body: []byte("payload"), Reply: ackReply}
+		case strings.HasPrefix(subj, "$JS.API.CONSUMER.DELETE.S."):
+			return &fakeserver.Reply{Body: []byte(`{"type":"io.nats.jetstream.api.v1.consumer_delete_response","success":true}`)}
+		case strings.HasPrefix(subj, "$JS.API.INFO"):
+			return &fakeserver.Reply{Body: []byte(`{"type":"io.nats.jetstream.api.v1.account_info_response","api":{"level":1}}`)}
 		}
-		var mu sync.Mutex
-		subs := map[string]uint64{}
-		// sidFor finds the subscription a reply subject reaches: an exact
-		// one or a wildcard inbox ("prefix.*" or "prefix.>").
-		sidFor := func(subj string) (uint64, bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			for s, sid := range subs {
-				if s == subj {
-					return sid, true
-				}
-				if p, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subj, p) && !strings.Contains(subj[len(p):], ".") {
-					return sid, true
-				}
-				if p, ok := strings.CutSuffix(s, ">"); ok && strings.HasPrefix(subj, p) {
-					return sid, true
-				}
-			}
-			return 0, false
-		}
-		for {
-			op, err := c.Next(ctx)
-			if err != nil {
-				return
-			}
-			switch op.Kind {
-			case proto.KindSub:
-				mu.Lock()
-				subs[string(op.Subject)] = op.SID
-				mu.Unlock()
-				continue
-			case proto.KindPub, proto.KindHPub:
-			default:
-				continue
-			}
-			subj, reply := string(op.Subject), string(op.Reply)
-			sid, ok := sidFor(reply)
-			if !ok {
-				continue
-			}
-			switch {
-			case strings.HasPrefix(subj, "$JS.API.CONSUMER.CREATE.S."):
-				name := strings.Split(subj, ".")[5]
-				body := `{"type":"io.nats.jetstream.api.v1.consumer_create_response","stream_name":"S","name":"` + name +
-					`","config":{"name":"` + name + `","ack_policy":"none","deliver_policy":"all"},"num_pending":1}`
-				_ = c.SendMsg(reply, sid, "", []byte(body))
-			case strings.HasPrefix(subj, "$JS.API.CONSUMER.MSG.NEXT.S."):
-				_ = c.SendMsg(reply, sid, ackReply, []byte("payload"))
-			case strings.HasPrefix(subj, "$JS.API.CONSUMER.DELETE.S."):
-				_ = c.SendMsg(reply, sid, "", []byte(`{"type":"io.nats.jetstream.api.v1.consumer_delete_response","success":true}`))
-			case strings.HasPrefix(subj, "$JS.API.INFO"):
-				_ = c.SendMsg(reply, sid, "", []byte(`{"type":"io.nats.jetstream.api.v1.account_info_response","api":{"level":1}}`))
-			}
-		}
-	}
+		return nil
+	})
 }

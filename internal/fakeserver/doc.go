@@ -19,6 +19,9 @@
 // Nothing is sent automatically: a test drives each connection with
 // [Client.SendInfo], [Client.SendMsg], [Client.SendHMsg], [Client.SendErr],
 // [Client.SendPing], [Client.SendPong] and [Client.Send] (raw bytes).
+// [Responder] is a handler for scripted request/reply services: it routes
+// the answer to each request to the subscription its reply subject
+// reaches, as a server would (a JetStream API, a stream's acks).
 // [Client.ServeBasic] switches a connection to answering every PING with a
 // PONG (including PINGs received but not yet taken with Next).
 // [Client.Handshake] is SendInfo, ExpectConnect and ServeBasic in one call.
