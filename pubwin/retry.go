@@ -170,16 +170,22 @@ func (w *Window) resend(f *Future) {
 func (f *Future) doneSending() {
 	f.mu.Lock()
 	f.sending--
-	fr := f.fr
-	if f.done && f.sending == 0 {
-		f.fr = nil
-	} else {
-		fr = nil
-	}
+	fr := f.takeFrameLocked()
 	f.mu.Unlock()
 	if fr != nil {
 		fr.release()
 	}
+}
+
+// takeFrameLocked detaches f's frame, for release, once f is done and no
+// resend is using it; otherwise it returns nil. f.mu is held.
+func (f *Future) takeFrameLocked() *frame {
+	if !f.done || f.sending != 0 {
+		return nil
+	}
+	fr := f.fr
+	f.fr = nil
+	return fr
 }
 
 // stopRetryLocked cancels a scheduled retry of f, which has just left the

@@ -202,12 +202,7 @@ func (f *Future) finish(err error) bool {
 	if f.ch != nil {
 		close(f.ch)
 	}
-	fr := f.fr
-	if fr != nil && f.sending == 0 {
-		f.fr = nil
-	} else {
-		fr = nil
-	}
+	fr := f.takeFrameLocked()
 	f.mu.Unlock()
 	if fr != nil {
 		fr.release()
