@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -20,16 +19,7 @@ func TestOverflowMinAckPending(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	holder := e.consumer(t, jsapi.ConsumerConfig{AckWait: 30 * time.Second,
 		PriorityPolicy: jsapi.PriorityOverflow, PriorityGroups: []string{"g"}})
-	ncW, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ncW.Close() })
-	jsW, _ := jsapi.New(ncW)
-	waiter, err := pull.Bind(e.ctx, jsW, "S", "C")
-	if err != nil {
-		t.Fatal(err)
-	}
+	waiter := e.bindOther(t)
 	e.publish(t, 10)
 	state := func() (ackPending, pending int) {
 		t.Helper()

@@ -124,16 +124,7 @@ func TestPinnedClientPinReplayAndMismatch(t *testing.T) {
 	a := e.consumer(t, jsapi.ConsumerConfig{AckWait: 30 * time.Second, PriorityPolicy: jsapi.PriorityPinnedClient,
 		PriorityGroups: []string{"g"}, PriorityTimeout: time.Minute})
 	spy := spyPulls(t, e)
-	ncB, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ncB.Close() })
-	jsB, _ := jsapi.New(ncB)
-	b, err := pull.Bind(e.ctx, jsB, "S", "C")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := e.bindOther(t)
 	e.publish(t, 20)
 	pulls := 0
 	nextPull := func(who string, wantID string) {

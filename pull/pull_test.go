@@ -78,6 +78,23 @@ func (e *env) publish(t testing.TB, n int) {
 	}
 }
 
+// bindOther binds consumer C through a connection of its own: a second
+// client of the same consumer.
+func (e *env) bindOther(t testing.TB) *pull.Consumer {
+	t.Helper()
+	nc, err := conn.Connect(e.ctx, e.s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	js, _ := jsapi.New(nc)
+	c, err := pull.Bind(e.ctx, js, "S", "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func (e *env) consumer(t testing.TB, cfg jsapi.ConsumerConfig) *pull.Consumer {
 	t.Helper()
 	if cfg.Durable == "" {
