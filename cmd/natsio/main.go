@@ -1,8 +1,8 @@
 // Command natsio is a command-line tool for NATS and JetStream built on the
-// natsio client library: publish, subscribe, request and reply; manage
-// streams, consumers, key-value buckets and object stores; inspect the
-// account; run benchmarks; and start an embedded JetStream server to try it
-// all with nothing installed.
+// natsio client library: publish, subscribe, request and reply, trace the
+// path of a message; manage streams, consumers, key-value buckets and object
+// stores; inspect the account; run benchmarks; and start an embedded
+// JetStream server to try it all with nothing installed.
 //
 //	natsio server &
 //	natsio sub 'orders.>' &
@@ -69,9 +69,10 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "natsio",
 		Short: "A NATS and JetStream command-line tool built on the natsio client",
-		Long: `natsio publishes, subscribes, requests and replies on NATS; manages JetStream
-streams, consumers, key-value buckets and object stores; benchmarks; and runs
-an embedded JetStream server so you can try everything with nothing installed.
+		Long: `natsio publishes, subscribes, requests, replies and traces messages on NATS;
+manages JetStream streams, consumers, key-value buckets and object stores;
+benchmarks; and runs an embedded JetStream server so you can try everything
+with nothing installed.
 
 Every command except 'server' connects to --server (or $NATS_URL), by default
 nats://127.0.0.1:4222. Output is an aligned table or text; --json gives
@@ -103,7 +104,7 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 			root.AddCommand(c)
 		}
 	}
-	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd())
+	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd(), a.traceCmd())
 	add("js", a.streamCmd(), a.consumerCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
 	add("tools", a.serverCmd(), a.benchCmd())
 	return root
