@@ -26,8 +26,9 @@
 // pushing back (429, jsapi.ErrTooManyRequests) means the message was not
 // stored. The window then sends the very same message again (subject,
 // headers with its Nats-Msg-Id, data) after a doubling wait, as
-// Options.Retry says (default 2 retries from 250 ms, like jsapi.Publish;
-// &Retry{} turns them off). The future stays pending, holding its slot,
+// Options.Retry says (off by default, since the copy each pending message
+// then needs costs about a fifth more client CPU; DefaultRetry retries as
+// jsapi.Publish does, twice from 250 ms). The future stays pending, holding its slot,
 // and ends with the PubAck of the attempt that was stored or with the last
 // reply's error. Close and a disconnect end a waiting retry like any
 // pending publish. The connection's reader never waits: a timer sends the

@@ -11,11 +11,9 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// Defaults of a nil Options.Retry: those of jsapi.Publish.
-const (
-	DefaultRetryAttempts = 2
-	DefaultRetryWait     = 250 * time.Millisecond
-)
+// DefaultRetry is jsapi.Publish's retry policy: 2 retries, after 250 ms
+// and then 500 ms. Set Options.Retry to it to retry as Publish does.
+var DefaultRetry = Retry{Attempts: 2, Wait: 250 * time.Millisecond}
 
 // maxRetryAttempts bounds Retry.Attempts.
 const maxRetryAttempts = 32
@@ -35,12 +33,9 @@ type Retry struct {
 	Wait time.Duration
 }
 
-// resolveRetry returns the retry policy of o.Retry, or an error matching
+// resolveRetry checks o.Retry; a bad value is an error matching
 // jsapi.ErrInvalidOption.
-func resolveRetry(r *Retry) (Retry, error) {
-	if r == nil {
-		return Retry{Attempts: DefaultRetryAttempts, Wait: DefaultRetryWait}, nil
-	}
+func resolveRetry(r Retry) (Retry, error) {
 	switch {
 	case r.Attempts < 0 || r.Attempts > maxRetryAttempts:
 		return Retry{}, fmt.Errorf("%w: Retry.Attempts %d is outside 0..%d", jsapi.ErrInvalidOption, r.Attempts, maxRetryAttempts)
@@ -51,7 +46,7 @@ func resolveRetry(r *Retry) (Retry, error) {
 	case r.Attempts == 0 && r.Wait < 0:
 		return Retry{}, fmt.Errorf("%w: negative Retry.Wait", jsapi.ErrInvalidOption)
 	}
-	return *r, nil
+	return r, nil
 }
 
 // retryable reports whether a reply's error asks for the same message to

@@ -19,8 +19,8 @@ func TestWindowPublishAllocs(t *testing.T) {
 	data := make([]byte, 128)
 	for _, c := range []struct {
 		name  string
-		retry *pubwin.Retry
-	}{{"retry", nil}, {"noretry", &pubwin.Retry{}}} {
+		retry pubwin.Retry
+	}{{"retry", pubwin.DefaultRetry}, {"noretry", pubwin.Retry{}}} {
 		w, err := pubwin.New(js, pubwin.Options{MaxPending: 1 << 14, Retry: c.retry})
 		if err != nil {
 			t.Fatal(err)

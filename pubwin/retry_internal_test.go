@@ -32,7 +32,7 @@ func TestRetryServer429Frame(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Storage: jsapi.StorageMemory, NoAck: true}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(js, Options{AckTimeout: 2 * time.Hour, Retry: &Retry{Attempts: 1, Wait: time.Hour}})
+	w, err := New(js, Options{AckTimeout: 2 * time.Hour, Retry: Retry{Attempts: 1, Wait: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

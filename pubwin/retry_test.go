@@ -39,11 +39,11 @@ func TestRetryOptionValidation(t *testing.T) {
 		{Attempts: 32, Wait: time.Hour}, // the last wait overflows
 		{Attempts: 0, Wait: -time.Millisecond},
 	} {
-		if w, err := pubwin.New(js, pubwin.Options{Retry: &r}); !errors.Is(err, jsapi.ErrInvalidOption) || w != nil {
+		if w, err := pubwin.New(js, pubwin.Options{Retry: r}); !errors.Is(err, jsapi.ErrInvalidOption) || w != nil {
 			t.Errorf("Retry%+v: %v, want ErrInvalidOption", r, err)
 		}
 	}
-	for _, r := range []*pubwin.Retry{nil, {}, {Attempts: 32, Wait: time.Millisecond}, {Attempts: 0, Wait: time.Second}} {
+	for _, r := range []pubwin.Retry{{}, pubwin.DefaultRetry, {Attempts: 32, Wait: time.Millisecond}, {Attempts: 0, Wait: time.Second}} {
 		w, err := pubwin.New(js, pubwin.Options{Retry: r})
 		if err != nil {
 			t.Errorf("Retry %+v: %v", r, err)
@@ -64,7 +64,7 @@ func TestRetryStreamCreatedLate(t *testing.T) {
 	js, nc, ctx := setup(t, s.URL(), "")
 	// Generous retries: the stream's creation must land between two.
 	w, err := pubwin.New(js, pubwin.Options{MaxPending: 64, AckTimeout: 30 * time.Second,
-		Retry: &pubwin.Retry{Attempts: 8, Wait: 50 * time.Millisecond}})
+		Retry: pubwin.Retry{Attempts: 8, Wait: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +108,13 @@ func TestRetryStreamCreatedLate(t *testing.T) {
 	}
 }
 
-// TestRetryDisabled: with retries off a 503 fails the future at once, each
+// TestRetryDisabled: with retries off (the default) a 503 fails the future at once, each
 // message is sent once, and every slot comes back.
 func TestRetryDisabled(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: n, StallWait: time.Second, Retry: &pubwin.Retry{}})
+	w, err := pubwin.New(js, pubwin.Options{MaxPending: n, StallWait: time.Second}) // retries off: the default
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRetryExhausted(t *testing.T) {
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
 	w, err := pubwin.New(js, pubwin.Options{MaxPending: n, StallWait: time.Second,
-		Retry: &pubwin.Retry{Attempts: 2, Wait: time.Millisecond}})
+		Retry: pubwin.Retry{Attempts: 2, Wait: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func failAll(t *testing.T, w *pubwin.Window, nc *conn.Conn, n, sends int) {
 func TestRetryNotPastAckTimeout(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
-	w, _ := pubwin.New(js, pubwin.Options{AckTimeout: time.Minute, Retry: &pubwin.Retry{Attempts: 3, Wait: time.Hour}})
+	w, _ := pubwin.New(js, pubwin.Options{AckTimeout: time.Minute, Retry: pubwin.Retry{Attempts: 3, Wait: time.Hour}})
 	defer w.Close()
 	f, err := w.Publish(ctx, "none.x", nil)
 	if err != nil {
@@ -197,7 +197,7 @@ func TestRetryNotPastAckTimeout(t *testing.T) {
 // retry.
 func waitingWindow(t *testing.T, js *jsapi.JS) (*pubwin.Window, *pubwin.Future) {
 	t.Helper()
-	w, err := pubwin.New(js, pubwin.Options{AckTimeout: 2 * time.Hour, Retry: &pubwin.Retry{Attempts: 1, Wait: time.Hour}})
+	w, err := pubwin.New(js, pubwin.Options{AckTimeout: 2 * time.Hour, Retry: pubwin.Retry{Attempts: 1, Wait: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestRetryTooManyRequests(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
-	w, _ := pubwin.New(js, pubwin.Options{Retry: &pubwin.Retry{Attempts: 3, Wait: 10 * time.Millisecond}})
+	w, _ := pubwin.New(js, pubwin.Options{Retry: pubwin.Retry{Attempts: 3, Wait: 10 * time.Millisecond}})
 	defer w.Close()
 	var h proto.Header
 	h.Add("App", "v1")
@@ -336,7 +336,7 @@ func TestRetryTooManyRequestsExhausted(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
-	w, _ := pubwin.New(js, pubwin.Options{Retry: &pubwin.Retry{Attempts: 1, Wait: time.Millisecond}})
+	w, _ := pubwin.New(js, pubwin.Options{Retry: pubwin.Retry{Attempts: 1, Wait: time.Millisecond}})
 	defer w.Close()
 	f, err := w.Publish(ctx, "tmr.x", []byte("payload"), jsapi.MsgID("m-1"))
 	if err != nil {
