@@ -32,6 +32,9 @@ func TestCounterBigTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.Sub(want, big.NewInt(7))
+	if got, err := ack.Total(); err != nil || got.Cmp(want) != 0 {
+		t.Fatalf("total after a negative increment %v %v, want %v", got, err, want)
+	}
 	st, err := js.Stream(ctx, "P")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,94 @@
+package micro_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/micro"
+)
+
+// exampleServer starts an embedded server for the examples.
+func exampleServer() (url string, stop func()) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		panic(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		panic("server not ready")
+	}
+	return s.ClientURL(), s.Shutdown
+}
+
+func Example() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        "calc",
+		Version:     "1.0.0",
+		Description: "integer arithmetic",
+		DoneHandler: func(s *micro.Service) { fmt.Println("service", s.Name(), "stopped") },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	math := svc.AddGroup("math")
+	// "math.add": adds the space-separated integers of the request.
+	err = math.AddEndpoint("add", micro.HandlerFunc(func(r micro.Request) {
+		sum := 0
+		for f := range strings.FieldsSeq(string(r.Data())) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				r.Error("400", "not an integer: "+f, nil)
+				return
+			}
+			sum += n
+		}
+		r.Respond([]byte(strconv.Itoa(sum)))
+	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	reply, _ := nc.Request(ctx, "math.add", []byte("1 2 39"))
+	fmt.Println("1+2+39 =", string(reply.Data))
+	reply, _ = nc.Request(ctx, "math.add", []byte("1 two"))
+	fmt.Println(micro.ResponseError(reply))
+
+	// Discovery, as the nats CLI does it.
+	infos, _ := micro.Infos(ctx, nc, "calc", micro.DiscoverID(svc.ID()))
+	for _, ep := range infos[0].Endpoints {
+		fmt.Printf("endpoint %s on %s, queue group %q\n", ep.Name, ep.Subject, ep.QueueGroup)
+	}
+	st := svc.Stats().Endpoints[0]
+	fmt.Printf("requests %d, errors %d, last error %q\n", st.NumRequests, st.NumErrors, st.LastError)
+
+	if err := svc.Stop(ctx); err != nil {
+		fmt.Println(err)
+	}
+	_, err = nc.Request(ctx, "math.add", []byte("1"))
+	fmt.Println(err)
+	// Output:
+	// 1+2+39 = 42
+	// micro: service error 400: not an integer: two
+	// endpoint add on math.add, queue group "q"
+	// requests 2, errors 1, last error "400:not an integer: two"
+	// service calc stopped
+	// nats: no responders available for request
+}

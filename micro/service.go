@@ -1,0 +1,347 @@
+package micro
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nuid"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
+)
+
+// Wire constants of ADR-32.
+const (
+	// APIPrefix starts every discovery subject: $SRV.PING, $SRV.INFO.<name>…
+	APIPrefix = "$SRV"
+	// DefaultQueueGroup is the queue group endpoints join unless configured
+	// otherwise.
+	DefaultQueueGroup = "q"
+	// DefaultEndpointName names Config.Endpoint when its Name is empty.
+	DefaultEndpointName = "default"
+
+	PingResponseType  = "io.nats.micro.v1.ping_response"
+	InfoResponseType  = "io.nats.micro.v1.info_response"
+	StatsResponseType = "io.nats.micro.v1.stats_response"
+
+	// ErrorHeader carries a service error's description.
+	ErrorHeader = "Nats-Service-Error"
+	// ErrorCodeHeader carries a service error's code, an integer as text.
+	ErrorCodeHeader = "Nats-Service-Error-Code"
+)
+
+// Config configures a service. Name and Version are required; every other
+// field may be left zero.
+type Config struct {
+	// Name is the kind of service, shared by all its instances: A-Z, a-z,
+	// 0-9, '-' and '_' only.
+	Name string
+	// Version is a semantic version (https://semver.org), e.g. "1.2.0" or
+	// "2.0.0-rc.1+build.5".
+	Version string
+	// Description is free text reported by INFO.
+	Description string
+	// Metadata is reported by every discovery response. It is copied:
+	// changing the map afterwards changes nothing.
+	Metadata map[string]string
+	// QueueGroup is the queue group of the service's endpoints, unless a
+	// group or endpoint overrides it. Zero value: DefaultQueueGroup ("q").
+	QueueGroup string
+	// NoQueueGroup makes endpoints plain subscriptions (every instance
+	// receives every request) unless a group or endpoint sets a queue
+	// group. It cannot be combined with QueueGroup.
+	NoQueueGroup bool
+	// Endpoint, when set, is added with the service (the "root" endpoint);
+	// AddService fails if it cannot be.
+	Endpoint *EndpointConfig
+	// StatsHandler, when set, returns the "data" of an endpoint's stats; it
+	// is called once per endpoint for every STATS request and Stats call,
+	// on the goroutine answering it, and its result is encoded as JSON.
+	StatsHandler func(*Endpoint) any
+	// DoneHandler, when set, is called once when the service has stopped:
+	// at the end of Stop, or when the connection closes.
+	DoneHandler func(*Service)
+	// ErrHandler, when set, receives errors no caller sees: discovery
+	// replies that could not be sent, requests dropped because an
+	// endpoint's queue was full (matching conn.ErrSlowConsumer), a
+	// StatsHandler result that does not encode, and the error that closed
+	// the connection. It may be called from several goroutines at once and
+	// should return quickly.
+	ErrHandler func(*Service, error)
+}
+
+// EndpointConfig configures the root endpoint (Config.Endpoint).
+type EndpointConfig struct {
+	// Name of the endpoint; zero value DefaultEndpointName ("default").
+	Name string
+	// Subject the endpoint listens on (wildcards allowed). Required.
+	Subject string
+	// Handler handles the requests. Required.
+	Handler Handler
+	// Metadata is reported by INFO; it is copied.
+	Metadata map[string]string
+	// QueueGroup overrides Config.QueueGroup for this endpoint.
+	QueueGroup string
+	// NoQueueGroup makes this endpoint a plain subscription.
+	NoQueueGroup bool
+}
+
+// Service is a running service: its discovery subscriptions and endpoints
+// on one connection. Several services may share a connection. A service
+// runs until Stop or until its connection closes. Its methods are safe for
+// concurrent use.
+type Service struct {
+	nc      *conn.Conn
+	cfg     Config
+	id      string
+	started time.Time
+	queue   string // the service's queue group, "" for none
+
+	pingJSON []byte                 // immutable
+	infoJSON atomic.Pointer[[]byte] // replaced when an endpoint is added
+
+	mu        sync.Mutex
+	endpoints []*Endpoint
+	discovery []*conn.Subscription
+	stopping  bool
+
+	done       chan struct{}
+	finishOnce sync.Once
+}
+
+// AddService validates cfg, subscribes to the discovery subjects
+// ($SRV.PING|INFO|STATS, each alone, with .<name> and with .<name>.<id>)
+// and adds cfg.Endpoint if set. It fails with a *ConfigError
+// (ErrInvalidName, ErrInvalidVersion, ErrInvalidQueueGroup,
+// ErrInvalidSubject, ErrInvalidConfig) before anything is sent, or with
+// the connection's error (conn.ErrClosed, conn.ErrDraining…), in which
+// case whatever was subscribed is unsubscribed again.
+//
+// The service answers PING and INFO on the goroutine that reads the
+// connection, from responses encoded beforehand, and STATS on a goroutine
+// of its own. Each endpoint handles its requests on its subscription's
+// goroutine, one at a time. One more goroutine watches for the connection
+// closing; all of them end after Stop or Close.
+func AddService(nc *conn.Conn, cfg Config) (*Service, error) {
+	if nc == nil {
+		return nil, configErr(ErrInvalidConfig, "connection", "<nil>")
+	}
+	if !validName(cfg.Name) {
+		return nil, configErr(ErrInvalidName, "name", cfg.Name)
+	}
+	if !validSemver(cfg.Version) {
+		return nil, configErr(ErrInvalidVersion, "version", cfg.Version)
+	}
+	queue := DefaultQueueGroup
+	switch {
+	case cfg.NoQueueGroup && cfg.QueueGroup != "":
+		return nil, configErr(ErrInvalidConfig, "queue group (with NoQueueGroup)", cfg.QueueGroup)
+	case cfg.NoQueueGroup:
+		queue = ""
+	case cfg.QueueGroup != "":
+		queue = cfg.QueueGroup
+		if proto.ValidateQueue(queue) != nil {
+			return nil, configErr(ErrInvalidQueueGroup, "queue group", queue)
+		}
+	}
+	var root *endpointSpec
+	if ec := cfg.Endpoint; ec != nil {
+		name := ec.Name
+		if name == "" {
+			name = DefaultEndpointName
+		}
+		if ec.Subject == "" {
+			return nil, configErr(ErrInvalidSubject, "endpoint subject", "")
+		}
+		opts := []EndpointOpt{EndpointSubject(ec.Subject), EndpointMetadata(ec.Metadata)}
+		if ec.NoQueueGroup {
+			opts = append(opts, EndpointNoQueueGroup())
+		}
+		if ec.QueueGroup != "" {
+			opts = append(opts, EndpointQueueGroup(ec.QueueGroup))
+		}
+		sp, err := newEndpointSpec("", queue, name, ec.Handler, opts)
+		if err != nil {
+			return nil, err
+		}
+		root = &sp
+	}
+
+	s := &Service{
+		nc:      nc,
+		cfg:     cfg,
+		id:      nuid.Next(),
+		started: time.Now().UTC(),
+		queue:   queue,
+		done:    make(chan struct{}),
+	}
+	s.cfg.Metadata = cloneMeta(cfg.Metadata)
+	s.cfg.Endpoint = nil
+	ping, err := json.Marshal(PingResponse{Type: PingResponseType, ServiceIdentity: s.identityView()})
+	if err != nil {
+		return nil, err
+	}
+	s.pingJSON = ping
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.updateInfoLocked(); err != nil {
+		return nil, err
+	}
+	if err := s.subscribeDiscoveryLocked(); err != nil {
+		s.unsubscribeLocked()
+		return nil, err
+	}
+	if root != nil {
+		if err := s.addEndpointLocked(*root); err != nil {
+			s.unsubscribeLocked()
+			return nil, err
+		}
+	}
+	go s.watch()
+	return s, nil
+}
+
+// ID returns the instance's unique id (a NUID), as reported by discovery
+// and used in $SRV.<verb>.<name>.<id>.
+func (s *Service) ID() string { return s.id }
+
+// Name returns Config.Name.
+func (s *Service) Name() string { return s.cfg.Name }
+
+// Conn returns the service's connection.
+func (s *Service) Conn() *conn.Conn { return s.nc }
+
+// Stopped reports whether the service has stopped (Stop has returned or is
+// draining, or the connection has closed).
+func (s *Service) Stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
+}
+
+// Done returns a channel closed when the service has stopped, just before
+// DoneHandler is called.
+func (s *Service) Done() <-chan struct{} { return s.done }
+
+// Stop drains every subscription of the service, endpoints first, then
+// discovery: the server is told to stop sending, and requests already on
+// their way are still delivered to their handlers (a handler may still be
+// running when Stop returns; the handler goroutines end once their queues
+// are empty). Then it calls DoneHandler, once, on the calling goroutine.
+//
+// When ctx ends first, the remaining subscriptions are unsubscribed at
+// once, the service still stops, and Stop returns ctx's error. Stopping a
+// service whose connection has closed is not an error. Calls after the
+// first wait until the service has stopped (or ctx ends) and return nil.
+// Stop may be called from a handler, DoneHandler or ErrHandler.
+func (s *Service) Stop(ctx context.Context) error {
+	if ctx == nil {
+		return conn.ErrNilContext
+	}
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	s.stopping = true
+	subs := make([]*conn.Subscription, 0, len(s.endpoints)+len(s.discovery))
+	for _, e := range s.endpoints {
+		subs = append(subs, e.sub)
+	}
+	subs = append(subs, s.discovery...)
+	s.mu.Unlock()
+
+	var first error
+	for _, sub := range subs {
+		err := sub.Drain(ctx)
+		if err != nil && first == nil && !errors.Is(err, conn.ErrClosed) && !errors.Is(err, conn.ErrBadSubscription) {
+			first = err
+		}
+	}
+	s.finish()
+	return first
+}
+
+// finish marks the service stopped, once, and calls DoneHandler.
+func (s *Service) finish() {
+	s.finishOnce.Do(func() {
+		s.mu.Lock()
+		s.stopping = true
+		s.mu.Unlock()
+		close(s.done)
+		if s.cfg.DoneHandler != nil {
+			s.cfg.DoneHandler(s)
+		}
+	})
+}
+
+// watch stops the service when its connection closes (its subscriptions
+// are gone with it) and ends when the service stops.
+func (s *Service) watch() {
+	select {
+	case <-s.done:
+	case <-s.nc.Closed():
+		if err := s.nc.Err(); err != nil {
+			s.reportErr(fmt.Errorf("micro: service %s: connection closed: %w", s.cfg.Name, err))
+		}
+		s.finish()
+	}
+}
+
+// reportErr hands err to ErrHandler, if any.
+func (s *Service) reportErr(err error) {
+	if s.cfg.ErrHandler != nil {
+		s.cfg.ErrHandler(s, err)
+	}
+}
+
+// unsubscribeLocked removes every subscription at once (AddService's
+// failure path).
+func (s *Service) unsubscribeLocked() {
+	for _, e := range s.endpoints {
+		e.sub.Unsubscribe()
+	}
+	for _, sub := range s.discovery {
+		sub.Unsubscribe()
+	}
+	s.endpoints, s.discovery = nil, nil
+	s.stopping = true
+}
+
+// endpointList returns the endpoints in the order they were added.
+func (s *Service) endpointList() []*Endpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Endpoint(nil), s.endpoints...)
+}
+
+// identityView is the service's identity sharing its metadata map (for
+// encoding; never handed to users).
+func (s *Service) identityView() ServiceIdentity {
+	return ServiceIdentity{Name: s.cfg.Name, ID: s.id, Version: s.cfg.Version, Metadata: s.cfg.Metadata}
+}
+
+// identity is identityView with a copy of the metadata.
+func (s *Service) identity() ServiceIdentity {
+	id := s.identityView()
+	id.Metadata = cloneMeta(id.Metadata)
+	return id
+}
+
+// cloneMeta copies m; the copy is never nil, so that it encodes as {}.
+func cloneMeta(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	maps.Copy(c, m)
+	return c
+}
