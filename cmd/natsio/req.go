@@ -19,6 +19,7 @@ type reqFlags struct {
 	raw     bool
 	replies int
 	stall   time.Duration
+	empty   bool
 }
 
 func (a *app) reqCmd() *cobra.Command {
@@ -35,14 +36,17 @@ from stdin. It waits up to --timeout; with nobody listening it fails at once
 --replies N gathers up to N replies from every responder (scatter-gather),
 each printed as above (--json: one JSON object per line); --replies 0 gathers
 until --timeout passes. --wait-stall D ends the gathering once D passes
-without a reply after the last one. Reaching --timeout after at least one
-reply is a normal end (exit 0); with no reply at all it is an error.`,
+without a reply after the last one; --wait-for-empty ends it at a reply with
+an empty body (the end marker of ADR-47 streams), which is not printed.
+Reaching --timeout after at least one reply, or the end marker, is a normal
+end (exit 0); with no reply at all it is an error.`,
 		Example: `  natsio req svc.time ''
   natsio req svc.echo 'hello' --raw
   natsio req svc.echo 'hi' --header Trace-Id:42 --timeout 2s
   natsio req svc.echo 'hi' --json
   natsio req svc.ping '' --replies 3                     # the first 3 replies
-  natsio req svc.ping '' --replies 0 --wait-stall 200ms  # all, until 200ms pass without one`,
+  natsio req svc.ping '' --replies 0 --wait-stall 200ms  # all, until 200ms pass without one
+  natsio req svc.list '' --replies 0 --wait-for-empty    # a streamed answer, up to its empty end marker`,
 		Args: rangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error { return a.runReq(c, args, &f) },
 	}
@@ -51,6 +55,7 @@ reply is a normal end (exit 0); with no reply at all it is an error.`,
 	fl.BoolVarP(&f.raw, "raw", "r", false, "print only the reply body")
 	fl.IntVar(&f.replies, "replies", 1, "wait for this many replies (0: as many as arrive within --timeout or --wait-stall)")
 	fl.DurationVar(&f.stall, "wait-stall", 0, "with --replies other than 1: stop when no reply arrives for this long after the last one")
+	fl.BoolVar(&f.empty, "wait-for-empty", false, "with --replies other than 1: stop at a reply with an empty body (not printed)")
 	return c
 }
 
@@ -83,6 +88,9 @@ func (a *app) runReq(c *cobra.Command, args []string, f *reqFlags) error {
 	}
 	if f.stall > 0 && f.replies == 1 {
 		return usageError{err: errors.New("--wait-stall needs --replies 0 or more than 1: a single reply ends the request"), cmd: c}
+	}
+	if f.empty && f.replies == 1 {
+		return usageError{err: errors.New("--wait-for-empty needs --replies 0 or more than 1: a single reply ends the request"), cmd: c}
 	}
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return badSubject(subject, true, err)
@@ -175,6 +183,13 @@ func (a *app) requestMany(ctx context.Context, nc *conn.Conn, subject string, h 
 	if f.stall > 0 {
 		opts = append(opts, conn.ManyStall(f.stall))
 	}
+	ended := false // the empty end marker came
+	if f.empty {
+		opts = append(opts, conn.ManySentinel(func(m *conn.Msg) bool {
+			ended = len(m.Data) == 0
+			return ended
+		}))
+	}
 	start := time.Now()
 	n := 0
 	for m, err := range nc.RequestMany(ctx, subject, h, body, opts...) {
@@ -195,7 +210,7 @@ func (a *app) requestMany(ctx context.Context, nc *conn.Conn, subject string, h 
 		}
 		a.printReply(m, rtt, n, f.raw)
 	}
-	if n == 0 { // the connection was drained meanwhile
+	if n == 0 && !ended { // the connection was drained meanwhile
 		return a.reqError(subject, conn.ErrTimeout)
 	}
 	if !a.json && !f.raw {

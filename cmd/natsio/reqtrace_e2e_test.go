@@ -4,12 +4,15 @@ package main
 // style of e2e_test.go: each test runs its own `natsio server`.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/natsio/natsio/conn"
 )
 
 // startResponders starts one `natsio reply` per name, each in a queue group
@@ -187,4 +190,50 @@ func TestReqTraceBadInput(t *testing.T) {
 			t.Fatalf("exit code %d, want %d, without connecting:\n%s", r.code, c.code, r)
 		}
 	}
+}
+
+// TestRequestManyWaitForEmpty: --wait-for-empty ends the gathering at a
+// reply with an empty body (not printed), at once rather than at
+// --timeout; an answer that is only the end marker is a normal, empty end.
+func TestRequestManyWaitForEmpty(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// One responder streams its answer in order, then the end marker.
+	if _, err := nc.SubscribeFunc("svc.list", func(m *conn.Msg) {
+		for _, part := range []string{"one", "two", ""} {
+			_ = nc.Publish(m.Reply, []byte(part))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.SubscribeFunc("svc.none", func(m *conn.Msg) { _ = nc.Publish(m.Reply, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 60 * time.Second
+	start := time.Now()
+	r := s.ok(t, "--timeout", timeout.String(), "req", "svc.list", "x", "--replies", "0", "--wait-for-empty")
+	if el := time.Since(start); el >= timeout/2 {
+		t.Fatalf("the end marker did not end the gathering: it took %v", el)
+	}
+	if got := lines(r.stdout); !slices.Equal(got, []string{"one", "two"}) {
+		t.Fatalf("replies %q, want one and two:\n%s", got, r)
+	}
+	if !strings.Contains(r.stderr, "Received 2 replies in") {
+		t.Fatalf("stderr lacks the summary:\n%s", r)
+	}
+	r = s.ok(t, "--timeout", timeout.String(), "req", "svc.none", "x", "--replies", "0", "--wait-for-empty")
+	if strings.TrimSpace(r.stdout) != "" || !strings.Contains(r.stderr, "Received 0 replies in") {
+		t.Fatalf("an answer that is only the end marker:\n%s", r)
+	}
+	s.fails(t, []string{"--wait-for-empty needs --replies"}, "req", "svc.list", "x", "--wait-for-empty")
 }
