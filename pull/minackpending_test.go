@@ -30,6 +30,13 @@ func TestOverflowMinAckPending(t *testing.T) {
 		return info.NumAckPending, int(info.NumPending)
 	}
 
+	// The consumer counts messages stored after its creation as they are
+	// signalled to it: wait until it has seen all 10.
+	waitUntil(t, 10*time.Second, "the consumer to count the 10 messages", func() bool {
+		info, err := holder.Info(e.ctx)
+		return err == nil && info.NumPending == 10
+	})
+
 	// The holder takes 2 and keeps them unacknowledged.
 	held, err := holder.Fetch(e.ctx, 2, pull.Group("g"))
 	if err != nil || len(held) != 2 {
