@@ -259,30 +259,30 @@ type TraceKind int
 
 // Connection kinds, as the server numbers them.
 const (
-	KindClient    TraceKind = 0
-	KindRouter    TraceKind = 1
-	KindGateway   TraceKind = 2
-	KindSystem    TraceKind = 3
-	KindLeaf      TraceKind = 4
-	KindJetStream TraceKind = 5
-	KindAccount   TraceKind = 6
+	TraceKindClient    TraceKind = 0
+	TraceKindRouter    TraceKind = 1
+	TraceKindGateway   TraceKind = 2
+	TraceKindSystem    TraceKind = 3
+	TraceKindLeaf      TraceKind = 4
+	TraceKindJetStream TraceKind = 5
+	TraceKindAccount   TraceKind = 6
 )
 
 func (k TraceKind) String() string {
 	switch k {
-	case KindClient:
+	case TraceKindClient:
 		return "client"
-	case KindRouter:
+	case TraceKindRouter:
 		return "router"
-	case KindGateway:
+	case TraceKindGateway:
 		return "gateway"
-	case KindSystem:
+	case TraceKindSystem:
 		return "system"
-	case KindLeaf:
+	case TraceKindLeaf:
 		return "leafnode"
-	case KindJetStream:
+	case TraceKindJetStream:
 		return "jetstream"
-	case KindAccount:
+	case TraceKindAccount:
 		return "account"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
@@ -296,7 +296,7 @@ type TraceEntry struct {
 	Type TraceType `json:"type"`
 	Time time.Time `json:"ts"`
 
-	Kind TraceKind `json:"kind"`           // in, eg (0, KindClient, for the other types)
+	Kind TraceKind `json:"kind"`           // in, eg (0, TraceKindClient, for the other types)
 	CID  uint64    `json:"cid"`            // in, eg: the connection's id
 	Name string    `json:"name,omitempty"` // in, eg: the connection's name (client name, remote server)
 	// Account: in: the publisher's account; eg: the receiving account when

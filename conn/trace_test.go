@@ -38,11 +38,11 @@ func TestTraceOnlyNotDelivered(t *testing.T) {
 	}
 	ev := evs[0]
 	in := ev.Ingress()
-	if in == nil || in.Kind != conn.KindClient || in.Subject != "trace.only" || in.Name != "tracer" || in.Account == "" {
+	if in == nil || in.Kind != conn.TraceKindClient || in.Subject != "trace.only" || in.Name != "tracer" || in.Account == "" {
 		t.Fatalf("ingress %+v", in)
 	}
 	eg := ev.Egresses()
-	if len(eg) != 1 || eg[0].Kind != conn.KindClient || eg[0].Subscription != "trace.only" || eg[0].Name != "traced-sub" {
+	if len(eg) != 1 || eg[0].Kind != conn.TraceKindClient || eg[0].Subscription != "trace.only" || eg[0].Name != "traced-sub" {
 		t.Fatalf("egresses %+v", eg)
 	}
 	if ev.Server.ID != s.Srv().ID() || ev.Server.Version == "" || ev.Request.MsgSize == 0 {

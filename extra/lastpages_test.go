@@ -1,10 +1,12 @@
 package extra_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -60,5 +62,29 @@ func TestGetLastMsgsForPages(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[1 2 3 4]" {
 		t.Fatalf("MaxMsgs 4 over pages: %v", got)
+	}
+}
+
+// TestGetLastMsgsForBadEOB: an end-of-batch marker that reports pending
+// matches but not where the next page starts (no Nats-Last-Sequence or
+// Nats-UpTo-Sequence) cannot be paged: ErrInvalidResponse, after one
+// request, rather than a guess or a silent stop.
+func TestGetLastMsgsForBadEOB(t *testing.T) {
+	bodies := make(chan string, 4)
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeDirectGet([]byte("NATS/1.0 204 EOB\r\nNats-Num-Pending: 3\r\n\r\n"), bodies)))
+	nc := connect(t, fs.URL())
+	n := 0
+	var err error
+	for _, err = range extra.GetLastMsgsFor(ctxT(t), newJS(t, nc), "S", []string{"k.*"}) {
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if !errors.Is(err, extra.ErrInvalidResponse) || n != 0 {
+		t.Fatalf("%d messages, %v; want ErrInvalidResponse", n, err)
+	}
+	if len(bodies) != 1 {
+		t.Fatalf("%d requests, want 1", len(bodies))
 	}
 }
