@@ -51,15 +51,21 @@ type engine struct {
 	sub    *conn.Subscription
 	prefix string // inbox prefix; pulls reply to prefix + token
 
-	mu           sync.Mutex
-	token        uint64
-	live         map[uint64]struct{} // pulls not yet ended
-	pendingMsgs  int                 // requested, not yet yielded
+	mu sync.Mutex
+	// epoch numbers the generation of pulls: every pull of one epoch
+	// replies to prefix + epoch (reply), and reset starts a new epoch, so
+	// statuses for forgotten pulls are recognised and ignored. One reply
+	// subject for many pulls, not one per pull: the server delivers to a
+	// subject it has routed before (a fresh subject per pull cost the
+	// server 7–10 % more CPU per delivered message, measured on the
+	// ordered read-through), and nothing accumulates per pull.
+	epoch        uint64
+	reply        string
+	pendingMsgs  int // requested, not yet yielded
 	pendingBytes int
 	terminal     error
 	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
 	body         []byte
-	reply        []byte
 
 	activity atomic.Uint64 // messages and statuses received
 	done     chan struct{}
@@ -68,8 +74,9 @@ type engine struct {
 }
 
 func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
-	e := &engine{c: c, s: s, live: make(map[uint64]struct{}), done: make(chan struct{})}
+	e := &engine{c: c, s: s, done: make(chan struct{})}
 	e.prefix = c.nc.NewInbox() + "."
+	e.newEpochLocked()
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
 	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", jsapi.NewMsgSlab(c.nc, s.maxMsgs).Alloc)
@@ -133,15 +140,10 @@ func (e *engine) topUpLocked(force bool) error {
 	if batch <= 0 {
 		return nil
 	}
-	e.token++
-	tok := e.token
-	e.live[tok] = struct{}{}
-	e.reply = appendToken(append(e.reply[:0], e.prefix...), tok)
 	e.body = appendPullRequest(e.body[:0], batch, maxBytes, e.s.expires, e.s.hb, false, &e.s, e.c.pin(e.s.group))
 	e.pendingMsgs += batch
 	e.pendingBytes += maxBytes
-	if err := e.c.nc.PublishRequest(e.c.next, string(e.reply), e.body); err != nil {
-		delete(e.live, tok)
+	if err := e.c.nc.PublishRequest(e.c.next, e.reply, e.body); err != nil {
 		e.pendingMsgs -= batch
 		e.pendingBytes -= maxBytes
 		if errors.Is(err, conn.ErrClosed) {
@@ -151,6 +153,14 @@ func (e *engine) topUpLocked(force bool) error {
 		return nil
 	}
 	return nil
+}
+
+// newEpochLocked forgets every pull sent so far: later pulls reply to a
+// subject of their own, and statuses for the earlier ones are ignored.
+// Messages still delivered for those pulls are yielded as usual.
+func (e *engine) newEpochLocked() {
+	e.epoch++
+	e.reply = string(appendToken([]byte(e.prefix), e.epoch))
 }
 
 func appendToken(b []byte, tok uint64) []byte {
@@ -171,7 +181,7 @@ func appendToken(b []byte, tok uint64) []byte {
 // change or missed heartbeats) and pulls afresh. cause is reported.
 func (e *engine) reset(cause error) {
 	e.mu.Lock()
-	clear(e.live)
+	e.newEpochLocked()
 	e.pendingMsgs, e.pendingBytes = 0, 0
 	_ = e.topUpLocked(true)
 	e.mu.Unlock()
@@ -292,10 +302,6 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	if serr == nil {
 		return nil // heartbeat
 	}
-	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
-	e.mu.Lock()
-	_, live := e.live[tok]
-	e.mu.Unlock()
 	var se *StatusError
 	isStatus := errors.As(serr, &se)
 	switch {
@@ -320,21 +326,29 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 		// A pull that had spent part of its budget just ends.
 		return serr
 	}
-	if !ok || !live {
-		return nil // a status for a pull already forgotten
+	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
+	if !ok {
+		return nil // not the reply subject of a pull
 	}
 	// Statuses that end a pull at once without progress (too many waiting
 	// pulls, a message larger than what is left of a pull's MaxBytes): pull
 	// again after a pause, not at once, or the loop could hammer the
 	// server.
 	later := errors.Is(serr, ErrMaxWaiting) || errors.Is(serr, ErrMessageTooLarge)
-	// The pull ended: release what it still had requested.
+	// The pull ended: release what it still had requested. A status
+	// without the counts (the server refused a pull outright: too many
+	// waiting pulls, a pin mismatch) cannot be matched to one of the
+	// epoch's pulls: forget them all and pull afresh.
 	e.mu.Lock()
-	delete(e.live, tok)
+	if tok != e.epoch {
+		e.mu.Unlock()
+		return nil // a status for a pull already forgotten
+	}
 	if st.hasPending {
 		e.pendingMsgs = max(e.pendingMsgs-st.pendingMsgs, 0)
 		e.pendingBytes = max(e.pendingBytes-st.pendingBytes, 0)
-	} else if len(e.live) == 0 {
+	} else {
+		e.newEpochLocked()
 		e.pendingMsgs, e.pendingBytes = 0, 0
 	}
 	if later {

@@ -78,6 +78,27 @@ func (e *env) publish(t testing.TB, n int) {
 	}
 }
 
+// publishAfterRestart publishes n messages while the client may still be
+// finding out that its server restarted: a publish whose link dropped
+// before the ack (conn.ErrDisconnected, fate unknown) is sent again with
+// the same message id, which the stream's duplicate window drops if the
+// first one was stored.
+func (e *env) publishAfterRestart(t testing.TB, n int) {
+	t.Helper()
+	for i := range n {
+		id := jsapi.MsgID(fmt.Sprintf("after-restart-%d", i))
+		for {
+			_, err := e.js.Publish(e.ctx, "s.x", []byte(fmt.Sprint(i)), id)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, conn.ErrDisconnected) {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // bindOther binds consumer C through a connection of its own: a second
 // client of the same consumer.
 func (e *env) bindOther(t testing.TB) *pull.Consumer {
@@ -287,7 +308,7 @@ func TestF01MessagesSurvivesRestart(t *testing.T) {
 		if len(got) == n/4 && !restarted {
 			restarted = true
 			e.s.Restart(t)
-			e.publish(t, n/2)
+			e.publishAfterRestart(t, n/2)
 		}
 		if len(got) == n {
 			break
