@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
@@ -22,6 +23,10 @@ type Consumer struct {
 	mu   sync.Mutex
 	info *jsapi.ConsumerInfo
 	pins map[string]string // pin id per priority group
+	// idleSub is the subscription a finished Fetch left for the next one,
+	// unsubscribed by idleTimer (fetchsub.go).
+	idleSub   *conn.Subscription
+	idleTimer *time.Timer
 }
 
 // Create creates a consumer on stream (an error if a different one with

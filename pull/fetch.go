@@ -25,7 +25,8 @@ const fetchMargin = 50 * time.Millisecond
 // ErrMaxWaiting, ErrMessageTooLarge when nothing arrived, ErrUnknownStatus,
 // conn.ErrNoResponders — or ctx's cancellation, returning the messages that
 // did arrive with the error. A ctx that is already done fails at once, and
-// no pull is sent.
+// no pull is sent. A Fetch whose pull is over leaves its subscription to
+// the next Fetch of c for up to 5 s (fetchsub.go).
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -59,11 +60,12 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		return nil, invalid("Heartbeat %v needs a deadline of at least twice as long", s.hb)
 	}
 
-	sub, err := c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).Alloc)
+	sub, err := c.takeFetchSub(n)
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Unsubscribe()
+	over := false // the pull can send nothing more: sub may serve the next Fetch
+	defer func() { c.putFetchSub(sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
 	if err := c.nc.PublishRequest(c.next, sub.Subject, body); err != nil {
 		return nil, err
@@ -90,7 +92,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 			return out, err
 		}
 		activity.Add(1)
-		for _, m := range batch {
+		for i, m := range batch {
 			if len(out) == n {
 				break // all n arrived: what follows (a status) is moot
 			}
@@ -100,6 +102,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				case serr == nil: // heartbeat
 					continue
 				case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
+					over = i == len(batch)-1
 					return out, nil
 				case errors.Is(serr, ErrMessageTooLarge) && len(out) > 0:
 					return out, nil // the next Fetch reports it
@@ -116,6 +119,11 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 			}
 			c.notePin(s.group, m)
 			out = append(out, jsapi.FromSlab(m))
+			if len(out) == n {
+				// The whole batch: without MaxBytes the server ends the
+				// pull silently.
+				over = s.maxBytes == 0 && i == len(batch)-1
+			}
 		}
 	}
 	return out, nil

@@ -1,0 +1,159 @@
+package pull_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pull"
+)
+
+// replySpy records the reply subjects of the pulls sent to consumer C.
+type replySpy struct {
+	nc  *conn.Conn
+	sub *conn.Subscription
+}
+
+func newReplySpy(t *testing.T, e *env) *replySpy {
+	t.Helper()
+	nc, err := conn.Connect(e.ctx, e.s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	sub, err := nc.Subscribe("$JS.API.CONSUMER.MSG.NEXT.S.C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &replySpy{nc: nc, sub: sub}
+}
+
+// next returns the reply subject of the next pull seen.
+func (p *replySpy) next(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	m, err := p.sub.NextMsg(ctx)
+	if err != nil {
+		t.Fatalf("no pull seen: %v", err)
+	}
+	return m.Reply
+}
+
+// A Fetch whose pull is over leaves its subscription to the next Fetch:
+// the pulls reply to one subject. A pull that may still send (MaxBytes, a
+// cancelled Fetch) is not reused.
+func TestFetchKeepsSubscription(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	spy := newReplySpy(t, e)
+	e.publish(t, 10)
+	fetch := func(n int, opts ...pull.Opt) []*jsapi.Msg {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
+		defer cancel()
+		msgs, err := c.Fetch(ctx, n, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if err := m.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return msgs
+	}
+	if got := len(fetch(4)); got != 4 {
+		t.Fatalf("fetched %d of 4", got)
+	}
+	first := spy.next(t, e.ctx)
+	if got := len(fetch(4)); got != 4 {
+		t.Fatalf("fetched %d of 4", got)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("a whole batch: the next pull replied to %q, not %q", r, first)
+	}
+	// 2 left: the pull ends with a 408 at its expiry, and is over.
+	if got := len(fetch(4)); got != 2 {
+		t.Fatalf("fetched %d of the 2 left", got)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("a pull that expired: the next pull replied to %q, not %q", r, first)
+	}
+	if got := len(fetch(4)); got != 0 {
+		t.Fatalf("fetched %d from an empty consumer", got)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("an empty pull: the next one replied to %q, not %q", r, first)
+	}
+
+	// With MaxBytes a "409 Batch Completed" may follow the batch: not kept.
+	e.publish(t, 1)
+	if got := len(fetch(1, pull.MaxBytes(1<<20))); got != 1 {
+		t.Fatalf("fetched %d of 1", got)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("the MaxBytes pull replied to %q, not the kept %q", r, first)
+	}
+	e.publish(t, 1)
+	if got := len(fetch(1)); got != 1 {
+		t.Fatalf("fetched %d of 1", got)
+	}
+	second := spy.next(t, e.ctx)
+	if second == first {
+		t.Fatalf("the subscription of a MaxBytes pull served the next Fetch (%q)", first)
+	}
+
+	// A Fetch cancelled while its pull waits leaves a live pull behind.
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Fetch(ctx, 1) // waits DefaultFetchWait
+
+		done <- err
+	}()
+	if r := spy.next(t, e.ctx); r != second {
+		t.Fatalf("the kept subscription was not reused: %q, not %q", r, second)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled Fetch returned no error")
+	}
+	e.publish(t, 1) // goes to the abandoned pull
+	e.publish(t, 1)
+	if got := len(fetch(1)); got != 1 {
+		t.Fatalf("fetched %d of 1", got)
+	}
+	if r := spy.next(t, e.ctx); r == second {
+		t.Fatalf("the subscription of a cancelled Fetch served the next one (%q)", r)
+	}
+}
+
+// A kept fetch subscription is unsubscribed when no Fetch comes for
+// fetchSubIdle.
+func TestFetchSubscriptionIdleExpiry(t *testing.T) {
+	defer pull.SetFetchSubIdle(50 * time.Millisecond)()
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	if err := e.nc.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	base := e.s.Srv().NumSubscriptions()
+	e.publish(t, 1)
+	msgs, err := c.Fetch(e.ctx, 1)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("fetch: %d %v", len(msgs), err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.s.Srv().NumSubscriptions() != base {
+		if time.Now().After(deadline) {
+			t.Fatalf("server subscriptions %d, %d before the Fetch", e.s.Srv().NumSubscriptions(), base)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
