@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -114,11 +115,16 @@ const (
 // a literal subject goes to DIRECT.GET.<stream>.<subject> with an empty
 // body, everything else to DIRECT.GET.<stream> with a JSON body.
 func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, error) {
-	subject := s.js.prefix + "DIRECT.GET." + s.name
+	subject := s.direct
 	var body []byte
-	if req.LastFor != "" && proto.IsLiteral(req.LastFor) {
+	switch {
+	case req.LastFor != "" && proto.IsLiteral(req.LastFor):
 		subject += "." + req.LastFor
-	} else {
+	case req.LastFor == "" && req.NextFor == "":
+		// By sequence, the common case: no encoder needed.
+		var b [32]byte
+		body = append(strconv.AppendUint(append(b[:0], `{"seq":`...), req.Seq, 10), '}')
+	default:
 		var err error
 		if body, err = json.Marshal(req); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
@@ -128,6 +134,8 @@ func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, 
 	if err != nil {
 		return nil, err
 	}
+	// One server of the stream's direct-get queue group answers, once.
+	s.js.nc.ReuseReply(m)
 	return parseDirectGet(m)
 }
 

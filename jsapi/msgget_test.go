@@ -178,3 +178,54 @@ func TestDeleteMsgDenied(t *testing.T) {
 		t.Fatalf("still there: %+v %v", m, err)
 	}
 }
+
+// Direct Get replies come from one server, once: the reply subject serves
+// the next read too (the server routes to a subject it knows), also after
+// a 404. The body of a read by sequence is {"seq":N}.
+func TestDirectGetReusesReplySubject(t *testing.T) {
+	_, nc, js := startJS(t)
+	ctx := ctxT(t)
+	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "DR", Subjects: []string{"dr.>"}, AllowDirect: true})
+	mustStore(t, nc, "dr.a", "a1")
+	mustStore(t, nc, "dr.b", "b1")
+	spy, err := nc.Subscribe("$JS.API.DIRECT.GET.DR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	read := func(seq uint64) {
+		t.Helper()
+		m, err := spy.NextMsg(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"seq":%d}`, seq); string(m.Data) != want {
+			t.Fatalf("request body %s, want %s", m.Data, want)
+		}
+		seen[m.Reply]++
+	}
+	for _, seq := range []uint64{1, 2, 1} {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Sequence != seq {
+			t.Fatalf("sequence %d, want %d", m.Sequence, seq)
+		}
+		read(seq)
+	}
+	if _, err := st.GetMsg(ctx, 9); !errors.Is(err, jsapi.ErrMsgNotFound) {
+		t.Fatalf("missing sequence: %v", err)
+	}
+	read(9)
+	if _, err := st.GetMsg(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	read(2)
+	if len(seen) != 1 {
+		t.Fatalf("5 direct gets used %d reply subjects: %v", len(seen), seen)
+	}
+}

@@ -15,13 +15,15 @@ import (
 type Stream struct {
 	js   *JS
 	name string
+	// direct is the Direct Get subject, prefix + "DIRECT.GET." + name.
+	direct string
 
 	mu   sync.Mutex
 	info *StreamInfo
 }
 
 func newStream(js *JS, info *StreamInfo) *Stream {
-	return &Stream{js: js, name: info.Config.Name, info: info}
+	return &Stream{js: js, name: info.Config.Name, info: info, direct: js.prefix + "DIRECT.GET." + info.Config.Name}
 }
 
 // Name returns the stream's name.
