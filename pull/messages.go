@@ -260,9 +260,11 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 		if n > 0 {
 			e.mu.Lock()
-			e.pendingMsgs -= n
+			// Messages of pulls a reset forgot are not counted: they
+			// were already released.
+			e.pendingMsgs = max(e.pendingMsgs-n, 0)
 			if e.s.maxBytes > 0 {
-				e.pendingBytes -= size
+				e.pendingBytes = max(e.pendingBytes-size, 0)
 			}
 			_ = e.topUpLocked(false)
 			e.mu.Unlock()
