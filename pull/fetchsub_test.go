@@ -92,6 +92,15 @@ func TestFetchKeepsSubscription(t *testing.T) {
 		t.Fatalf("an empty pull: the next one replied to %q, not %q", r, first)
 	}
 
+	// NoWait with fewer than asked: the messages, then a 404 ends the pull.
+	e.publish(t, 1)
+	if got := len(fetch(4, pull.NoWait())); got != 1 {
+		t.Fatalf("NoWait fetched %d of the 1 there", got)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("a NoWait pull: the next pull replied to %q, not %q", r, first)
+	}
+
 	// With MaxBytes a "409 Batch Completed" may follow the batch: not kept.
 	e.publish(t, 1)
 	if got := len(fetch(1, pull.MaxBytes(1<<20))); got != 1 {
