@@ -207,7 +207,8 @@ func (a *app) microStatsCmd() *cobra.Command {
 				}
 			}
 			a.table([]string{"Instance", "Endpoint", "Requests", "Errors", "Average time", "Last error"}, rows)
-			fmt.Fprintf(a.stdout, "\n%s requests, %s errors across %d instance(s)\n", commas(reqs), commas(errs), len(stats))
+			fmt.Fprintf(a.stdout, "\n%s %s, %s %s across %d %s\n", commas(reqs), plural(int(reqs), "request", "requests"),
+				commas(errs), plural(int(errs), "error", "errors"), len(stats), plural(len(stats), "instance", "instances"))
 			return nil
 		},
 	}

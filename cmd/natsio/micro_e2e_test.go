@@ -79,7 +79,7 @@ func TestMicro(t *testing.T) {
 	if len(stats) != 2 || reqs != 2 || errs != 1 {
 		t.Fatalf("stats: %d instances, %d requests, %d errors: %+v", len(stats), reqs, errs, stats)
 	}
-	contains(t, s.ok(t, "micro", "stats", "calc"), "2 requests, 1 errors across 2 instance(s)", "400:not a number")
+	contains(t, s.ok(t, "micro", "stats", "calc"), "2 requests, 1 error across 2 instances", "400:not a number")
 
 	if testing.Verbose() {
 		for _, args := range [][]string{{"micro", "ls"}, {"micro", "info", "calc"}, {"micro", "stats", "calc"}} {
