@@ -2,7 +2,9 @@ package pull_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
@@ -97,4 +99,71 @@ func replies(t *testing.T, pulls *conn.Subscription) []string {
 		}
 		out = append(out, m.Reply)
 	}
+}
+
+// A pull the server has no room for (MaxWaiting reached) is dropped
+// without a reply when it asks for heartbeats (the server's rule, to avoid
+// a hot loop of refusals). Messages notices the missing heartbeats,
+// forgets the generation, pulls again on a new reply subject, and delivers
+// once the server has room.
+func TestMessagesRecoversFromMaxWaiting(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{MaxWaiting: 1})
+	spy := newReplySpy(t, e)
+
+	// A Fetch holds the only waiting slot for about a second.
+	fetchDone := make(chan struct{})
+	go func() {
+		defer close(fetchDone)
+		ctx, cancel := context.WithTimeout(e.ctx, time.Second)
+		defer cancel()
+		_, _ = c.Fetch(ctx, 1)
+	}()
+	fetchReply := spy.next(t, e.ctx)
+
+	errs := make(chan error, 64)
+	got := make(chan *jsapi.Msg, 16)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range c.Messages(ctx, pull.MaxMessages(10), pull.Expires(2*time.Second),
+			pull.Heartbeat(250*time.Millisecond), pull.OnError(func(err error) {
+				select {
+				case errs <- err:
+				default:
+				}
+			})) {
+			if err != nil {
+				return
+			}
+			_ = m.Ack()
+			got <- m
+		}
+	}()
+	first := spy.next(t, e.ctx)
+	select {
+	case err := <-errs:
+		if !errors.Is(err, pull.ErrNoHeartbeat) {
+			t.Fatalf("reported %v, want ErrNoHeartbeat", err)
+		}
+	case <-e.ctx.Done():
+		t.Fatal("the dropped pull went unnoticed")
+	}
+	again := spy.next(t, e.ctx)
+	if again == first || again == fetchReply {
+		t.Fatalf("the pull after the reset replied to %q (first pull %q)", again, first)
+	}
+	<-fetchDone
+	e.publish(t, 5)
+	for i := range 5 {
+		select {
+		case <-got:
+		case <-e.ctx.Done():
+			t.Fatalf("%d of 5 messages after the dropped pull", i)
+		}
+	}
+	cancel()
+	<-done
 }
