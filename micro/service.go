@@ -233,7 +233,9 @@ func (s *Service) Done() <-chan struct{} { return s.done }
 // discovery: the server is told to stop sending, and requests already on
 // their way are still delivered to their handlers (a handler may still be
 // running when Stop returns; the handler goroutines end once their queues
-// are empty). Then it calls DoneHandler, once, on the calling goroutine.
+// are empty — to wait for them before exiting, drain the connection:
+// conn.Conn.Drain returns only after every handler has returned). Then it
+// calls DoneHandler, once, on the calling goroutine.
 //
 // When ctx ends first, the remaining subscriptions are unsubscribed at
 // once, the service still stops, and Stop returns ctx's error. Stopping a
