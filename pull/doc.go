@@ -19,9 +19,10 @@
 // cannot heal: ErrConsumerDeleted, jsapi.ErrStreamNotFound, a 400 Bad
 // Request, conn.ErrClosed, or the context.
 //
-// Statuses are matched to the pull request they answer (each request has
-// its own reply token), so a status for an old request never changes the
-// accounting of a new one.
+// The pulls of one Messages call share a reply subject until a reset
+// forgets them; the pulls after it reply to a new one, so a status for a
+// forgotten pull never changes the accounting of new ones. A Fetch whose
+// pull is over leaves its subscription to the next Fetch of the Consumer.
 //
 // # Priority groups
 //

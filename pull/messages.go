@@ -49,7 +49,7 @@ type engine struct {
 	c      *Consumer
 	s      settings
 	sub    *conn.Subscription
-	prefix string // inbox prefix; pulls reply to prefix + token
+	prefix string // inbox prefix; pulls reply to prefix + epoch
 
 	mu sync.Mutex
 	// epoch numbers the generation of pulls: every pull of one epoch
