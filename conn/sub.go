@@ -485,5 +485,20 @@ func (s *Subscription) releaseLocked(n int) {
 	}
 }
 
-// Closed returns a channel closed when the subscription has ended.
+// Closed returns a channel closed when the subscription has ended. The
+// handler of a SubscribeFunc subscription may still be working through
+// the messages queued before the end: see HandlerDone.
 func (s *Subscription) Closed() <-chan struct{} { return s.done }
+
+// HandlerDone returns a channel closed once the subscription has ended and
+// its SubscribeFunc (or QueueSubscribeFunc) handler has returned for the
+// last time, every queued message handled. For a subscription without a
+// handler goroutine it is Closed's channel (a SubscribeInline handler's
+// last call may still be running when it is closed). Waiting on it from
+// the subscription's own handler never ends.
+func (s *Subscription) HandlerDone() <-chan struct{} {
+	if s.handlerDone != nil {
+		return s.handlerDone
+	}
+	return s.done
+}

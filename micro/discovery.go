@@ -143,6 +143,8 @@ func (s *Service) answerInline(body func() []byte) func(*conn.Msg) {
 }
 
 func (s *Service) answerStats(m *conn.Msg) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	if m.Reply == "" {
 		return
 	}

@@ -287,6 +287,8 @@ func (e *Endpoint) Info() EndpointInfo {
 // serve runs on the endpoint subscription's goroutine, one request at a
 // time.
 func (e *Endpoint) serve(m *conn.Msg) {
+	e.svc.inflight.Add(1)
+	defer e.svc.inflight.Add(-1)
 	if d := m.Sub().Dropped(); d > e.dropped {
 		e.svc.reportErr(fmt.Errorf("micro: endpoint %q: %w: %d requests dropped", e.name, conn.ErrSlowConsumer, d-e.dropped))
 		e.dropped = d

@@ -110,6 +110,10 @@ type Service struct {
 	discovery []*conn.Subscription
 	stopping  bool
 
+	// inflight counts handler calls running (endpoints and STATS): Stop
+	// finding none cannot have been called from one.
+	inflight atomic.Int32
+
 	done       chan struct{}
 	finishOnce sync.Once
 }
@@ -225,23 +229,30 @@ func (s *Service) Stopped() bool {
 	return s.stopping
 }
 
-// Done returns a channel closed when the service has stopped, just before
-// DoneHandler is called.
+// Done returns a channel closed when the service has stopped and every
+// handler call has returned, just before DoneHandler is called. Receiving
+// from it after Stop is a graceful shutdown of this service alone (the
+// connection may serve others); never do so from one of its handlers.
 func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Stop drains every subscription of the service, endpoints first, then
 // discovery: the server is told to stop sending, and requests already on
-// their way are still delivered to their handlers (a handler may still be
-// running when Stop returns; the handler goroutines end once their queues
-// are empty — to wait for them before exiting, drain the connection:
-// conn.Conn.Drain returns only after every handler has returned). Then it
-// calls DoneHandler, once, on the calling goroutine.
+// their way are still delivered to their handlers, and Stop waits until
+// the handlers have worked through them. Then it calls DoneHandler, once,
+// on the calling goroutine. Stop may be called from a handler, so when a
+// handler call is still running once the subscriptions have drained, Stop
+// returns without waiting for it: Done is then closed, and DoneHandler
+// called on another goroutine, when the last handler call returns. A
+// graceful shutdown that must not cut a request short receives from Done
+// after Stop (never from a handler).
 //
 // When ctx ends first, the remaining subscriptions are unsubscribed at
 // once, the service still stops, and Stop returns ctx's error. Stopping a
 // service whose connection has closed is not an error. Calls after the
 // first wait until the service has stopped (or ctx ends) and return nil.
-// Stop may be called from a handler, DoneHandler or ErrHandler.
+// Stop may be called from a handler, DoneHandler or ErrHandler (a second
+// call from a handler waits for ctx, as the handler it runs in has not
+// returned).
 func (s *Service) Stop(ctx context.Context) error {
 	if ctx == nil {
 		return conn.ErrNilContext
@@ -271,8 +282,71 @@ func (s *Service) Stop(ctx context.Context) error {
 			first = err
 		}
 	}
-	s.finish()
+	if s.inflight.Load() == 0 {
+		// Not called from a handler: wait for the handler goroutines to
+		// work through what was queued before the drain.
+		if err := s.waitHandlers(ctx); err != nil {
+			s.finishAfterHandlers()
+			if first == nil {
+				first = err
+			}
+			return first
+		}
+		s.finish()
+		return first
+	}
+	s.finishAfterHandlers()
 	return first
+}
+
+// handlerDones returns the channels closed when each handler goroutine of
+// the service (endpoints, STATS) has returned for the last time.
+func (s *Service) handlerDones() []<-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	waits := make([]<-chan struct{}, 0, len(s.endpoints)+len(s.discovery))
+	for _, e := range s.endpoints {
+		waits = append(waits, e.sub.HandlerDone())
+	}
+	for _, sub := range s.discovery {
+		waits = append(waits, sub.HandlerDone())
+	}
+	return waits
+}
+
+// waitHandlers waits until every handler goroutine has returned, or ctx
+// ends (its cause).
+func (s *Service) waitHandlers(ctx context.Context) error {
+	for _, c := range s.handlerDones() {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// finishAfterHandlers calls finish once every handler of the service has
+// returned for the last time: at once when none is running, otherwise on a
+// goroutine that waits for the last one.
+func (s *Service) finishAfterHandlers() {
+	waits := s.handlerDones()
+	for i, c := range waits {
+		select {
+		case <-c:
+			continue
+		default:
+		}
+		go func() {
+			for _, c := range waits[i:] {
+				<-c
+			}
+			s.finish()
+		}()
+		return
+	}
+	s.finish()
 }
 
 // finish marks the service stopped, once, and calls DoneHandler.
@@ -297,7 +371,7 @@ func (s *Service) watch() {
 		if err := s.nc.Err(); err != nil {
 			s.reportErr(fmt.Errorf("micro: service %s: connection closed: %w", s.cfg.Name, err))
 		}
-		s.finish()
+		s.finishAfterHandlers()
 	}
 }
 

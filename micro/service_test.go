@@ -270,6 +270,78 @@ func TestStopFromHandler(t *testing.T) {
 	if _, err := nc.Request(ctxT(t), "quit", nil); !errors.Is(err, conn.ErrNoResponders) {
 		t.Fatalf("after Stop: %v", err)
 	}
+	// Done follows once the handler that called Stop has returned.
+	select {
+	case <-svc.Done():
+	case <-ctxT(t).Done():
+		t.Fatal("Done not closed after the stopping handler returned")
+	}
+}
+
+// A handler still running when Stop has drained the subscriptions keeps
+// Done open until it returns; its response still goes out.
+func TestDoneWaitsForRunningHandler(t *testing.T) {
+	s := startServer(t)
+	nc := connect(t, s.URL())
+	var doneCalls atomic.Int32
+	handled := make(chan struct{})
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	svc := addService(t, nc, micro.Config{Name: "slow", Version: "1.0.0",
+		DoneHandler: func(*micro.Service) {
+			if doneCalls.Add(1) == 1 {
+				close(handled)
+			}
+		}})
+	if err := svc.AddEndpoint("work", micro.HandlerFunc(func(r micro.Request) {
+		close(entered)
+		<-release
+		_ = r.Respond([]byte("finished"))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	reply := make(chan string, 1)
+	go func() {
+		m, err := nc.Request(ctxT(t), "work", nil)
+		if err != nil {
+			reply <- err.Error()
+			return
+		}
+		reply <- string(m.Data)
+	}()
+	<-entered
+	if err := svc.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-svc.Done():
+		t.Fatal("Done closed while a handler was running")
+	default:
+	}
+	if n := doneCalls.Load(); n != 0 {
+		t.Fatalf("DoneHandler called %d times while a handler was running", n)
+	}
+	close(release)
+	select {
+	case <-svc.Done():
+	case <-ctxT(t).Done():
+		t.Fatal("Done not closed after the handler returned")
+	}
+	if got := <-reply; got != "finished" {
+		t.Fatalf("reply of the request in flight at Stop: %q", got)
+	}
+	// DoneHandler runs right after Done is closed, on another goroutine.
+	select {
+	case <-handled:
+	case <-ctxT(t).Done():
+		t.Fatal("DoneHandler not called")
+	}
+	if err := svc.Stop(ctxT(t)); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if n := doneCalls.Load(); n != 1 {
+		t.Fatalf("DoneHandler called %d times", n)
+	}
 }
 
 // Closing the connection stops the service: DoneHandler once, Stopped,
