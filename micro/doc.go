@@ -40,8 +40,11 @@
 //
 // A service runs until Stop or until its connection closes (Close,
 // Drain, or a fatal error: then ErrHandler receives that error). Either
-// way it stops once, and DoneHandler is called once. Stop drains the
-// subscriptions: requests already on their way are still handled.
+// way it stops once, and DoneHandler is called once, after every handler
+// call has returned (Done is closed just before). Stop drains the
+// subscriptions: requests already on their way are still handled, and
+// Stop waits for them unless a handler call is still running (a handler
+// may call Stop), in which case Done tells when the last one returns.
 //
 // # Statistics
 //
