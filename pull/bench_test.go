@@ -84,3 +84,21 @@ func BenchmarkMessagesAck(b *testing.B) {
 
 var _ = conn.ErrClosed
 var _ = pull.ErrNoMessages
+
+// BenchmarkFetch1 is a loop of one-message Fetches (the shape of a worker
+// calling Next): the per-call cost of a pull, its subscription and its
+// reply subject, not the per-message cost of a large batch.
+func BenchmarkFetch1(b *testing.B) {
+	e := benchEnv(b, b.N)
+	c := e.consumer(b, jsapi.ConsumerConfig{AckPolicy: jsapi.AckNone})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+		msgs, err := c.Fetch(ctx, 1)
+		cancel()
+		if err != nil || len(msgs) != 1 {
+			b.Fatalf("fetch: %d %v", len(msgs), err)
+		}
+	}
+}

@@ -10,10 +10,13 @@ import (
 // Fetch subscriptions.
 //
 // A Fetch reads its pull's messages from a subscription of its own. Making
-// one for every Fetch (SUB, UNSUB, and a reply subject the server has never
-// routed to) cost the server about a tenth more CPU per delivered message
-// in a loop of Fetch(500) (jsfetch: +10 % msgs/s with the subscription
-// kept, median of 6 interleaved runs). So a Fetch whose pull is over —
+// one for every Fetch costs a SUB, an UNSUB, a reply subject the server has
+// never routed to, and the allocations of a subscription: in a loop of
+// one-message Fetches (BenchmarkFetch1, the shape of a worker calling Next)
+// keeping it took 18 → 10 allocations and 2110 → 739 bytes per call, and
+// 173 → 139 µs (medians of 6 alternating runs). For Fetch(500) the cost is
+// spread over 500 messages and no difference stood out of the noise. So a
+// Fetch whose pull is over —
 // the server can send nothing more to its subject — leaves its subscription
 // to the next Fetch of the same Consumer. A pull is over after a 404 or 408
 // status, or once it got its whole batch when it set no MaxBytes (with

@@ -56,9 +56,9 @@ type engine struct {
 	// replies to prefix + epoch (reply), and reset starts a new epoch, so
 	// statuses for forgotten pulls are recognised and ignored. One reply
 	// subject for many pulls, not one per pull: the server delivers to a
-	// subject it has routed before (a fresh subject per pull cost the
-	// server 7–10 % more CPU per delivered message, measured on the
-	// ordered read-through), and nothing accumulates per pull.
+	// subject it has routed before (the ordered read-through ran 5–12 %
+	// faster with the shared subject in four interleaved comparisons), and
+	// nothing accumulates per pull.
 	epoch        uint64
 	reply        string
 	pendingMsgs  int // requested, not yet yielded
