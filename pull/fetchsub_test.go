@@ -166,3 +166,32 @@ func TestFetchSubscriptionIdleExpiry(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A kept fetch subscription survives a reconnect (the connection
+// subscribes it again) and serves the next Fetch.
+func TestFetchSubscriptionAcrossReconnect(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{AckPolicy: jsapi.AckNone})
+	spy := newReplySpy(t, e)
+	e.publish(t, 2)
+	if msgs, err := c.Fetch(e.ctx, 1); err != nil || len(msgs) != 1 {
+		t.Fatalf("fetch: %d %v", len(msgs), err)
+	}
+	first := spy.next(t, e.ctx)
+	reconnected := make(chan struct{}, 1)
+	remove := e.nc.OnReconnect(func() { reconnected <- struct{}{} })
+	e.nc.ForceReconnect()
+	select {
+	case <-reconnected:
+	case <-e.ctx.Done():
+		t.Fatal("no reconnect")
+	}
+	remove()
+	msgs, err := c.Fetch(e.ctx, 1)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("fetch after the reconnect: %d %v", len(msgs), err)
+	}
+	if r := spy.next(t, e.ctx); r != first {
+		t.Fatalf("after the reconnect the pull replied to %q, not the kept %q", r, first)
+	}
+}
