@@ -260,8 +260,8 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 		if n > 0 {
 			e.mu.Lock()
-			// Messages of pulls a reset forgot are not counted: they
-			// were already released.
+			// Never below zero: messages of pulls that a reset forgot
+			// (and released) may still arrive.
 			e.pendingMsgs = max(e.pendingMsgs-n, 0)
 			if e.s.maxBytes > 0 {
 				e.pendingBytes = max(e.pendingBytes-size, 0)
