@@ -1,34 +1,20 @@
 package extra_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 )
 
-// connect dials url and closes the connection at cleanup.
-func connect(t testing.TB, url string, opts ...conn.Option) *conn.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, url, opts...)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return nc
-}
-
-// ctxT returns a context bounded to 30 s and cancelled at cleanup.
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// Shared test helpers (internal/testutil).
+var (
+	connect    = testutil.Connect
+	ctxT       = testutil.Ctx
+	eventually = testutil.Eventually
+)
 
 func newJS(t testing.TB, nc *conn.Conn) *jsapi.JS {
 	t.Helper()
@@ -70,16 +56,4 @@ func msgCount(t testing.TB, st *jsapi.Stream) uint64 {
 		t.Fatalf("stream info: %v", err)
 	}
 	return info.State.Msgs
-}
-
-// eventually polls cond with backoff until it holds, failing after 20 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for d := time.Millisecond; !cond(); d = min(2*d, 50*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(d)
-	}
 }

@@ -9,7 +9,15 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/micro"
+)
+
+// Shared test helpers (internal/testutil).
+var (
+	connect    = testutil.Connect
+	ctxT       = testutil.Ctx
+	eventually = testutil.Eventually
 )
 
 func TestMain(m *testing.M) {
@@ -21,37 +29,6 @@ func TestMain(m *testing.M) {
 func startServer(t testing.TB) *testserver.Server {
 	t.Helper()
 	return testserver.Start(t, testserver.Options{NoJetStream: true})
-}
-
-func connect(t testing.TB, url string, opts ...conn.Option) *conn.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, url, opts...)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return nc
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond with a bounded deadline (no fixed sleep as
-// synchronisation: it returns as soon as cond holds).
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for d := time.Millisecond; !cond(); d = min(2*d, 50*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(d)
-	}
 }
 
 // addService adds a service and stops it when the test ends.

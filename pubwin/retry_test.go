@@ -10,22 +10,16 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 	"github.com/natsio/natsio/pubwin"
 )
 
-// eventually polls cond with backoff until it holds, failing after 20 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for d := time.Millisecond; !cond(); d = min(2*d, 50*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(d) // polling
-	}
-}
+// Shared test helpers (internal/testutil).
+var (
+	eventually = testutil.Eventually
+)
 
 func TestRetryOptionValidation(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
