@@ -6,10 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -19,20 +19,7 @@ func exampleJS(ctx context.Context) (*jsapi.JS, func(), error) {
 	url := os.Getenv("NATS_URL")
 	stop := func() {}
 	if url == "" {
-		dir, err := os.MkdirTemp("", "natsio-extra-example")
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-		if err != nil {
-			return nil, nil, err
-		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			return nil, nil, fmt.Errorf("server not ready")
-		}
-		url = s.ClientURL()
-		stop = func() { s.Shutdown(); s.WaitForShutdown(); os.RemoveAll(dir) }
+		url, stop = testserver.ForExample(true)
 	}
 	nc, err := conn.Connect(ctx, url)
 	if err != nil {

@@ -4,31 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 )
 
 // exampleServer starts an embedded JetStream server for the examples.
-func exampleServer() (url string, stop func()) {
-	dir, err := os.MkdirTemp("", "natsio-jsapi-example-*")
-	if err != nil {
-		panic(err)
-	}
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: dir})
-	if err != nil {
-		panic(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		panic("server not ready")
-	}
-	return s.ClientURL(), func() { s.Shutdown(); s.WaitForShutdown(); os.RemoveAll(dir) }
-}
+func exampleServer() (url string, stop func()) { return testserver.ForExample(true) }
 
 func Example() {
 	url, stop := exampleServer()

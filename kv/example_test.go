@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 )
@@ -16,27 +15,15 @@ import (
 // exampleJS starts an embedded JetStream server and returns a JetStream
 // view of a connection to it, and a cleanup.
 func exampleJS() (*jsapi.JS, func()) {
-	dir, err := os.MkdirTemp("", "kv-example-*")
-	if err != nil {
-		panic(err)
-	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: dir})
-	if err != nil {
-		panic(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		panic("server not ready")
-	}
+	url, stop := testserver.ForExample(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, srv.ClientURL())
+	nc, err := conn.Connect(ctx, url)
 	if err != nil {
 		panic(err)
 	}
 	js, _ := jsapi.New(nc)
-	return js, func() { nc.Close(); srv.Shutdown(); os.RemoveAll(dir) }
+	return js, func() { nc.Close(); stop() }
 }
 
 // Feature flags distributed to every instance: each one watches the

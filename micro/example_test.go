@@ -7,23 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/micro"
 )
 
 // exampleServer starts an embedded server for the examples.
-func exampleServer() (url string, stop func()) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		panic(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		panic("server not ready")
-	}
-	return s.ClientURL(), s.Shutdown
-}
+func exampleServer() (url string, stop func()) { return testserver.ForExample(false) }
 
 func Example() {
 	url, stop := exampleServer()

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -15,18 +15,10 @@ import (
 // exampleJS starts an embedded JetStream server and returns a connection,
 // a JetStream view, a stream "ORDERS" on "orders.>" and a cleanup.
 func exampleJS() (*conn.Conn, *jsapi.JS, func()) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: tempDir()})
-	if err != nil {
-		panic(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		panic("not ready")
-	}
+	url, stop := testserver.ForExample(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, srv.ClientURL())
+	nc, err := conn.Connect(ctx, url)
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +26,7 @@ func exampleJS() (*conn.Conn, *jsapi.JS, func()) {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
 		panic(err)
 	}
-	return nc, js, func() { nc.Close(); srv.Shutdown() }
+	return nc, js, func() { nc.Close(); stop() }
 }
 
 func Example() {

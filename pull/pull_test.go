@@ -19,25 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testserver.RunIfChild()
-	dir, err := os.MkdirTemp("", "natsio-pull-examples-*")
-	if err != nil {
-		panic(err)
-	}
-	exampleDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// exampleDir holds the examples' JetStream stores.
-var exampleDir string
-
-func tempDir() string {
-	d, err := os.MkdirTemp(exampleDir, "js-*")
-	if err != nil {
-		panic(err)
-	}
-	return d
+	os.Exit(m.Run())
 }
 
 type env struct {
