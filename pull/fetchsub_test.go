@@ -5,45 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
-
-// replySpy records the reply subjects of the pulls sent to consumer C.
-type replySpy struct {
-	nc  *conn.Conn
-	sub *conn.Subscription
-}
-
-func newReplySpy(t *testing.T, e *env) *replySpy {
-	t.Helper()
-	nc, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	sub, err := nc.Subscribe("$JS.API.CONSUMER.MSG.NEXT.S.C")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	return &replySpy{nc: nc, sub: sub}
-}
-
-// next returns the reply subject of the next pull seen.
-func (p *replySpy) next(t *testing.T, ctx context.Context) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	m, err := p.sub.NextMsg(ctx)
-	if err != nil {
-		t.Fatalf("no pull seen: %v", err)
-	}
-	return m.Reply
-}
 
 // A Fetch whose pull is over leaves its subscription to the next Fetch:
 // the pulls reply to one subject. A pull that may still send (MaxBytes, a
@@ -51,7 +15,7 @@ func (p *replySpy) next(t *testing.T, ctx context.Context) string {
 func TestFetchKeepsSubscription(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
-	spy := newReplySpy(t, e)
+	spy := spyPulls(t, e)
 	e.publish(t, 10)
 	fetch := func(n int, opts ...pull.Opt) []*jsapi.Msg {
 		t.Helper()
@@ -71,24 +35,24 @@ func TestFetchKeepsSubscription(t *testing.T) {
 	if got := len(fetch(4)); got != 4 {
 		t.Fatalf("fetched %d of 4", got)
 	}
-	first := spy.next(t, e.ctx)
+	first := spy.next(t)
 	if got := len(fetch(4)); got != 4 {
 		t.Fatalf("fetched %d of 4", got)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("a whole batch: the next pull replied to %q, not %q", r, first)
 	}
 	// 2 left: the pull ends with a 408 at its expiry, and is over.
 	if got := len(fetch(4)); got != 2 {
 		t.Fatalf("fetched %d of the 2 left", got)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("a pull that expired: the next pull replied to %q, not %q", r, first)
 	}
 	if got := len(fetch(4)); got != 0 {
 		t.Fatalf("fetched %d from an empty consumer", got)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("an empty pull: the next one replied to %q, not %q", r, first)
 	}
 
@@ -97,7 +61,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 	if got := len(fetch(4, pull.NoWait())); got != 1 {
 		t.Fatalf("NoWait fetched %d of the 1 there", got)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("a NoWait pull: the next pull replied to %q, not %q", r, first)
 	}
 
@@ -106,14 +70,14 @@ func TestFetchKeepsSubscription(t *testing.T) {
 	if got := len(fetch(1, pull.MaxBytes(1<<20))); got != 1 {
 		t.Fatalf("fetched %d of 1", got)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("the MaxBytes pull replied to %q, not the kept %q", r, first)
 	}
 	e.publish(t, 1)
 	if got := len(fetch(1)); got != 1 {
 		t.Fatalf("fetched %d of 1", got)
 	}
-	second := spy.next(t, e.ctx)
+	second := spy.next(t)
 	if second == first {
 		t.Fatalf("the subscription of a MaxBytes pull served the next Fetch (%q)", first)
 	}
@@ -126,7 +90,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 
 		done <- err
 	}()
-	if r := spy.next(t, e.ctx); r != second {
+	if r := spy.next(t); r != second {
 		t.Fatalf("the kept subscription was not reused: %q, not %q", r, second)
 	}
 	cancel()
@@ -138,7 +102,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 	if got := len(fetch(1)); got != 1 {
 		t.Fatalf("fetched %d of 1", got)
 	}
-	if r := spy.next(t, e.ctx); r == second {
+	if r := spy.next(t); r == second {
 		t.Fatalf("the subscription of a cancelled Fetch served the next one (%q)", r)
 	}
 }
@@ -172,26 +136,18 @@ func TestFetchSubscriptionIdleExpiry(t *testing.T) {
 func TestFetchSubscriptionAcrossReconnect(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{AckPolicy: jsapi.AckNone})
-	spy := newReplySpy(t, e)
+	spy := spyPulls(t, e)
 	e.publish(t, 2)
 	if msgs, err := c.Fetch(e.ctx, 1); err != nil || len(msgs) != 1 {
 		t.Fatalf("fetch: %d %v", len(msgs), err)
 	}
-	first := spy.next(t, e.ctx)
-	reconnected := make(chan struct{}, 1)
-	remove := e.nc.OnReconnect(func() { reconnected <- struct{}{} })
-	e.nc.ForceReconnect()
-	select {
-	case <-reconnected:
-	case <-e.ctx.Done():
-		t.Fatal("no reconnect")
-	}
-	remove()
+	first := spy.next(t)
+	e.reconnect(t)
 	msgs, err := c.Fetch(e.ctx, 1)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("fetch after the reconnect: %d %v", len(msgs), err)
 	}
-	if r := spy.next(t, e.ctx); r != first {
+	if r := spy.next(t); r != first {
 		t.Fatalf("after the reconnect the pull replied to %q, not the kept %q", r, first)
 	}
 }

@@ -2,76 +2,13 @@ package pull_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
-
-// pullSpy records the pull requests the server receives for consumer C of
-// stream S, in arrival order, with the connection (by inbox prefix) that
-// sent each one.
-type pullSpy struct {
-	mu    sync.Mutex
-	pulls []spiedPull
-}
-
-type spiedPull struct {
-	reply string
-	body  struct {
-		Group string `json:"group"`
-		ID    string `json:"id"`
-	}
-	hasID bool
-}
-
-func spyPulls(t *testing.T, e *env) *pullSpy {
-	t.Helper()
-	spy := &pullSpy{}
-	nc, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	if _, err := nc.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.S.C", func(m *conn.Msg) {
-		p := spiedPull{reply: m.Reply}
-		if err := json.Unmarshal(m.Data, &p.body); err != nil {
-			t.Errorf("pull body %q: %v", m.Data, err)
-		}
-		p.hasID = strings.Contains(string(m.Data), `"id"`)
-		spy.mu.Lock()
-		spy.pulls = append(spy.pulls, p)
-		spy.mu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	return spy
-}
-
-// wait returns the n-th pull (1-based) once it has been seen.
-func (s *pullSpy) wait(t *testing.T, n int) spiedPull {
-	t.Helper()
-	var p spiedPull
-	waitUntil(t, 10*time.Second, "pull request to be seen", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.pulls) >= n {
-			p = s.pulls[n-1]
-			return true
-		}
-		return false
-	})
-	return p
-}
 
 // pinOf returns the pin stamped on every message of msgs (failing when
 // they differ or one has none) and their stream sequences.

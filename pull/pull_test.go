@@ -60,6 +60,21 @@ func (e *env) publish(t testing.TB, n int) {
 	}
 }
 
+// reconnect makes the client drop its connection and waits until it has
+// reconnected (and resubscribed).
+func (e *env) reconnect(t testing.TB) {
+	t.Helper()
+	reconnected := make(chan struct{}, 1)
+	remove := e.nc.OnReconnect(func() { reconnected <- struct{}{} })
+	defer remove()
+	e.nc.ForceReconnect()
+	select {
+	case <-reconnected:
+	case <-e.ctx.Done():
+		t.Fatal("no reconnect")
+	}
+}
+
 // publishAfterRestart publishes n messages while the client may still be
 // finding out that its server restarted: a publish whose link dropped
 // before the ack (conn.ErrDisconnected, fate unknown) is sent again with

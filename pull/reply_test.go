@@ -6,30 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
 
 // The pulls of one Messages call share a reply subject until the engine
-// forgets them (here: a reconnect after a server restart), and the pulls
+// forgets them (here: a reconnect), and the pulls
 // sent after that reply to a new one. Nothing is kept per pull, and the
 // server routes every delivery to a subject it has seen before.
 func TestPullsShareReplySubject(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
-	spy, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
-	pulls, err := spy.Subscribe("$JS.API.CONSUMER.MSG.NEXT.S.C")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	spy := spyPulls(t, e)
 	const n = 100
 	e.publish(t, n)
 	got := 0
@@ -49,10 +37,7 @@ func TestPullsShareReplySubject(t *testing.T) {
 			break // the message published after the reconnect
 		}
 		// All n read: every pull so far shares one reply subject.
-		if err := spy.Flush(e.ctx); err != nil {
-			t.Fatal(err)
-		}
-		first = replies(t, pulls)
+		first = spy.seen(t)
 		if len(first) < n/10 {
 			t.Fatalf("%d pulls for %d messages in batches of 10", len(first), n)
 		}
@@ -63,41 +48,15 @@ func TestPullsShareReplySubject(t *testing.T) {
 		}
 		// A reconnect forgets the pulls: those sent after it use a new
 		// subject.
-		reconnected := make(chan struct{}, 1)
-		remove := e.nc.OnReconnect(func() { reconnected <- struct{}{} })
-		e.nc.ForceReconnect()
-		select {
-		case <-reconnected:
-		case <-e.ctx.Done():
-			t.Fatal("no reconnect")
-		}
-		remove()
+		e.reconnect(t)
 		e.publish(t, 1)
 	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	second := replies(t, pulls)
+	second := spy.seen(t)
 	if len(second) == 0 {
 		t.Fatal("no pull after the reconnect")
 	}
 	if last := second[len(second)-1]; last == first[0] {
 		t.Fatalf("pulls before and after the reconnect both replied to %q", last)
-	}
-}
-
-// replies drains the pull requests the spy has seen so far.
-func replies(t *testing.T, pulls *conn.Subscription) []string {
-	t.Helper()
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	var out []string
-	for {
-		m, err := pulls.NextMsg(done)
-		if err != nil {
-			return out
-		}
-		out = append(out, m.Reply)
 	}
 }
 
@@ -109,7 +68,7 @@ func replies(t *testing.T, pulls *conn.Subscription) []string {
 func TestMessagesRecoversFromMaxWaiting(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{MaxWaiting: 1})
-	spy := newReplySpy(t, e)
+	spy := spyPulls(t, e)
 
 	// A Fetch holds the only waiting slot for about a second.
 	fetchDone := make(chan struct{})
@@ -119,7 +78,7 @@ func TestMessagesRecoversFromMaxWaiting(t *testing.T) {
 		defer cancel()
 		_, _ = c.Fetch(ctx, 1)
 	}()
-	fetchReply := spy.next(t, e.ctx)
+	fetchReply := spy.next(t)
 
 	errs := make(chan error, 64)
 	got := make(chan *jsapi.Msg, 16)
@@ -142,7 +101,7 @@ func TestMessagesRecoversFromMaxWaiting(t *testing.T) {
 			got <- m
 		}
 	}()
-	first := spy.next(t, e.ctx)
+	first := spy.next(t)
 	select {
 	case err := <-errs:
 		if !errors.Is(err, pull.ErrNoHeartbeat) {
@@ -151,7 +110,7 @@ func TestMessagesRecoversFromMaxWaiting(t *testing.T) {
 	case <-e.ctx.Done():
 		t.Fatal("the dropped pull went unnoticed")
 	}
-	again := spy.next(t, e.ctx)
+	again := spy.next(t)
 	if again == first || again == fetchReply {
 		t.Fatalf("the pull after the reset replied to %q (first pull %q)", again, first)
 	}
