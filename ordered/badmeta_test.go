@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/proto"
@@ -23,11 +23,7 @@ func TestOrderedUnreadableMetadataIsAnError(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeJetStream("$JS.ACK.S.C.1.1.1.1700000000000000000")))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, fs.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := testutil.Connect(t, fs.URL())
 	js, err := jsapi.New(nc)
 	if err != nil {
 		t.Fatal(err)

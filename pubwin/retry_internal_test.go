@@ -8,6 +8,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -20,11 +21,7 @@ import (
 func TestRetryServer429Frame(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	ctx := t.Context()
-	nc, err := conn.Connect(ctx, s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := testutil.Connect(t, s.URL())
 	js, err := jsapi.New(nc)
 	if err != nil {
 		t.Fatal(err)
