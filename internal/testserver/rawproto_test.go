@@ -23,6 +23,8 @@ type rawConn struct {
 	t    testing.TB
 	conn net.Conn
 	r    *bufio.Reader
+	// timeout, when set, replaces ioTimeout for reads (roundTrip).
+	timeout time.Duration
 }
 
 var inboxSeq atomic.Int64
@@ -57,7 +59,11 @@ func (c *rawConn) upgradeTLS(cfg *tls.Config) error {
 }
 
 func (c *rawConn) readLine() (string, error) {
-	c.conn.SetReadDeadline(time.Now().Add(ioTimeout))
+	d := ioTimeout
+	if c.timeout > 0 {
+		d = c.timeout
+	}
+	c.conn.SetReadDeadline(time.Now().Add(d))
 	line, err := c.r.ReadString('\n')
 	return strings.TrimRight(line, "\r\n"), err
 }
@@ -142,12 +148,34 @@ func (c *rawConn) mustConnect(fields map[string]any) {
 // and returns the payload of the first reply.
 func (c *rawConn) request(subject string, payload []byte) []byte {
 	c.t.Helper()
+	_, body, err := c.roundTrip(subject, "", payload, ioTimeout)
+	if err != nil {
+		c.t.Fatalf("waiting for reply to %s: %v", subject, err)
+	}
+	return body
+}
+
+// roundTrip publishes payload (with the header block hdr when it is not
+// empty) to subject with a fresh inbox as reply subject and waits up to
+// timeout for the first reply. It returns the reply's header block and
+// payload. A read timeout is returned as an error; the test fails on any
+// other error or an -ERR line.
+func (c *rawConn) roundTrip(subject, hdr string, payload []byte, timeout time.Duration) (string, []byte, error) {
+	c.t.Helper()
 	inbox := fmt.Sprintf("_INBOX.raw.%d", inboxSeq.Add(1))
-	c.send(fmt.Sprintf("SUB %s 1\r\nPUB %s %s %d\r\n%s\r\n", inbox, subject, inbox, len(payload), payload))
+	sid := inboxSeq.Add(1)
+	pub := fmt.Sprintf("PUB %s %s %d\r\n%s\r\n", subject, inbox, len(payload), payload)
+	if hdr != "" {
+		pub = fmt.Sprintf("HPUB %s %s %d %d\r\n%s%s\r\n", subject, inbox, len(hdr), len(hdr)+len(payload), hdr, payload)
+	}
+	c.send(fmt.Sprintf("SUB %s %d\r\n%s", inbox, sid, pub))
+	defer c.send(fmt.Sprintf("UNSUB %d\r\n", sid))
+	c.timeout = timeout
+	defer func() { c.timeout = 0 }()
 	for {
 		line, err := c.next()
 		if err != nil {
-			c.t.Fatalf("waiting for reply to %s: %v", subject, err)
+			return "", nil, err
 		}
 		if strings.HasPrefix(line, "-ERR") {
 			c.t.Fatalf("request %s: %s", subject, line)
@@ -160,20 +188,51 @@ func (c *rawConn) request(subject string, payload []byte) []byte {
 		if err != nil {
 			c.t.Fatalf("bad %q", line)
 		}
-		hdr := 0
+		hlen := 0
 		if f[0] == "HMSG" {
-			if hdr, err = strconv.Atoi(f[len(f)-2]); err != nil {
+			if hlen, err = strconv.Atoi(f[len(f)-2]); err != nil {
 				c.t.Fatalf("bad %q", line)
 			}
 		}
 		buf := make([]byte, total+2)
-		c.conn.SetReadDeadline(time.Now().Add(ioTimeout))
+		c.conn.SetReadDeadline(time.Now().Add(timeout))
 		if _, err := io.ReadFull(c.r, buf); err != nil {
 			c.t.Fatalf("reading payload: %v", err)
 		}
-		c.send("UNSUB 1\r\n")
-		return buf[hdr:total]
+		return string(buf[:hlen]), buf[hlen:total], nil
 	}
+}
+
+// jsPublish publishes payload to a stream subject with the message id msgID
+// and returns the decoded publish ack. The connection must have been made
+// with "no_responders": true. While the stream's interest has not reached
+// this server yet (a new clustered stream), the server answers 503 or the
+// publish goes unanswered; jsPublish then publishes again with the same
+// id, which the stream's duplicate window stores once.
+func (c *rawConn) jsPublish(subject, msgID string, payload []byte) map[string]any {
+	c.t.Helper()
+	hdr := "NATS/1.0\r\nNats-Msg-Id: " + msgID + "\r\n\r\n"
+	var last string
+	for range 30 {
+		h, body, err := c.roundTrip(subject, hdr, payload, time.Second)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case strings.HasPrefix(h, "NATS/1.0 503"):
+			last = "503 no responders"
+		default:
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil {
+				c.t.Fatalf("decoding publish ack %q: %v", body, err)
+			}
+			if e, ok := m["error"]; ok {
+				c.t.Fatalf("publish to %s: error %v", subject, e)
+			}
+			return m
+		}
+	}
+	c.t.Fatalf("publish to %s: no ack after 30 attempts (last: %s)", subject, last)
+	return nil
 }
 
 // jsRequest sends a JetStream API request and decodes the JSON reply,

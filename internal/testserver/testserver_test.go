@@ -184,12 +184,13 @@ func TestCluster(t *testing.T) {
 	if urls, _ := info["connect_urls"].([]any); len(urls) != 3 {
 		t.Errorf("INFO connect_urls = %v, want 3 entries", info["connect_urls"])
 	}
-	conn.mustConnect(nil)
+	conn.mustConnect(map[string]any{"no_responders": true})
 	createStream(t, conn, "R", 3)
-	// Publish once the R3 stream has a leader: before that the publish can
-	// go unanswered past the raw client's read deadline.
+	// Publish once the R3 stream has a leader. Even then the leader's
+	// interest in r.> may not have reached srvs[0] over the routes yet,
+	// so jsPublish retries (with one message id) until it is acked.
 	c.WaitStreamLeader(t, "", "R")
-	if ack := conn.jsRequest("r.1", []byte("hi")); ack["stream"] != "R" {
+	if ack := conn.jsPublish("r.1", "r1", []byte("hi")); ack["stream"] != "R" {
 		t.Fatalf("unexpected publish ack %v", ack)
 	}
 
