@@ -53,6 +53,7 @@ type config struct {
 	timeout   time.Duration
 	list      bool
 	profile   string
+	srvPerf   string
 	memRate   int
 
 	// child mode
@@ -79,6 +80,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 3*time.Minute, "limit for one run (child process)")
 	flag.BoolVar(&c.list, "list", false, "list scenarios and exit")
 	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of each timed section to this directory")
+	flag.StringVar(&c.srvPerf, "srvperf", "", "with -child: record the server process with `perf record -g` during the timed section into this file (Linux, perf installed)")
 	flag.IntVar(&c.memRate, "memprofilerate", 0, "with -profile: runtime.MemProfileRate (1 records every allocation but slows the run; 0 keeps the default sampling)")
 	flag.BoolVar(&c.child, "child", false, "internal: run one scenario for one client and print the result")
 	flag.StringVar(&c.scenario, "scenario", "", "internal (child): scenario name")
@@ -206,6 +208,9 @@ func runChild(c config) (res harness.Result) {
 	if c.profile != "" {
 		run = profiled(c, run)
 	}
+	if c.srvPerf != "" {
+		run = serverPerf(c, run)
+	}
 	sample, err := harness.Measure(c.srvPID, run)
 	res.WallNs = int64(sample.Wall)
 	res.CliCPUNs = int64(sample.CliCPU)
@@ -253,6 +258,22 @@ func profiled(c config, run func() error) func() error {
 		err = run()
 		pprof.StopCPUProfile()
 		return errors.Join(err, writeHeap("allocs1.pprof"))
+	}
+}
+
+// serverPerf wraps the timed section with `perf record` of the server
+// process, to see where the server spends its time for one client.
+func serverPerf(c config, run func() error) func() error {
+	return func() error {
+		cmd := exec.Command("perf", "record", "-g", "-F", "2999", "-p", strconv.Itoa(c.srvPID), "-o", c.srvPerf)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("srvperf: %w", err)
+		}
+		time.Sleep(300 * time.Millisecond) // perf attaches to the process's threads
+		err := run()
+		_ = cmd.Process.Signal(os.Interrupt)
+		return errors.Join(err, cmd.Wait())
 	}
 }
 
