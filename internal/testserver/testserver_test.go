@@ -210,6 +210,8 @@ func TestCluster(t *testing.T) {
 	conn2 := dialRaw(t, srvs[idx].URL())
 	conn2.readInfo()
 	conn2.mustConnect(nil)
+	// The restarted member may have led R: STREAM.INFO waits for a leader.
+	c.WaitStreamLeader(t, "", "R")
 	if n := streamMessages(t, conn2, "R"); n != 1 {
 		t.Fatalf("stream R has %v messages, want 1", n)
 	}
