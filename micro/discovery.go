@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/proto"
 )
 
 // ServiceIdentity holds the fields every discovery response carries
@@ -51,9 +52,9 @@ const (
 	verbStats = "STATS"
 )
 
-// controlSubject returns $SRV.<verb>[.<name>[.<id>]].
-func controlSubject(verb, name, id string) string {
-	s := APIPrefix + "." + verb
+// controlSubject returns <prefix>.<verb>[.<name>[.<id>]].
+func controlSubject(prefix, verb, name, id string) string {
+	s := prefix + "." + verb
 	if name != "" {
 		s += "." + name
 		if id != "" {
@@ -107,7 +108,7 @@ func (s *Service) subscribeDiscoveryLocked() error {
 	info := func() []byte { return *s.infoJSON.Load() }
 	for _, target := range [][2]string{{"", ""}, {s.cfg.Name, ""}, {s.cfg.Name, s.id}} {
 		for _, verb := range []string{verbPing, verbInfo, verbStats} {
-			subject := controlSubject(verb, target[0], target[1])
+			subject := controlSubject(s.prefix, verb, target[0], target[1])
 			var sub *conn.Subscription
 			var err error
 			switch verb {
@@ -166,8 +167,9 @@ func ending(err error) bool {
 type DiscoverOpt func(*discoverOpts) error
 
 type discoverOpts struct {
-	id    string
-	stall time.Duration
+	id     string
+	stall  time.Duration
+	prefix string
 }
 
 // DefaultDiscoverStall is how long Ping, Infos and StatsOf wait for one
@@ -184,6 +186,29 @@ func DiscoverID(id string) DiscoverOpt {
 		o.id = id
 		return nil
 	}
+}
+
+// DiscoverPrefix sends the requests to <prefix>.PING… instead of
+// $SRV.PING…: for services started with that Config.Prefix, or for the
+// services of another account whose $SRV subjects this account imports
+// under prefix (ADR-32 asks for the prefix to be overridable as $JS is,
+// for tools that work across accounts). The import must allow several
+// responses (response_type: stream) for a request to reach more than one
+// service. prefix must be a subject without wildcards.
+func DiscoverPrefix(prefix string) DiscoverOpt {
+	return func(o *discoverOpts) error {
+		if !validPrefix(prefix) {
+			return configErr(ErrInvalidSubject, "prefix", prefix)
+		}
+		o.prefix = prefix
+		return nil
+	}
+}
+
+// validPrefix reports whether p can start a discovery subject: a subject
+// without wildcards.
+func validPrefix(p string) bool {
+	return proto.ValidatePublishSubject(p) == nil
 }
 
 // DiscoverStall sets how long to wait for one more reply after the last
@@ -224,7 +249,7 @@ func discover[T any](ctx context.Context, nc *conn.Conn, verb, want, name string
 	if nc == nil {
 		return nil, configErr(ErrInvalidConfig, "connection", "<nil>")
 	}
-	o := discoverOpts{stall: DefaultDiscoverStall}
+	o := discoverOpts{stall: DefaultDiscoverStall, prefix: APIPrefix}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -244,7 +269,7 @@ func discover[T any](ctx context.Context, nc *conn.Conn, verb, want, name string
 		many = append(many, conn.ManyMax(1))
 	}
 	var out []T
-	for m, err := range nc.RequestMany(ctx, controlSubject(verb, name, o.id), nil, nil, many...) {
+	for m, err := range nc.RequestMany(ctx, controlSubject(o.prefix, verb, name, o.id), nil, nil, many...) {
 		if errors.Is(err, conn.ErrNoResponders) {
 			return out, nil
 		}

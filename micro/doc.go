@@ -62,5 +62,7 @@
 // and answers with the JSON of ADR-32 (types io.nats.micro.v1.ping_response,
 // info_response and stats_response). Ping, Infos and StatsOf gather those
 // answers on the client side with conn.RequestMany; ResponseError reads
-// the service error out of a reply.
+// the service error out of a reply. The $SRV prefix is overridable, as
+// ADR-32 asks: Config.Prefix for a service, DiscoverPrefix for the
+// clients (also to reach another account's services through an import).
 package micro

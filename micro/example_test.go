@@ -82,3 +82,35 @@ func Example() {
 	// service calc stopped
 	// nats: no responders available for request
 }
+
+// A service answering discovery under a prefix of its own, and a client
+// asking there.
+func ExampleDiscoverPrefix() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	svc, err := micro.AddService(nc, micro.Config{Name: "billing", Version: "2.1.0", Prefix: "finance.SRV"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer svc.Stop(ctx)
+
+	pings, _ := micro.Ping(ctx, nc, "billing", micro.DiscoverPrefix("finance.SRV"))
+	for _, p := range pings {
+		fmt.Println("finance.SRV:", p.Name, p.Version)
+	}
+	pings, _ = micro.Ping(ctx, nc, "billing", micro.DiscoverStall(50*time.Millisecond))
+	fmt.Println("$SRV:", len(pings), "answers")
+	// Output:
+	// finance.SRV: billing 2.1.0
+	// $SRV: 0 answers
+}

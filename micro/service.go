@@ -66,6 +66,13 @@ type Config struct {
 	// DoneHandler, when set, is called once when the service has stopped:
 	// at the end of Stop, or when the connection closes.
 	DoneHandler func(*Service)
+	// Prefix replaces APIPrefix ("$SRV") as the start of the discovery
+	// subjects the service answers on: <Prefix>.PING, <Prefix>.INFO.<name>…
+	// It must be a subject without wildcards; its case is kept. Discovery
+	// clients reach such a service with DiscoverPrefix. (A tool reaching
+	// services of another account through an import needs only
+	// DiscoverPrefix: the services keep $SRV.)
+	Prefix string
 	// ErrHandler, when set, receives errors no caller sees: discovery
 	// replies that could not be sent, requests dropped because an
 	// endpoint's queue was full (matching conn.ErrSlowConsumer), a
@@ -98,6 +105,7 @@ type EndpointConfig struct {
 type Service struct {
 	nc      *conn.Conn
 	cfg     Config
+	prefix  string // of the discovery subjects
 	id      string
 	started time.Time
 	queue   string // the service's queue group, "" for none
@@ -119,7 +127,8 @@ type Service struct {
 }
 
 // AddService validates cfg, subscribes to the discovery subjects
-// ($SRV.PING|INFO|STATS, each alone, with .<name> and with .<name>.<id>)
+// ($SRV.PING|INFO|STATS, each alone, with .<name> and with .<name>.<id>;
+// Config.Prefix replaces $SRV)
 // and adds cfg.Endpoint if set. It fails with a *ConfigError
 // (ErrInvalidName, ErrInvalidVersion, ErrInvalidQueueGroup,
 // ErrInvalidSubject, ErrInvalidConfig) before anything is sent, or with
@@ -140,6 +149,13 @@ func AddService(nc *conn.Conn, cfg Config) (*Service, error) {
 	}
 	if !validSemver(cfg.Version) {
 		return nil, configErr(ErrInvalidVersion, "version", cfg.Version)
+	}
+	prefix := APIPrefix
+	if cfg.Prefix != "" {
+		if !validPrefix(cfg.Prefix) {
+			return nil, configErr(ErrInvalidSubject, "prefix", cfg.Prefix)
+		}
+		prefix = cfg.Prefix
 	}
 	queue := DefaultQueueGroup
 	switch {
@@ -179,6 +195,7 @@ func AddService(nc *conn.Conn, cfg Config) (*Service, error) {
 	s := &Service{
 		nc:      nc,
 		cfg:     cfg,
+		prefix:  prefix,
 		id:      nuid.Next(),
 		started: time.Now().UTC(),
 		queue:   queue,

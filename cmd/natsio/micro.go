@@ -31,16 +31,22 @@ Replies are gathered until none has come for --wait after the last one.`,
 
 // discoverFlags are the flags shared by the micro subcommands.
 type discoverFlags struct {
-	wait time.Duration
+	wait   time.Duration
+	prefix string
 }
 
 func (f *discoverFlags) add(c *cobra.Command) {
 	c.Flags().Var(newDuration(&f.wait, micro.DefaultDiscoverStall), "wait",
 		"how long to wait for one more reply after the last")
+	c.Flags().StringVar(&f.prefix, "prefix", "",
+		"discovery subject prefix instead of $SRV (services started with another prefix, or another account's services imported under one)")
 }
 
 func (f *discoverFlags) opts(id string) []micro.DiscoverOpt {
 	opts := []micro.DiscoverOpt{micro.DiscoverStall(f.wait)}
+	if f.prefix != "" {
+		opts = append(opts, micro.DiscoverPrefix(f.prefix))
+	}
 	if id != "" {
 		opts = append(opts, micro.DiscoverID(id))
 	}

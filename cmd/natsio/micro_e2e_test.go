@@ -87,6 +87,32 @@ func TestMicro(t *testing.T) {
 			t.Logf("$ natsio %s\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
 		}
 	}
+	// A service answering under another prefix: only --prefix finds it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := conn.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	team, err := micro.AddService(nc, micro.Config{Name: "teamcalc", Version: "0.1.0", Prefix: "team.SRV"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.ok(t, "micro", "ls"); strings.Contains(r.stdout, team.ID()) {
+		t.Fatalf("ls without --prefix lists a service under team.SRV:\n%s", r)
+	}
+	r = s.ok(t, "micro", "ls", "--prefix", "team.SRV")
+	contains(t, r, "teamcalc", "0.1.0", team.ID())
+	if strings.Contains(r.stdout, one.ID()) {
+		t.Fatalf("ls --prefix team.SRV lists a $SRV service:\n%s", r)
+	}
+	contains(t, s.ok(t, "micro", "ping", "teamcalc", "--prefix", "team.SRV"), "teamcalc 0.1.0 "+team.ID())
+	s.fails(t, []string{"prefix"}, "micro", "ls", "--prefix", "team.*")
+
 	r = s.ok(t, "micro", "ping", "calc")
 	contains(t, r, "calc 1.2.0 "+one.ID(), "calc 1.3.0 "+two.ID())
 	s.fails(t, []string{`no instance of service "nosuch" answered`}, "micro", "ping", "nosuch")
