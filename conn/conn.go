@@ -55,6 +55,9 @@ type Conn struct {
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
 	reconn      uint64
+	disconnects uint64
+	bufFull     uint64 // publishes refused with ErrReconnectBuffer
+	bufPeak     int    // most bytes buffered while disconnected
 	lastErr     error
 
 	kick   chan struct{}
@@ -88,6 +91,7 @@ type connStats struct {
 	readerResumes                                                              atomic.Uint64 // the parked reader goroutine took the socket back
 	inlineBatches                                                              atomic.Uint64 // consumers that read the socket for their next batch
 	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
+	protocolErrors, serverErrors                                               atomic.Uint64
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated
@@ -254,13 +258,28 @@ type Stats struct {
 	// received part of it), or a Close while disconnected or whose last
 	// write failed.
 	LostBytes uint64
+	// Disconnects counts connections lost (a Close is not one); the
+	// reason of each is in its EventDisconnected.
+	Disconnects uint64
+	// ProtocolErrors counts connections dropped because the server sent
+	// what the protocol does not allow (EventProtocolError); ServerErrors
+	// counts the server's -ERR lines (EventServerError), fatal or not.
+	ProtocolErrors, ServerErrors uint64
+	// ReconnectBufferFull counts publishes refused with ErrReconnectBuffer;
+	// ReconnectBufferPeak is the most bytes publishes ever held in the
+	// buffer while disconnected (bounded by the ReconnectBuffer option).
+	ReconnectBufferFull uint64
+	ReconnectBufferPeak int
 }
 
 // Stats returns the connection's counters.
 func (nc *Conn) Stats() Stats {
 	nc.mu.Lock()
-	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn}
+	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn,
+		Disconnects: nc.disconnects, ReconnectBufferFull: nc.bufFull, ReconnectBufferPeak: nc.bufPeak}
 	nc.mu.Unlock()
+	s.ProtocolErrors = nc.stats.protocolErrors.Load()
+	s.ServerErrors = nc.stats.serverErrors.Load()
 	s.InMsgs = nc.stats.inMsgs.Load()
 	s.InBytes = nc.stats.inBytes.Load()
 	s.Dropped = nc.stats.dropped.Load()

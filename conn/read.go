@@ -45,6 +45,7 @@ func (nc *Conn) readFailed(l *link, gen uint64, err error) {
 	l.wakeAll()
 	l.flushStats()
 	if IsProtocolError(err) {
+		nc.stats.protocolErrors.Add(1)
 		nc.ev.push(Event{Kind: EventProtocolError, Err: err})
 	}
 	nc.connLost(gen, err)
@@ -71,12 +72,14 @@ func (nc *Conn) handleOp(l *link, gen uint64, op *proto.Op) bool {
 	case proto.KindInfo:
 		if err := nc.asyncInfo(l, gen, op.Text); err != nil {
 			l.wakeAll()
+			nc.stats.protocolErrors.Add(1)
 			nc.ev.push(Event{Kind: EventProtocolError, Err: err})
 			nc.connLost(gen, err)
 			return true
 		}
 	case proto.KindErr:
 		se := classifyErr(op.Text)
+		nc.stats.serverErrors.Add(1)
 		nc.opts.logger.Warn("nats: server error", "err", se)
 		nc.ev.push(Event{Kind: EventServerError, Err: se})
 		if se.Fatal() {

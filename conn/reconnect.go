@@ -72,6 +72,7 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.pingsOut = 0
 	lost := nc.cur
 	nc.lastErr = reason
+	nc.disconnects++
 	reconnect := !nc.opts.noReconnect && nc.opts.maxReconnects != 0 && !nc.draining
 	// The link is gone: leave stateConnected even when closeWith (started
 	// below) is to follow, so that a second connLost for this generation

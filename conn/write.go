@@ -64,6 +64,7 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urg
 	}
 	if nc.state != stateConnected {
 		if nc.opts.reconnectBuf < 0 || len(nc.wbuf)+size+len(subject)+len(reply)+32 > nc.opts.reconnectBuf {
+			nc.bufFull++
 			nc.mu.Unlock()
 			return ErrReconnectBuffer
 		}
@@ -85,6 +86,9 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urg
 	}
 	nc.out.msgs++
 	nc.out.bytes += uint64(size)
+	if nc.state != stateConnected {
+		nc.bufPeak = max(nc.bufPeak, len(nc.wbuf))
+	}
 	if urgent && !nc.writing && nc.state == stateConnected {
 		nc.writeInline()
 		return nil
@@ -286,6 +290,26 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	case <-ctx.Done():
 		return timeoutErr(ctx)
 	}
+}
+
+// RTT measures the round trip to the server: the time a Flush takes (a
+// PING answered by a PONG, behind whatever was queued before it). Its
+// errors are Flush's.
+func (nc *Conn) RTT(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if err := nc.Flush(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// Buffered returns the bytes queued for the server and not yet taken by a
+// write: publishes waiting for the flusher, or, while disconnected, the
+// reconnect buffer's content.
+func (nc *Conn) Buffered() int {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return len(nc.wbuf)
 }
 
 // timeoutErr is ctx's error, matching ErrTimeout too when its deadline

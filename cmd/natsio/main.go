@@ -104,7 +104,7 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 			root.AddCommand(c)
 		}
 	}
-	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd(), a.traceCmd(), a.microCmd())
+	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd(), a.traceCmd(), a.microCmd(), a.rttCmd())
 	add("js", a.streamCmd(), a.consumerCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
 	add("tools", a.serverCmd(), a.benchCmd())
 	return root

@@ -1,0 +1,98 @@
+package conn_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/testserver"
+)
+
+// Disconnects and the reconnect buffer's figures: counted as they happen,
+// the peak bounded by the ReconnectBuffer option, Buffered showing what
+// waits and emptied once the connection is back.
+func TestStatsDisconnectsAndReconnectBuffer(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	const limit = 4096
+	nc := connect(t, s.URL(), conn.ReconnectBuffer(limit), fltFastReconnect())
+
+	nc.ForceReconnect()
+	eventually(t, "the forced reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
+	if st := nc.Stats(); st.Disconnects != 1 || st.ReconnectBufferPeak != 0 || st.ReconnectBufferFull != 0 {
+		t.Fatalf("after a forced reconnect: %+v", st)
+	}
+
+	s.Shutdown()
+	eventually(t, "the client to notice the shutdown", func() bool { return !nc.IsConnected() })
+	data := make([]byte, 100)
+	published := 0
+	for {
+		err := nc.Publish("stats.buf", data)
+		if errors.Is(err, conn.ErrReconnectBuffer) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if published++; published > limit {
+			t.Fatal("the reconnect buffer never filled")
+		}
+	}
+	if err := nc.Publish("stats.buf", data); !errors.Is(err, conn.ErrReconnectBuffer) {
+		t.Fatalf("second publish over the limit: %v", err)
+	}
+	st := nc.Stats()
+	if st.Disconnects != 2 || st.ReconnectBufferFull != 2 {
+		t.Fatalf("while disconnected: %+v", st)
+	}
+	if b := nc.Buffered(); b == 0 || b > limit || st.ReconnectBufferPeak != b {
+		t.Fatalf("Buffered %d, peak %d, limit %d", b, st.ReconnectBufferPeak, limit)
+	}
+
+	s.Restart(t)
+	eventually(t, "the reconnect and the buffer written", func() bool {
+		return nc.Stats().Reconnects == 2 && nc.Buffered() == 0
+	})
+	if st2 := nc.Stats(); st2.ReconnectBufferPeak != st.ReconnectBufferPeak || st2.Disconnects != 2 {
+		t.Fatalf("after the reconnect: %+v (before: %+v)", st2, st)
+	}
+}
+
+// -ERR lines are counted whether or not they end the connection; garbage
+// from the server is counted as a protocol error.
+func TestStatsServerAndProtocolErrors(t *testing.T) {
+	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+		_, _ = c.Handshake(c.Context(), nil)
+	}))
+	nc := connect(t, fs.URL(), fltFastReconnect())
+	c1 := fltFake(t, fs, 1)
+	if err := c1.SendErr(`Permissions Violation for Publish to "x"`); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the -ERR to be counted", func() bool { return nc.Stats().ServerErrors == 1 })
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatalf("a permissions -ERR dropped the connection: %v", err)
+	}
+	if err := c1.Send([]byte("BOGUS 1 2 3\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the protocol error to be counted", func() bool { return nc.Stats().ProtocolErrors == 1 })
+	eventually(t, "the reconnect", func() bool { return nc.Stats().Reconnects == 1 })
+	if st := nc.Stats(); st.Disconnects != 1 || st.ServerErrors != 1 {
+		t.Fatalf("after the garbage: %+v", st)
+	}
+}
+
+func TestRTT(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	nc := connect(t, s.URL())
+	d, err := nc.RTT(ctxT(t))
+	if err != nil || d <= 0 {
+		t.Fatalf("RTT = %v, %v", d, err)
+	}
+	nc.Close()
+	if _, err := nc.RTT(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("RTT after Close: %v", err)
+	}
+}
