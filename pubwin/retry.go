@@ -152,6 +152,7 @@ func (w *Window) resend(f *Future) {
 	fr := f.fr
 	f.mu.Unlock()
 	w.mu.Unlock()
+	w.count.retries.Add(1)
 	err := w.send(fr.subject, f.token, fr.header(), fr.data)
 	f.doneSending()
 	if err != nil {

@@ -89,6 +89,9 @@ type Window struct {
 	timer   *time.Timer
 	closed  bool
 	idle    chan struct{} // closed and replaced when pending becomes empty
+	peak    int           // most futures pending at once
+
+	count counters
 }
 
 // New creates a window publishing through js's connection. Close it when
@@ -278,6 +281,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 		w.idle = make(chan struct{})
 	}
 	w.pending.add(f)
+	w.peak = max(w.peak, w.pending.len())
 	w.order = append(w.order, f)
 	if len(w.order) == 1 {
 		w.timer.Reset(w.opts.AckTimeout)
@@ -310,12 +314,14 @@ func (w *Window) acquire(ctx context.Context) error {
 		return nil
 	default:
 	}
+	w.count.stalls.Add(1)
 	t := time.NewTimer(w.opts.StallWait)
 	defer t.Stop()
 	select {
 	case w.slots <- struct{}{}:
 		return nil
 	case <-t.C:
+		w.count.stallFailures.Add(1)
 		return ErrTooManyStalled
 	case <-ctx.Done():
 		return context.Cause(ctx)
@@ -372,6 +378,7 @@ func (w *Window) take(tok uint64) *Future {
 // finish settles a future taken from the window and frees its slot.
 func (w *Window) finish(f *Future, err error) {
 	if f.finish(err) {
+		w.count.settled(err)
 		<-w.slots
 	}
 }
@@ -427,9 +434,7 @@ func (w *Window) expire() {
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range expired {
-		if f.finish(ErrAckTimeout) {
-			<-w.slots
-		}
+		w.finish(f, ErrAckTimeout)
 	}
 }
 
@@ -443,9 +448,7 @@ func (w *Window) failAll(err error) {
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range fs {
-		if f.finish(err) {
-			<-w.slots
-		}
+		w.finish(f, err)
 	}
 }
 
