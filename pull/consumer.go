@@ -27,6 +27,8 @@ type Consumer struct {
 	// unsubscribed by idleTimer (fetchsub.go).
 	idleSub   *conn.Subscription
 	idleTimer *time.Timer
+
+	count counters
 }
 
 // Create creates a consumer on stream (an error if a different one with

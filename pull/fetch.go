@@ -70,6 +70,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	if err := c.nc.PublishRequest(c.next, sub.Subject, body); err != nil {
 		return nil, err
 	}
+	c.count.pulls.Add(1)
 
 	wctx := ctx
 	var activity atomic.Uint64 // batches received, for the heartbeat watch
@@ -80,10 +81,12 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	}
 	var batch []*conn.Msg
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
+	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
 		batch, err = sub.NextBatch(wctx, batch)
 		if err != nil {
 			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
+				c.count.missedHeartbeats.Add(1)
 				return out, ErrNoHeartbeat
 			}
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
@@ -97,6 +100,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				break // all n arrived: what follows (a status) is moot
 			}
 			if st, ok := parseStatus(m); ok {
+				c.count.noteStatus(st)
 				serr := st.err()
 				switch {
 				case serr == nil: // heartbeat

@@ -152,6 +152,7 @@ func (e *engine) topUpLocked(force bool) error {
 		// Disconnected with a full buffer: the reconnect hook pulls again.
 		return nil
 	}
+	e.c.count.pulls.Add(1)
 	return nil
 }
 
@@ -180,6 +181,10 @@ func appendToken(b []byte, tok uint64) []byte {
 // reset forgets every pull (they are gone with a reconnect, a leadership
 // change or missed heartbeats) and pulls afresh. cause is reported.
 func (e *engine) reset(cause error) {
+	e.c.count.resets.Add(1)
+	if errors.Is(cause, ErrNoHeartbeat) {
+		e.c.count.missedHeartbeats.Add(1)
+	}
 	e.mu.Lock()
 	e.newEpochLocked()
 	e.pendingMsgs, e.pendingBytes = 0, 0
@@ -259,6 +264,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			}
 		}
 		if n > 0 {
+			e.c.count.messages.Add(uint64(n))
 			e.mu.Lock()
 			// Never below zero: messages of pulls that a reset forgot
 			// (and released) may still arrive.
@@ -271,6 +277,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 		for _, m := range batch {
 			if st, ok := parseStatus(m); ok {
+				e.c.count.noteStatus(st)
 				if err := e.onStatus(ctx, m.Subject, st); err != nil {
 					e.fail(err)
 				}
@@ -350,6 +357,7 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 		e.pendingMsgs = max(e.pendingMsgs-st.pendingMsgs, 0)
 		e.pendingBytes = max(e.pendingBytes-st.pendingBytes, 0)
 	} else {
+		e.c.count.resets.Add(1)
 		e.newEpochLocked()
 		e.pendingMsgs, e.pendingBytes = 0, 0
 	}
