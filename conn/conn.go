@@ -92,6 +92,7 @@ type connStats struct {
 	inlineBatches                                                              atomic.Uint64 // consumers that read the socket for their next batch
 	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
 	protocolErrors, serverErrors                                               atomic.Uint64
+	requests, requestTimeouts, noResponders                                    atomic.Uint64
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated
@@ -270,6 +271,12 @@ type Stats struct {
 	// buffer while disconnected (bounded by the ReconnectBuffer option).
 	ReconnectBufferFull uint64
 	ReconnectBufferPeak int
+	// Requests counts requests sent (Request, RequestMsg, RequestWithin);
+	// RequestTimeouts those that ended by their deadline or context, and
+	// NoResponders those answered by the server's 503. RequestsPending is
+	// how many wait for their response now: 0 once every call returned.
+	Requests, RequestTimeouts, NoResponders uint64
+	RequestsPending                         int
 }
 
 // Stats returns the connection's counters.
@@ -278,6 +285,12 @@ func (nc *Conn) Stats() Stats {
 	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn,
 		Disconnects: nc.disconnects, ReconnectBufferFull: nc.bufFull, ReconnectBufferPeak: nc.bufPeak}
 	nc.mu.Unlock()
+	nc.resp.mu.Lock()
+	s.RequestsPending = len(nc.resp.waiters)
+	nc.resp.mu.Unlock()
+	s.Requests = nc.stats.requests.Load()
+	s.RequestTimeouts = nc.stats.requestTimeouts.Load()
+	s.NoResponders = nc.stats.noResponders.Load()
 	s.ProtocolErrors = nc.stats.protocolErrors.Load()
 	s.ServerErrors = nc.stats.serverErrors.Load()
 	s.InMsgs = nc.stats.inMsgs.Load()

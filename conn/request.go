@@ -204,6 +204,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		r.forget(tok, w)
 		return nil, err
 	}
+	nc.stats.requests.Add(1)
 	// Read the response on this goroutine when the reader role is free
 	// (inline.go); a ctx that can be cancelled without a deadline waits.
 	if hasDeadline || ctx.Done() == nil {
@@ -223,9 +224,11 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		case m = <-w.ch:
 		case <-ctx.Done():
 			r.forget(tok, w)
+			nc.stats.requestTimeouts.Add(1)
 			return nil, timeoutErr(ctx)
 		case <-timeout:
 			r.forget(tok, w)
+			nc.stats.requestTimeouts.Add(1)
 			return nil, &timeoutError{context.DeadlineExceeded}
 		}
 	}
@@ -237,6 +240,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 		return nil, ErrClosed
 	}
 	if len(m.Data) == 0 && m.Status() == 503 {
+		nc.stats.noResponders.Add(1)
 		return nil, ErrNoResponders
 	}
 	return m, nil

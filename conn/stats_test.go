@@ -1,8 +1,10 @@
 package conn_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
@@ -94,5 +96,38 @@ func TestRTT(t *testing.T) {
 	nc.Close()
 	if _, err := nc.RTT(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("RTT after Close: %v", err)
+	}
+}
+
+// Requests are counted by how they ended; none stays pending once every
+// call returned.
+func TestStatsRequests(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	nc := connect(t, s.URL())
+	if _, err := nc.SubscribeFunc("svc", func(m *conn.Msg) { m.Respond([]byte("ok")) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe("silent"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := nc.Request(ctxT(t), "svc", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := nc.Request(ctxT(t), "nobody", nil); !errors.Is(err, conn.ErrNoResponders) {
+		t.Fatalf("request to nobody: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	defer cancel()
+	if _, err := nc.Request(ctx, "silent", nil); !errors.Is(err, conn.ErrTimeout) {
+		t.Fatalf("request nobody answers: %v", err)
+	}
+	st := nc.Stats()
+	if st.Requests != 5 || st.NoResponders != 1 || st.RequestTimeouts != 1 || st.RequestsPending != 0 {
+		t.Fatalf("requests: %+v", st)
 	}
 }
