@@ -59,6 +59,15 @@ func TestF09SlowConsumer(t *testing.T) {
 	if got := nc.Stats().Dropped; got != 180 {
 		t.Fatalf("Stats().Dropped = %d", got)
 	}
+	if got := slow.SlowEpisodes(); got != 2 {
+		t.Fatalf("SlowEpisodes = %d, want 2", got)
+	}
+	if msgs, bytes := slow.PeakPending(); msgs != 10 || bytes != 10 {
+		t.Fatalf("PeakPending = %d msgs, %d bytes; want 10, 10", msgs, bytes)
+	}
+	if got := fast.SlowEpisodes(); got != 0 {
+		t.Fatalf("the fast subscription had %d slow episodes", got)
+	}
 	ctx, cancel := context.WithCancel(ctxT(t))
 	cancel()
 	if _, err := slow.NextMsg(ctx); !errors.Is(err, context.Canceled) {

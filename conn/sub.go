@@ -58,6 +58,10 @@ type Subscription struct {
 
 	delivered uint64 // under mu
 	dropped   atomic.Uint64
+	// Under mu: the longest the queue has been (messages, bytes), and the
+	// slow-consumer episodes (runs of drops).
+	peakMsgs, peakBytes int
+	episodes            uint64
 
 	// waiting: a consumer is blocked in take (the reader goroutine then
 	// leaves it the socket after waking it, see inline.go). readingOn: the
@@ -108,6 +112,23 @@ func (s *Subscription) Delivered() uint64 {
 // Dropped reports how many messages were dropped because the queue was full.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
 
+// PeakPending reports the most messages and bytes the queue ever held (each
+// peak on its own).
+func (s *Subscription) PeakPending() (msgs, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peakMsgs, s.peakBytes
+}
+
+// SlowEpisodes reports how many times the queue overflowed: runs of drops,
+// each ended by a message that fit again. Each raised one
+// EventSlowConsumer.
+func (s *Subscription) SlowEpisodes() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.episodes
+}
+
 // IsValid reports whether the subscription is still active.
 func (s *Subscription) IsValid() bool {
 	s.mu.Lock()
@@ -131,6 +152,9 @@ func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 		s.dropped.Add(1)
 		first := !s.slow
 		s.slow = true
+		if first {
+			s.episodes++
+		}
 		s.mu.Unlock()
 		s.nc.stats.dropped.Add(1)
 		if first {
@@ -142,6 +166,7 @@ func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 	wasEmpty = len(s.q) == 0
 	s.q = append(s.q, m)
 	s.qBytes += size
+	s.notePeakLocked()
 	s.delivered++
 	s.mu.Unlock()
 	return wasEmpty
@@ -168,6 +193,7 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 		wasEmpty = len(s.q) == 0
 		s.q = append(s.q, ms...)
 		s.qBytes += size
+		s.notePeakLocked()
 		s.delivered += uint64(len(ms))
 		s.mu.Unlock()
 		return wasEmpty
@@ -179,6 +205,12 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 		}
 	}
 	return wasEmpty
+}
+
+// notePeakLocked records the queue's length if it is the longest yet.
+func (s *Subscription) notePeakLocked() {
+	s.peakMsgs = max(s.peakMsgs, len(s.q))
+	s.peakBytes = max(s.peakBytes, s.qBytes)
 }
 
 // signal wakes a consumer waiting in take or next.
