@@ -421,7 +421,21 @@ func (ph *phase) judge() ([]*check, []string) {
 			c8.fail("%s lost %d bytes without a disconnect event", c.name, c.stats.LostBytes)
 		}
 	}
-	c8.Detail = fmt.Sprintf("%d faults, %d status events", len(ph.rec.phaseFaults(ph.name)), len(evs))
+	// The window's own counters (pubwin.Stats) agree with the outcomes its
+	// futures gave the publisher, once every future was waited for.
+	winAgree := "not compared (futures left)"
+	if ws := ph.p2.winStats; closed(ph.p2.waitDone) && ph.p2.pendingAfter == 0 {
+		winAgree = fmt.Sprintf("window counters compared: %d published, %d acked, %d failed, %d timed out, %d lost",
+			ws.Published, ws.Acked, ws.Failed, ws.TimedOut, ws.Lost)
+		if ws.Pending != 0 || ws.Acked+ws.Failed+ws.TimedOut+ws.Lost != ws.Published {
+			c8.fail("window counters: %d published, %d pending, ended %d acked + %d failed + %d timed out + %d lost",
+				ws.Published, ws.Pending, ws.Acked, ws.Failed, ws.TimedOut, ws.Lost)
+		}
+		if ok, to, lost := ph.p2.resOK.Load(), ph.p2.resTO.Load(), ph.p2.resLost.Load(); ws.Acked != uint64(ok) || ws.TimedOut != uint64(to) || ws.Lost != uint64(lost) {
+			c8.fail("window counters %d acked, %d timed out, %d lost; the futures said %d, %d, %d", ws.Acked, ws.TimedOut, ws.Lost, ok, to, lost)
+		}
+	}
+	c8.Detail = fmt.Sprintf("%d faults, %d status events; %s", len(ph.rec.phaseFaults(ph.name)), len(evs), winAgree)
 
 	return []*check{c1, c2, c3, c4, c5, c6, c7, c8}, badIDs
 }

@@ -656,6 +656,7 @@ func (ph *phase) teardown() {
 	ph.stopAll()
 	ph.p2.pendingAfter = ph.p2.win.Pending()
 	_ = ph.p2.win.Close()
+	ph.p2.winStats = ph.p2.win.Stats()
 	for _, c := range ph.conns {
 		c.stats = c.nc.Stats()
 		start := time.Now()

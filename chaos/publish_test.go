@@ -245,6 +245,7 @@ type p2w struct {
 	maxInflight            atomic.Int64
 	waitOverrun            atomic.Int64 // futures still open past AckTimeout (+grace)
 	pendingAfter           int          // Window.Pending() after the phase
+	winStats               pubwin.Stats // Window.Stats() after Close
 	retryMu                sync.Mutex
 	retry                  []int
 	futures                chan p2item
