@@ -14,13 +14,7 @@ import (
 // test server, from this process.
 func startService(t *testing.T, s *testServer, version string) *micro.Service {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
+	nc, ctx := serviceConn(t, s)
 	svc, err := micro.AddService(nc, micro.Config{
 		Name: "calc", Version: version, Description: "integer arithmetic",
 		Metadata: map[string]string{"team": "numbers"},
@@ -42,6 +36,20 @@ func startService(t *testing.T, s *testServer, version string) *micro.Service {
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// serviceConn connects a service's connection to the test server, closed
+// when the test ends, with a context bounding the setup.
+func serviceConn(t *testing.T, s *testServer) (*conn.Conn, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	nc, err := conn.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc, ctx
 }
 
 func TestMicro(t *testing.T) {
@@ -88,13 +96,7 @@ func TestMicro(t *testing.T) {
 		}
 	}
 	// A service answering under another prefix: only --prefix finds it.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
+	nc, ctx := serviceConn(t, s)
 	team, err := micro.AddService(nc, micro.Config{Name: "teamcalc", Version: "0.1.0", Prefix: "team.SRV"})
 	if err != nil {
 		t.Fatal(err)
