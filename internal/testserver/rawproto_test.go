@@ -206,20 +206,24 @@ func (c *rawConn) roundTrip(subject, hdr string, payload []byte, timeout time.Du
 // jsPublish publishes payload to a stream subject with the message id msgID
 // and returns the decoded publish ack. The connection must have been made
 // with "no_responders": true. While the stream's interest has not reached
-// this server yet (a new clustered stream), the server answers 503 or the
-// publish goes unanswered; jsPublish then publishes again with the same
-// id, which the stream's duplicate window stores once.
+// this server yet (a new clustered stream), the server answers 503 at once
+// or the publish goes unanswered; jsPublish then publishes again with the
+// same id (the stream's duplicate window stores it once), polling every
+// 50 ms, for up to ioTimeout.
 func (c *rawConn) jsPublish(subject, msgID string, payload []byte) map[string]any {
 	c.t.Helper()
 	hdr := "NATS/1.0\r\nNats-Msg-Id: " + msgID + "\r\n\r\n"
-	var last string
-	for range 30 {
+	deadline := time.Now().Add(ioTimeout)
+	attempts, last := 0, ""
+	for time.Now().Before(deadline) {
+		attempts++
 		h, body, err := c.roundTrip(subject, hdr, payload, time.Second)
 		switch {
 		case err != nil:
 			last = err.Error()
 		case strings.HasPrefix(h, "NATS/1.0 503"):
 			last = "503 no responders"
+			time.Sleep(50 * time.Millisecond) // polling the routes, not synchronisation
 		default:
 			var m map[string]any
 			if err := json.Unmarshal(body, &m); err != nil {
@@ -231,7 +235,7 @@ func (c *rawConn) jsPublish(subject, msgID string, payload []byte) map[string]an
 			return m
 		}
 	}
-	c.t.Fatalf("publish to %s: no ack after 30 attempts (last: %s)", subject, last)
+	c.t.Fatalf("publish to %s: no ack after %d attempts in %v (last: %s)", subject, attempts, ioTimeout, last)
 	return nil
 }
 
