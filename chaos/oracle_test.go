@@ -421,6 +421,27 @@ func (ph *phase) judge() ([]*check, []string) {
 			c8.fail("%s lost %d bytes without a disconnect event", c.name, c.stats.LostBytes)
 		}
 	}
+	// The connections' own counters (conn.Stats, read after Close, which
+	// delivers every queued event before it returns) agree with the events
+	// they raised, when none was dropped.
+	compared := 0
+	for _, c := range ph.conns {
+		st := c.closed
+		if st.EventsDropped > 0 {
+			continue
+		}
+		compared++
+		count := func(k conn.EventKind) uint64 { return uint64(ph.rec.count(ph.name, c.name, k.String())) }
+		if d := count(conn.EventDisconnected); st.Disconnects != d {
+			c8.fail("%s: Stats.Disconnects %d, %d disconnected events", c.name, st.Disconnects, d)
+		}
+		if se := count(conn.EventServerError); st.ServerErrors != se {
+			c8.fail("%s: Stats.ServerErrors %d, %d server-error events", c.name, st.ServerErrors, se)
+		}
+		if pe := count(conn.EventProtocolError); st.ProtocolErrors+st.BadHeaders != pe {
+			c8.fail("%s: Stats.ProtocolErrors %d + BadHeaders %d, %d protocol-error events", c.name, st.ProtocolErrors, st.BadHeaders, pe)
+		}
+	}
 	// The window's own counters (pubwin.Stats) agree with the outcomes its
 	// futures gave the publisher, once every future was waited for.
 	winAgree := "not compared (futures left)"
@@ -435,7 +456,8 @@ func (ph *phase) judge() ([]*check, []string) {
 			c8.fail("window counters %d acked, %d timed out, %d lost; the futures said %d, %d, %d", ws.Acked, ws.TimedOut, ws.Lost, ok, to, lost)
 		}
 	}
-	c8.Detail = fmt.Sprintf("%d faults, %d status events; %s", len(ph.rec.phaseFaults(ph.name)), len(evs), winAgree)
+	c8.Detail = fmt.Sprintf("%d faults, %d status events; connection counters compared for %d of %d connections; %s",
+		len(ph.rec.phaseFaults(ph.name)), len(evs), compared, len(ph.conns), winAgree)
 
 	return []*check{c1, c2, c3, c4, c5, c6, c7, c8}, badIDs
 }

@@ -26,6 +26,7 @@ type namedConn struct {
 	nc       *conn.Conn
 	proxied  bool
 	stats    conn.Stats // at the end of the phase
+	closed   conn.Stats // after Close: every event delivered, none to come
 	closeErr error
 	closeDur time.Duration
 }
@@ -663,6 +664,7 @@ func (ph *phase) teardown() {
 		end := ph.wd.begin("conn.Close "+c.name, start.Add(5*time.Second))
 		c.closeErr = c.nc.Close()
 		end()
+		c.closed = c.nc.Stats()
 		c.closeDur = time.Since(start)
 	}
 	if ph.proxy != nil {

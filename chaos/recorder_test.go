@@ -119,6 +119,14 @@ func (r *recorder) endFault(f *fault, detail string) {
 	r.t.Logf("%8s  fault #%d %-16s ended after %v %s", fmtDur(f.End), f.N, f.Kind, (f.End - f.Start).Round(time.Millisecond), detail)
 }
 
+// count returns how many events of kind a source recorded in a phase,
+// including those past the kept list's cap.
+func (r *recorder) count(phase, source, kind string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[phase+"/"+source+"/"+kind]
+}
+
 func (r *recorder) snapshotEvents(phase string) []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
