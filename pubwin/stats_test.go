@@ -24,7 +24,7 @@ func TestWindowStats(t *testing.T) {
 	if err := nc.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: 4, StallWait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond})
+	w, err := pubwin.New(js, pubwin.Options{MaxPending: 4, StallWait: 50 * time.Millisecond, AckTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

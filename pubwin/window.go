@@ -194,8 +194,10 @@ func (f *Future) result() (*jsapi.PubAck, error) {
 	return &f.ack, nil
 }
 
-// finish records the outcome once; it reports whether this call did. The
-// message's frame is released, unless a retry is being sent from it.
+// finish records the outcome once, counts it and frees the future's slot,
+// then wakes Wait; it reports whether this call did. The message's frame
+// is released, unless a retry is being sent from it. Only a future taken
+// out of the window (pending set) is finished.
 func (f *Future) finish(err error) bool {
 	f.mu.Lock()
 	if f.done {
@@ -204,6 +206,10 @@ func (f *Future) finish(err error) bool {
 	}
 	f.done = true
 	f.err = err
+	// Counted, and its slot freed, before anyone waiting is woken: after
+	// Wait returns, Stats includes this future and its slot is free.
+	f.w.count.settled(err)
+	<-f.w.slots
 	if f.ch != nil {
 		close(f.ch)
 	}
@@ -352,13 +358,13 @@ func (w *Window) onAck(m *conn.Msg) {
 	}
 	// f is out of the window: nothing else writes its result now.
 	f.ack = ack
-	w.finish(f, err)
+	f.finish(err)
 }
 
 // complete ends the future of tok with err (nil: acked) and frees its slot.
 func (w *Window) complete(tok uint64, err error) {
 	if f := w.take(tok); f != nil {
-		w.finish(f, err)
+		f.finish(err)
 	}
 }
 
@@ -373,14 +379,6 @@ func (w *Window) take(tok uint64) *Future {
 	}
 	w.mu.Unlock()
 	return f
-}
-
-// finish settles a future taken from the window and frees its slot.
-func (w *Window) finish(f *Future, err error) {
-	if f.finish(err) {
-		w.count.settled(err)
-		<-w.slots
-	}
 }
 
 // trimLocked drops completed futures from the head of the timeout order;
@@ -434,7 +432,7 @@ func (w *Window) expire() {
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range expired {
-		w.finish(f, ErrAckTimeout)
+		f.finish(ErrAckTimeout)
 	}
 }
 
@@ -448,7 +446,7 @@ func (w *Window) failAll(err error) {
 	w.releaseIdleLocked()
 	w.mu.Unlock()
 	for _, f := range fs {
-		w.finish(f, err)
+		f.finish(err)
 	}
 }
 
