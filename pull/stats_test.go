@@ -60,13 +60,15 @@ func TestStatsMessages(t *testing.T) {
 	}
 	testutil.Eventually(t, "an idle heartbeat", func() bool { return c.Stats().Heartbeats >= 1 })
 	st := c.Stats()
-	if st.Messages != 20 || st.Pulls < 1 || st.Resets != 0 {
+	// (A loaded machine may delay heartbeats past two intervals: that
+	// would be a reset of its own, so resets are compared, not zero.)
+	if st.Messages != 20 || st.Pulls < 1 {
 		t.Fatalf("after 20 messages and a heartbeat: %+v", st)
 	}
 	e.reconnect(t)
 	testutil.Eventually(t, "the reset after the reconnect, and its pull", func() bool {
 		s := c.Stats()
-		return s.Resets >= 1 && s.Pulls > st.Pulls
+		return s.Resets > st.Resets && s.Pulls > st.Pulls
 	})
 	cancel()
 	<-done
