@@ -394,7 +394,13 @@ func TestRegressionNatsRs860StallSurfaced(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
 	expectRange(t, rctx, got, done, 6, 10)
-	t.Logf("%d missed-heartbeat reports in all", reports.count(pull.ErrNoHeartbeat))
+	n := reports.count(pull.ErrNoHeartbeat)
+	t.Logf("%d missed-heartbeat reports in all", n)
+	// Each report was counted first (Consumer.Stats), and each forgot the
+	// pulls (a reset).
+	if st := c.Stats(); st.MissedHeartbeats < uint64(n) || st.Resets < st.MissedHeartbeats {
+		t.Fatalf("Stats after %d missed-heartbeat reports: %+v", n, st)
+	}
 }
 
 // F03 (b): a durable pull consumer of a MEMORY stream; the server restarts
