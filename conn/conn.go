@@ -188,6 +188,11 @@ func (nc *Conn) MaxPayload() int64 {
 	return nc.info.MaxPayload
 }
 
+// DrainTimeout returns the bound of a drain whose context has no deadline
+// (the DrainTimeout option, default DefaultDrainTimeout). Layers that drain
+// subscriptions of their own (a micro service's Stop) apply it too.
+func (nc *Conn) DrainTimeout() time.Duration { return nc.opts.drainTimeout }
+
 // ConnectedURL returns the URL of the current server without credentials,
 // or "" while disconnected.
 func (nc *Conn) ConnectedURL() string {

@@ -265,8 +265,8 @@ func (s *Service) Done() <-chan struct{} { return s.done }
 //
 // When ctx ends first, the remaining subscriptions are unsubscribed at
 // once, the service still stops, and Stop returns ctx's error. Without a
-// deadline on ctx, Stop waits for the handlers at most
-// conn.DefaultDrainTimeout and then returns an error matching
+// deadline on ctx, Stop waits for the handlers at most the connection's
+// drain timeout (conn.DrainTimeout, default 30 s) and then returns an error matching
 // conn.ErrTimeout (Done follows when they return). Stopping a
 // service whose connection has closed is not an error. Calls after the
 // first wait until the service has stopped (or ctx ends) and return nil.
@@ -335,15 +335,16 @@ func (s *Service) handlerDones() []<-chan struct{} {
 }
 
 // waitHandlers waits until every handler goroutine has returned, or ctx
-// ends (its cause). Without a deadline on ctx it waits at most
-// conn.DefaultDrainTimeout, then fails with conn.ErrTimeout: a handler
+// ends (its cause). Without a deadline on ctx it waits at most the
+// connection's drain timeout, then fails with conn.ErrTimeout: a handler
 // that never returns must not hold Stop for ever.
 func (s *Service) waitHandlers(ctx context.Context) error {
 	bound := ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		bound, cancel = context.WithTimeoutCause(ctx, conn.DefaultDrainTimeout,
-			fmt.Errorf("micro: handlers still running after %v: %w", conn.DefaultDrainTimeout, conn.ErrTimeout))
+		d := s.nc.DrainTimeout()
+		bound, cancel = context.WithTimeoutCause(ctx, d,
+			fmt.Errorf("micro: handlers still running after %v: %w", d, conn.ErrTimeout))
 		defer cancel()
 	}
 	for _, c := range s.handlerDones() {
