@@ -42,6 +42,39 @@ type c1w struct {
 	terminals    counter
 	pullErrs     counter
 	done         chan struct{}
+
+	// The handles' own counters (pull.Stats), summed over every handle
+	// the loop used, each added once the loop is done with it.
+	statsMu sync.Mutex
+	stats   pull.Stats
+	handles int
+}
+
+// addStats adds the final counters of a handle the loop is done with.
+func (c *c1w) addStats(cons *pull.Consumer) {
+	if cons == nil {
+		return
+	}
+	st := cons.Stats()
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	c.handles++
+	c.stats.Pulls += st.Pulls
+	c.stats.Messages += st.Messages
+	c.stats.Heartbeats += st.Heartbeats
+	c.stats.MissedHeartbeats += st.MissedHeartbeats
+	c.stats.NoMessages += st.NoMessages
+	c.stats.Expired += st.Expired
+	c.stats.Conflicts += st.Conflicts
+	c.stats.OtherStatuses += st.OtherStatuses
+	c.stats.Resets += st.Resets
+}
+
+// statsSum returns the summed counters and how many handles they cover.
+func (c *c1w) statsSum() (pull.Stats, int) {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.stats, c.handles
 }
 
 func (c *c1w) config(startSeq uint64) jsapi.ConsumerConfig {
@@ -60,6 +93,8 @@ func (c *c1w) config(startSeq uint64) jsapi.ConsumerConfig {
 
 func (c *c1w) run(ctx context.Context, cons *pull.Consumer) {
 	defer close(c.done)
+	// The handle in use when the loop ends (cons is reassigned below).
+	defer func() { c.addStats(cons) }()
 	ph, cfg := c.ph, c.ph.cfg
 	onErr := func(err error) {
 		cl := classifyPull(err)
@@ -84,7 +119,9 @@ func (c *c1w) run(ctx context.Context, cons *pull.Consumer) {
 		ph.rec.event(ph.name, "C1", "consumer terminal", cl)
 		switch {
 		case errors.Is(term, pull.ErrConsumerDeleted), errors.Is(term, jsapi.ErrStreamNotFound):
-			if cons = c.recreate(ctx); cons == nil {
+			next := c.recreate(ctx)
+			c.addStats(cons)
+			if cons = next; cons == nil {
 				return
 			}
 		case errors.Is(term, conn.ErrClosed):

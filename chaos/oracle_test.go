@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/pull"
 )
 
 // check is one oracle property (RELIABILITY.md §d.4) judged on one phase or
@@ -456,8 +457,51 @@ func (ph *phase) judge() ([]*check, []string) {
 			c8.fail("window counters %d acked, %d timed out, %d lost; the futures said %d, %d, %d", ws.Acked, ws.TimedOut, ws.Lost, ok, to, lost)
 		}
 	}
-	c8.Detail = fmt.Sprintf("%d faults, %d status events; connection counters compared for %d of %d connections; %s",
-		len(ph.rec.phaseFaults(ph.name)), len(evs), compared, len(ph.conns), winAgree)
+	// The C1 handles' counters (pull.Stats) agree with what the consume
+	// loop saw: every message a Messages iteration took was yielded to it
+	// (C1 leaves a loop only on a terminal error, yielded after the
+	// queued messages, or on its ctx, before taking more), and every
+	// missed-heartbeat reset was reported to OnError.
+	c1Agree := "not compared (C1 still running)"
+	if closed(ph.c1.done) {
+		cs, handles := ph.c1.statsSum()
+		ph.c1.mu.Lock()
+		deliveries := ph.c1.deliveries
+		ph.c1.mu.Unlock()
+		missed := ph.c1.pullErrs.snapshot()[classifyPull(pull.ErrNoHeartbeat)]
+		c1Agree = fmt.Sprintf("C1 counters compared over %d handles: %d messages, %d pulls, %d missed heartbeats, %d resets",
+			handles, cs.Messages, cs.Pulls, cs.MissedHeartbeats, cs.Resets)
+		if cs.Messages != uint64(deliveries) {
+			c8.fail("C1: pull.Stats.Messages %d, the loop handled %d", cs.Messages, deliveries)
+		}
+		if cs.MissedHeartbeats != uint64(missed) {
+			c8.fail("C1: pull.Stats.MissedHeartbeats %d, %d reported to OnError", cs.MissedHeartbeats, missed)
+		}
+		if cs.Resets < cs.MissedHeartbeats {
+			c8.fail("C1: %d resets for %d missed heartbeats", cs.Resets, cs.MissedHeartbeats)
+		}
+	}
+	// The requesting connection's request counters agree with the outcomes
+	// R1's requesters saw. A request counts once published, so one refused
+	// before that (a full reconnect buffer, a ctx that ran out first)
+	// counts in R1's totals only.
+	reqAgree := "not compared"
+	for _, c := range ph.conns {
+		if c.nc != ph.r1.req {
+			continue
+		}
+		st := c.closed
+		total, ok, to, nr, disc := ph.r1.total.Load(), ph.r1.ok.Load(), ph.r1.timeout.Load(), ph.r1.noResp.Load(), ph.r1.disc.Load()
+		reqAgree = fmt.Sprintf("request counters compared: %d requests (%d made), %d timeouts, %d no responders",
+			st.Requests, total, st.RequestTimeouts, st.NoResponders)
+		if st.Requests > uint64(total) || st.RequestTimeouts > uint64(to) || st.NoResponders != uint64(nr) ||
+			st.Requests < uint64(ok+nr+disc)+st.RequestTimeouts || st.RequestsPending != 0 {
+			c8.fail("request counters %d requests, %d timeouts, %d no responders, %d pending; R1 made %d: %d ok, %d timed out, %d no responders, %d disconnected",
+				st.Requests, st.RequestTimeouts, st.NoResponders, st.RequestsPending, total, ok, to, nr, disc)
+		}
+	}
+	c8.Detail = fmt.Sprintf("%d faults, %d status events; connection counters compared for %d of %d connections; %s; %s; %s",
+		len(ph.rec.phaseFaults(ph.name)), len(evs), compared, len(ph.conns), winAgree, c1Agree, reqAgree)
 
 	return []*check{c1, c2, c3, c4, c5, c6, c7, c8}, badIDs
 }
