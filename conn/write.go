@@ -105,11 +105,25 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urg
 // nc.mu is held on entry and released on return. Only one goroutine writes
 // at a time (nc.writing); whatever is queued meanwhile goes to the flusher.
 func (nc *Conn) writeInline() {
+	if nc.writeLocked() && len(nc.wbuf) > 0 {
+		nc.kicked = false
+		nc.kickLocked()
+	}
+	nc.mu.Unlock()
+}
+
+// writeLocked takes the outbound buffer and writes it to the current link,
+// releasing nc.mu during the write (nc.writing is set meanwhile) and holding
+// it again on return. A failed write loses the link: its bytes may have
+// reached the server in part, so their fate is unknown; they are counted as
+// lost, never replayed, and writeLocked reports false.
+func (nc *Conn) writeLocked() bool {
 	l, gen := nc.link, nc.gen
 	buf := nc.wbuf
 	nc.wbuf = nc.spare[:0]
 	nc.spare = nil
 	nc.writing = true
+	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on
 	nc.mu.Unlock()
 	l.armWrite(nc.opts.writeTimeout)
 	_, err := l.c.Write(buf)
@@ -123,13 +137,10 @@ func (nc *Conn) writeInline() {
 		nc.stats.lostBytes.Add(uint64(len(buf)))
 		nc.mu.Unlock()
 		nc.connLost(gen, err)
-		return
+		nc.mu.Lock()
+		return false
 	}
-	if len(nc.wbuf) > 0 {
-		nc.kicked = false
-		nc.kickLocked()
-	}
-	nc.mu.Unlock()
+	return true
 }
 
 // armWrite bounds the write about to start by the write timeout d. The
@@ -183,28 +194,7 @@ func (nc *Conn) flusher() {
 		nc.mu.Lock()
 		// While an inline writer is busy, it hands what is left back here.
 		for nc.state == stateConnected && len(nc.wbuf) > 0 && !nc.writing {
-			l, gen := nc.link, nc.gen
-			buf := nc.wbuf
-			nc.wbuf = nc.spare[:0]
-			nc.spare = nil
-			nc.writing = true
-			nc.wcond.Broadcast()
-			nc.mu.Unlock()
-			l.armWrite(nc.opts.writeTimeout)
-			_, err := l.c.Write(buf)
-			nc.mu.Lock()
-			nc.writing = false
-			nc.wcond.Broadcast()
-			if cap(buf) <= maxSpare {
-				nc.spare = buf[:0]
-			}
-			if err != nil {
-				// The server may have received part of buf: its fate is
-				// unknown. Count it; never replay it.
-				nc.stats.lostBytes.Add(uint64(len(buf)))
-				nc.mu.Unlock()
-				nc.connLost(gen, err)
-				nc.mu.Lock()
+			if !nc.writeLocked() {
 				break
 			}
 		}
