@@ -120,11 +120,22 @@ func (s *Server) notifyLocked() {
 // one arrives, ctx ends or the server closes. Without a handler every
 // connection is queued for Accept.
 func (s *Server) Accept(ctx context.Context) (*Client, error) {
+	return s.await(ctx, func() *Client {
+		if len(s.queue) == 0 {
+			return nil
+		}
+		c := s.queue[0]
+		s.queue = s.queue[1:]
+		return c
+	})
+}
+
+// await waits until take, called under s.mu whenever the server's state
+// changes, returns a connection, ctx ends or the server closes.
+func (s *Server) await(ctx context.Context, take func() *Client) (*Client, error) {
 	for {
 		s.mu.Lock()
-		if len(s.queue) > 0 {
-			c := s.queue[0]
-			s.queue = s.queue[1:]
+		if c := take(); c != nil {
 			s.mu.Unlock()
 			return c, nil
 		}
@@ -160,25 +171,12 @@ func (s *Server) Clients() []*Client {
 // Client returns the i-th accepted connection (1-based), waiting until it
 // has been accepted, ctx ends or the server closes.
 func (s *Server) Client(ctx context.Context, i int) (*Client, error) {
-	for {
-		s.mu.Lock()
-		if len(s.clients) >= i {
-			c := s.clients[i-1]
-			s.mu.Unlock()
-			return c, nil
+	return s.await(ctx, func() *Client {
+		if len(s.clients) < i {
+			return nil
 		}
-		if s.closed {
-			s.mu.Unlock()
-			return nil, ErrClosed
-		}
-		wake := s.wake
-		s.mu.Unlock()
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
+		return s.clients[i-1]
+	})
 }
 
 // ParseErrors returns the parse errors of every connection (at most one per
