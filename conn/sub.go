@@ -68,6 +68,8 @@ type Subscription struct {
 	// link its consumer is reading inline, if any.
 	waiting   atomic.Bool
 	readingOn atomic.Pointer[link]
+	// inlineBatches: NextBatch reads the socket itself (SetInlineReads).
+	inlineBatches atomic.Bool
 }
 
 func newSubscription(nc *Conn, subject, queue string) *Subscription {
@@ -224,11 +226,11 @@ func (s *Subscription) signal() {
 // take moves every queued message into batch (which it returns), waiting
 // for at least one until ctx ends or the subscription closes. With inline,
 // it reads the socket itself while it waits when the reader role is free
-// (inline.go); NextBatch does not, so that its consumers (the JetStream
-// ones, which acknowledge as they go) keep the reader goroutine reading
-// ahead of them. On close it
-// returns the messages still queued first, then the close error (nil for
-// an orderly end: unsubscribe, drain, auto-unsubscribe).
+// (inline.go); NextBatch does only after SetInlineReads, so that consumers
+// that acknowledge as they go keep the reader goroutine reading ahead of
+// them. On close it returns the messages still queued first, then the
+// close error (nil for an orderly end: unsubscribe, drain,
+// auto-unsubscribe).
 func (s *Subscription) take(ctx context.Context, batch []*Msg, inline bool) ([]*Msg, bool, error) {
 	for {
 		s.mu.Lock()
@@ -364,7 +366,9 @@ func (s *Subscription) stopConsuming() {
 // it afterwards. Like NextMsg, a done ctx makes NextBatch a non-blocking
 // poll; at the end of the subscription it returns ErrBadSubscription (or
 // the close error), and while Messages or a handler consumes the
-// subscription it returns ErrSubscriptionActive.
+// subscription it returns ErrSubscriptionActive. It waits for the
+// connection's reader goroutine to queue messages, unless SetInlineReads
+// was called.
 func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -379,7 +383,7 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 		return nil, ErrSubscriptionActive
 	}
 	clear(buf)
-	batch, end, err := s.take(ctx, buf, false)
+	batch, end, err := s.take(ctx, buf, s.inlineBatches.Load())
 	if len(batch) > 0 {
 		return batch, nil
 	}
@@ -388,6 +392,18 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 	}
 	return nil, err
 }
+
+// SetInlineReads makes NextBatch read the socket itself, on the calling
+// goroutine, when the queue is empty and nobody else is reading (as
+// Messages and NextMsg do; see the package documentation on inline
+// reads): the messages then reach the caller with no goroutine hand-off.
+// It suits a consumer that publishes nothing per message, such as an
+// ordered consumer, which does not acknowledge. A consumer that
+// acknowledges each message is better served by the reader goroutine
+// reading ahead while it works (the default): measured on 2 cores, the
+// JetStream consumers that acknowledge used 12 % more CPU reading inline,
+// and the ordered consumer 9 % less.
+func (s *Subscription) SetInlineReads(on bool) { s.inlineBatches.Store(on) }
 
 // NextMsg returns the next message, waiting until ctx ends. A queued message
 // is returned even when ctx is already done, so a done ctx makes NextMsg a

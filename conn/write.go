@@ -31,6 +31,17 @@ func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
 	return nc.publish(subject, reply, nil, data, false)
 }
 
+// PublishRequestNow is PublishRequest for a message someone waits on, sent
+// once in a while (a pull request, a request of one's own protocol): when
+// no write is in progress the calling goroutine writes it at once, with
+// whatever else is queued, instead of waking the connection's flusher.
+// That saves a goroutine hand-off, which on a machine with few cores costs
+// more than the write. Do not use it in a loop of publishes: each call may
+// make a system call of its own, where Publish coalesces.
+func (nc *Conn) PublishRequestNow(subject, reply string, data []byte) error {
+	return nc.publish(subject, reply, nil, data, true)
+}
+
 // PublishMsg sends data with headers h (nil for none) and an optional reply
 // subject. It fails with ErrHeadersUnsupported when the server does not
 // support headers, and ErrBadHeader when a key or value is invalid.

@@ -67,7 +67,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	over := false // the pull can send nothing more: sub may serve the next Fetch
 	defer func() { c.putFetchSub(sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
-	if err := c.nc.PublishRequest(c.next, sub.Subject, body); err != nil {
+	if err := c.nc.PublishRequestNow(c.next, sub.Subject, body); err != nil {
 		return nil, err
 	}
 	c.count.pulls.Add(1)

@@ -85,6 +85,12 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	}
 	// The queue never holds more than what was requested, plus statuses.
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
+	// A consumer that does not acknowledge publishes nothing per message:
+	// it reads the socket itself when its queue runs dry (no hand-off from
+	// the reader goroutine; conn.Subscription.SetInlineReads).
+	if c.config().AckPolicy == jsapi.AckNone {
+		sub.SetInlineReads(true)
+	}
 	e.sub = sub
 	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
 	if err := e.topUp(); err != nil {
@@ -143,7 +149,9 @@ func (e *engine) topUpLocked(force bool) error {
 	e.body = appendPullRequest(e.body[:0], batch, maxBytes, e.s.expires, e.s.hb, false, &e.s, e.c.pin(e.s.group))
 	e.pendingMsgs += batch
 	e.pendingBytes += maxBytes
-	if err := e.c.nc.PublishRequest(e.c.next, e.reply, e.body); err != nil {
+	// Written by this goroutine when no write is under way: waking the
+	// flusher for one pull costs more than the write.
+	if err := e.c.nc.PublishRequestNow(e.c.next, e.reply, e.body); err != nil {
 		e.pendingMsgs -= batch
 		e.pendingBytes -= maxBytes
 		if errors.Is(err, conn.ErrClosed) {
