@@ -282,6 +282,11 @@ type Stats struct {
 	// how many wait for their response now: 0 once every call returned.
 	Requests, RequestTimeouts, NoResponders uint64
 	RequestsPending                         int
+	// InlineReads counts requests that read their own response from the
+	// socket, and InlineBatches the times a consumer read it for its next
+	// messages, instead of waiting for the reader goroutine (see the
+	// package documentation on inline reads).
+	InlineReads, InlineBatches uint64
 }
 
 // Stats returns the connection's counters.
@@ -296,6 +301,8 @@ func (nc *Conn) Stats() Stats {
 	s.Requests = nc.stats.requests.Load()
 	s.RequestTimeouts = nc.stats.requestTimeouts.Load()
 	s.NoResponders = nc.stats.noResponders.Load()
+	s.InlineReads = nc.stats.inlineReads.Load()
+	s.InlineBatches = nc.stats.inlineBatches.Load()
 	s.ProtocolErrors = nc.stats.protocolErrors.Load()
 	s.ServerErrors = nc.stats.serverErrors.Load()
 	s.InMsgs = nc.stats.inMsgs.Load()

@@ -73,6 +73,9 @@ func (s *Store) get(ctx context.Context, name string, opts []Opt, depth int) (*R
 		FilterSubjects: []string{s.chunkPre + info.NUID},
 		DeliverPolicy:  jsapi.DeliverAll,
 		MaxMessages:    window(chunk, getInflight),
+		// Hashing a chunk takes long enough for the next ones to be read
+		// meanwhile (reading them inline was 7 % slower for 64 MiB).
+		ReadAhead: true,
 	})
 	r.cancel = cancel
 	r.next, r.stop = iter.Pull2(oc.Messages(rctx, ordered.UntilDrained()))

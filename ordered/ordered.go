@@ -43,6 +43,13 @@ type Options struct {
 	InactiveThreshold time.Duration
 	// MaxMessages is how many messages are kept requested (default 500).
 	MaxMessages int
+	// ReadAhead lets the connection's reader goroutine read ahead while
+	// the loop body works. By default the loop reads the socket itself when
+	// its queue runs dry, which saves a goroutine hand-off per batch: right
+	// for small messages and little work each. Set it when each message
+	// costs much work (the object store sets it to hash large chunks while
+	// the next ones are read). See pull.ReadAhead.
+	ReadAhead bool
 	// NamePrefix prefixes the generated consumer names (default none).
 	NamePrefix string
 	// OnReset, if set, is told why the consumer was recreated.
@@ -337,7 +344,8 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		}
 	}
 	for m, err := range r.cons.Messages(inner, pull.MaxMessages(r.c.opts.MaxMessages),
-		pull.Expires(max(2*r.c.opts.Heartbeat, time.Second)), pull.Heartbeat(r.c.opts.Heartbeat), pull.OnError(onErr)) {
+		pull.Expires(max(2*r.c.opts.Heartbeat, time.Second)), pull.Heartbeat(r.c.opts.Heartbeat), pull.OnError(onErr),
+		pull.ReadAhead(r.c.opts.ReadAhead)) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, context.Cause(ctx)

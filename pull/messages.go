@@ -87,8 +87,9 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
 	// A consumer that does not acknowledge publishes nothing per message:
 	// it reads the socket itself when its queue runs dry (no hand-off from
-	// the reader goroutine; conn.Subscription.SetInlineReads).
-	if c.config().AckPolicy == jsapi.AckNone {
+	// the reader goroutine; conn.Subscription.SetInlineReads), unless told
+	// to let the reader goroutine read ahead (ReadAhead).
+	if s.readAhead < 0 || (s.readAhead == 0 && c.config().AckPolicy == jsapi.AckNone) {
 		sub.SetInlineReads(true)
 	}
 	e.sub = sub

@@ -30,6 +30,7 @@ const (
 	optMinAckPending
 	optPriority
 	optOnError
+	optReadAhead
 )
 
 // Opt is an option of Fetch, Next or Messages. Options are plain values.
@@ -86,6 +87,23 @@ func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 // on internal goroutines and must not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
+// ReadAhead chooses who reads the socket for Messages. With on, the
+// connection's reader goroutine reads ahead while the loop body works: the
+// default for a consumer that acknowledges, whose acknowledgements are
+// written meanwhile. With off, the loop reads the socket itself whenever
+// its queue runs dry, with no hand-off between goroutines: the default for
+// a consumer that does not acknowledge (AckNone), such as the ordered
+// consumer. Turn it on for such a consumer when each message costs much
+// work (the object store hashing its chunks), so that reading and working
+// overlap on two cores. Messages only.
+func ReadAhead(on bool) Opt {
+	n := int64(0)
+	if on {
+		n = 1
+	}
+	return Opt{kind: optReadAhead, n: n}
+}
+
 // settings are resolved options.
 type settings struct {
 	maxMsgs, maxBytes int
@@ -98,6 +116,8 @@ type settings struct {
 	priority          int
 	hasPriority       bool
 	onError           func(error)
+	// readAhead: 0 by the ack policy, 1 on, -1 off (ReadAhead).
+	readAhead int
 }
 
 func invalid(format string, a ...any) error {
@@ -153,6 +173,14 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			s.priority, s.hasPriority = int(o.n), true
 		case optOnError:
 			s.onError = o.f
+		case optReadAhead:
+			if call != "messages" {
+				return s, invalid("ReadAhead is for Messages")
+			}
+			s.readAhead = -1
+			if o.n == 1 {
+				s.readAhead = 1
+			}
 		default:
 			return s, invalid("zero Opt")
 		}
