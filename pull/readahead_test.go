@@ -88,4 +88,3 @@ func TestReadAheadIsForMessages(t *testing.T) {
 		t.Fatalf("Next with ReadAhead: %v", err)
 	}
 }
-
