@@ -34,6 +34,19 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { nc.PublishMsg("alloc.pub", "reply.x", &h, data) }); n != 0 {
 		t.Errorf("PublishMsg with header: %v allocs", n)
 	}
+	// Lazily: the first call creates the connection's timer (once); then
+	// calls queue, arm or re-arm it, or wake the flusher.
+	nc.PublishLazy("alloc.pub", data)
+	nc.Flush(context.Background())
+	if n := testing.AllocsPerRun(1000, func() { nc.PublishLazy("alloc.pub", data[:16]) }); n != 0 {
+		t.Errorf("PublishLazy 16 B: %v allocs", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() {
+		nc.PublishLazy("alloc.pub", data[:16])
+		nc.Publish("alloc.pub", data[:16]) // takes the lazy bytes: the timer is stopped
+	}); n != 0 {
+		t.Errorf("PublishLazy then Publish: %v allocs", n)
+	}
 }
 
 func TestDeliveryAllocsAmortised(t *testing.T) {

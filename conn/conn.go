@@ -46,11 +46,15 @@ type Conn struct {
 	pubSubject proto.SubjectMemo
 	spare      []byte
 	kicked     bool
-	writing    bool         // a goroutine (flusher or inline writer) is writing
-	pongs      []chan error // one per outstanding PING; nil for keepalive pings
-	pingsOut   int
-	draining   bool
-	closeErr   error
+	// lazy: PublishLazy bytes wait in wbuf for a later write, LazyDelay
+	// after the first at the latest (lazyTimer).
+	lazy      bool
+	lazyTimer *time.Timer
+	writing   bool         // a goroutine (flusher or inline writer) is writing
+	pongs     []chan error // one per outstanding PING; nil for keepalive pings
+	pingsOut  int
+	draining  bool
+	closeErr  error
 	// lostOnClose: bytes of publishes Close could not send.
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
@@ -348,6 +352,7 @@ func (nc *Conn) closeWith(err error) {
 	nc.pongs = nil
 	pending := nc.wbuf
 	nc.wbuf = nil
+	nc.lazyTakenLocked()
 	nc.wcond.Broadcast()
 	nc.mu.Unlock()
 

@@ -44,7 +44,7 @@ func (m *Msg) Respond(data []byte) error {
 	if m.sub == nil {
 		return ErrBadSubscription
 	}
-	return m.sub.nc.publish(m.Reply, "", nil, data, true)
+	return m.sub.nc.publish(m.Reply, "", nil, data, pubUrgent)
 }
 
 // RespondMsg publishes data with headers to m's reply subject.
@@ -55,7 +55,7 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 	if m.sub == nil {
 		return ErrBadSubscription
 	}
-	return m.sub.nc.publish(m.Reply, "", h, data, true)
+	return m.sub.nc.publish(m.Reply, "", h, data, pubUrgent)
 }
 
 // Slab sizes: message bodies up to slabBytes/4 are carved from 64 KiB

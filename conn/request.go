@@ -200,7 +200,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	r.mu.Unlock()
 
 	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
-	if err := nc.publish(subject, reply, h, data, true); err != nil {
+	if err := nc.publish(subject, reply, h, data, pubUrgent); err != nil {
 		r.forget(tok, w)
 		return nil, err
 	}

@@ -156,7 +156,7 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, h *proto.Header
 			return
 		}
 		nc.gather(ctx, &c, func(inbox string) error {
-			return nc.publish(subject, inbox, h, data, true)
+			return nc.publish(subject, inbox, h, data, pubUrgent)
 		}, yield)
 	}
 }

@@ -134,7 +134,7 @@ func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data
 	)
 	nc.gather(ctx, &mc, func(inbox string) error {
 		hdr.Set(HeaderTraceDest, inbox)
-		return nc.publish(subject, "", hdr, data, true)
+		return nc.publish(subject, "", hdr, data, pubUrgent)
 	}, func(m *Msg, e error) bool {
 		if e != nil {
 			err = e

@@ -23,12 +23,12 @@ const (
 // data are copied before it returns: the caller may reuse their memory at
 // once (also for PublishMsg, PublishRequest and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
-	return nc.publish(subject, "", nil, data, false)
+	return nc.publish(subject, "", nil, data, pubNormal)
 }
 
 // PublishRequest sends data to subject with reply as the reply subject.
 func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
-	return nc.publish(subject, reply, nil, data, false)
+	return nc.publish(subject, reply, nil, data, pubNormal)
 }
 
 // PublishRequestNow is PublishRequest for a message someone waits on, sent
@@ -39,23 +39,53 @@ func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
 // more than the write. Do not use it in a loop of publishes: each call may
 // make a system call of its own, where Publish coalesces.
 func (nc *Conn) PublishRequestNow(subject, reply string, data []byte) error {
-	return nc.publish(subject, reply, nil, data, true)
+	return nc.publish(subject, reply, nil, data, pubUrgent)
 }
+
+// PublishLazy is Publish for small fire-and-forget messages that may wait a
+// moment for company, such as a consumer's acknowledgements: it does not
+// wake the connection's flusher, so that many share one write. They are
+// written with the next write of the connection (a Publish, a request, a
+// Flush, a pull request), once 64 KiB are queued, or LazyDelay after the
+// first of them at the latest. Use it only where that delay is harmless:
+// a consumer whose server may be waiting for these very messages (an
+// acknowledgement under a small MaxAckPending) would wait for it. Its
+// checks and errors are Publish's; like Publish, it allocates nothing.
+func (nc *Conn) PublishLazy(subject string, data []byte) error {
+	return nc.publish(subject, "", nil, data, pubLazy)
+}
+
+// LazyDelay is the longest a PublishLazy message waits for a write.
+const LazyDelay = time.Millisecond
+
+// lazyKick is how many queued bytes make PublishLazy wake the flusher at
+// once: enough for one large write.
+const lazyKick = 64 << 10
+
+// pubMode tells publish how its bytes get written.
+type pubMode uint8
+
+const (
+	pubNormal pubMode = iota // wake the flusher
+	pubUrgent                // someone waits: write inline when no write is under way
+	pubLazy                  // leave it for a later write (PublishLazy)
+)
 
 // PublishMsg sends data with headers h (nil for none) and an optional reply
 // subject. It fails with ErrHeadersUnsupported when the server does not
 // support headers, and ErrBadHeader when a key or value is invalid.
 func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) error {
 	if h == nil {
-		return nc.publish(subject, reply, nil, data, false)
+		return nc.publish(subject, reply, nil, data, pubNormal)
 	}
-	return nc.publish(subject, reply, h, data, false)
+	return nc.publish(subject, reply, h, data, pubNormal)
 }
 
-// publish queues one message. urgent marks a message someone waits on (a
-// request, a response): when no write is in progress it is written at once
-// by the calling goroutine, saving the hand-off to the flusher.
-func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urgent bool) error {
+// publish queues one message. pubUrgent marks a message someone waits on
+// (a request, a response): when no write is in progress it is written at
+// once by the calling goroutine, saving the hand-off to the flusher.
+// pubLazy leaves it for a later write (PublishLazy).
+func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mode pubMode) error {
 	size := len(data)
 	if h != nil {
 		size += h.EncodedLen()
@@ -100,11 +130,15 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, urg
 	if nc.state != stateConnected {
 		nc.bufPeak = max(nc.bufPeak, len(nc.wbuf))
 	}
-	if urgent && !nc.writing && nc.state == stateConnected {
+	switch {
+	case mode == pubUrgent && !nc.writing && nc.state == stateConnected:
 		nc.writeInline()
 		return nil
+	case mode == pubLazy && len(nc.wbuf) < lazyKick:
+		nc.deferLocked()
+	default:
+		nc.kickLocked()
 	}
-	nc.kickLocked()
 	for len(nc.wbuf) >= highWater && nc.state == stateConnected {
 		nc.wcond.Wait()
 	}
@@ -134,6 +168,7 @@ func (nc *Conn) writeLocked() bool {
 	nc.wbuf = nc.spare[:0]
 	nc.spare = nil
 	nc.writing = true
+	nc.lazyTakenLocked()
 	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on
 	nc.mu.Unlock()
 	l.armWrite(nc.opts.writeTimeout)
@@ -188,6 +223,40 @@ func (nc *Conn) kickLocked() {
 	select {
 	case nc.kick <- struct{}{}:
 	default:
+	}
+}
+
+// deferLocked notes that lazily published bytes wait in the buffer and
+// makes sure they are written within LazyDelay.
+func (nc *Conn) deferLocked() {
+	if nc.lazy || nc.kicked {
+		return // the timer is armed, or the flusher is about to write
+	}
+	nc.lazy = true
+	if nc.lazyTimer == nil {
+		nc.lazyTimer = time.AfterFunc(LazyDelay, nc.lazyExpired)
+	} else {
+		nc.lazyTimer.Reset(LazyDelay)
+	}
+}
+
+// lazyTakenLocked records that a write took the buffer, lazily published
+// bytes included, and disarms their timer.
+func (nc *Conn) lazyTakenLocked() {
+	if nc.lazy {
+		nc.lazy = false
+		nc.lazyTimer.Stop()
+	}
+}
+
+// lazyExpired wakes the flusher for bytes published lazily LazyDelay ago
+// that no write has taken since.
+func (nc *Conn) lazyExpired() {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.lazy {
+		nc.lazyTakenLocked()
+		nc.kickLocked()
 	}
 }
 

@@ -28,6 +28,7 @@ type Msg struct {
 
 	nc    *conn.Conn
 	acked atomic.Bool
+	lazy  bool // acknowledgements go out with PublishLazy (MsgSlab.LazyAcks)
 }
 
 // The embedded conn.Msg must start a Msg (FromSlab).
@@ -47,7 +48,7 @@ func NewMsg(nc *conn.Conn, m *conn.Msg) *Msg {
 
 // Init fills an existing Msg from m.
 func (jm *Msg) Init(nc *conn.Conn, m *conn.Msg) {
-	jm.Msg, jm.nc = *m, nc
+	jm.Msg, jm.nc, jm.lazy = *m, nc, false
 	jm.acked.Store(false)
 }
 
@@ -61,6 +62,7 @@ type MsgSlab struct {
 	nc    *conn.Conn
 	free  []Msg
 	chunk int
+	lazy  bool
 }
 
 // NewMsgSlab returns a MsgSlab for messages received on nc; hint is about
@@ -72,6 +74,17 @@ func NewMsgSlab(nc *conn.Conn, hint int) *MsgSlab {
 
 const slabMsgs = 128
 
+// LazyAcks makes the acknowledgements of the messages allocated from now on
+// go out with conn.Conn.PublishLazy: with the connection's next write, or
+// within conn.LazyDelay. A consumer loop that reads the socket itself and
+// pulls again before the server could run dry uses it, so that a batch's
+// acknowledgements travel with its next pull instead of each waking the
+// connection's flusher. It returns s.
+func (s *MsgSlab) LazyAcks(on bool) *MsgSlab {
+	s.lazy = on
+	return s
+}
+
 // Alloc returns the conn.Msg embedded in a fresh Msg.
 func (s *MsgSlab) Alloc() *conn.Msg {
 	if len(s.free) == 0 {
@@ -80,7 +93,7 @@ func (s *MsgSlab) Alloc() *conn.Msg {
 	}
 	jm := &s.free[0]
 	s.free = s.free[1:]
-	jm.nc = s.nc
+	jm.nc, jm.lazy = s.nc, s.lazy
 	return &jm.Msg
 }
 
@@ -92,7 +105,12 @@ func FromSlab(m *conn.Msg) *Msg {
 	return (*Msg)(unsafe.Pointer(m))
 }
 
-// Ack acknowledges the message. It does not wait for the server.
+// Ack acknowledges the message. It does not wait for the server. A message
+// from a MsgSlab with lazy acknowledgements (as a pull consumer's Messages
+// loop may use) queues it with conn.Conn.PublishLazy: it is written with
+// the connection's next write, typically the consumer's next pull, or
+// within conn.LazyDelay. The same goes for Nak, Term and InProgress;
+// AckSync waits for the server.
 func (jm *Msg) Ack() error { return jm.ack(ackAck, true) }
 
 // Nak asks for redelivery now.
@@ -170,7 +188,11 @@ func (jm *Msg) ack(body []byte, terminal bool) error {
 	} else if jm.acked.Load() {
 		return ErrAlreadyAcked
 	}
-	if err := jm.nc.Publish(jm.Reply, body); err != nil {
+	publish := jm.nc.Publish
+	if jm.lazy {
+		publish = jm.nc.PublishLazy
+	}
+	if err := publish(jm.Reply, body); err != nil {
 		if terminal {
 			jm.acked.Store(false)
 		}

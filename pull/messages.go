@@ -79,19 +79,14 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	e.newEpochLocked()
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
-	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", jsapi.NewMsgSlab(c.nc, s.maxMsgs).Alloc)
+	inline, lazy := readMode(c.config(), s)
+	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", jsapi.NewMsgSlab(c.nc, s.maxMsgs).LazyAcks(lazy).Alloc)
 	if err != nil {
 		return nil, err
 	}
 	// The queue never holds more than what was requested, plus statuses.
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
-	// A consumer that does not acknowledge publishes nothing per message:
-	// it reads the socket itself when its queue runs dry (no hand-off from
-	// the reader goroutine; conn.Subscription.SetInlineReads), unless told
-	// to let the reader goroutine read ahead (ReadAhead).
-	if s.readAhead < 0 || (s.readAhead == 0 && c.config().AckPolicy == jsapi.AckNone) {
-		sub.SetInlineReads(true)
-	}
+	sub.SetInlineReads(inline)
 	e.sub = sub
 	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
 	if err := e.topUp(); err != nil {
@@ -101,6 +96,36 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	e.wg.Add(1)
 	go e.watch(ctx)
 	return e, nil
+}
+
+// readMode chooses who reads the socket for a Messages loop and how its
+// acknowledgements go out.
+//
+// By default the loop reads the socket itself whenever its queue runs dry
+// (conn.Subscription.SetInlineReads): no goroutine hand-off per batch. A
+// consumer that acknowledges then queues its acknowledgements lazily
+// (jsapi.MsgSlab.LazyAcks), so that they travel with its next pull rather
+// than each batch of them waking the connection's flusher — measured on 2
+// cores, 7 % faster at 14 % less client CPU than reading ahead with eager
+// acknowledgements (8 interleaved pairs of 200k messages). That is safe
+// only when the server cannot stop for want of those acknowledgements:
+// with MaxAckPending at least twice MaxMessages (or unlimited). Below that
+// the reader goroutine reads ahead and each acknowledgement is written at
+// once, as it is when ReadAhead(true) asks for it. ReadAhead(false) makes
+// the loop read inline regardless (acknowledgements then lazy only when
+// safe).
+func readMode(cfg *jsapi.ConsumerConfig, s settings) (inline, lazy bool) {
+	if cfg.AckPolicy == jsapi.AckNone {
+		return s.readAhead <= 0, false
+	}
+	safe := cfg.MaxAckPending < 0 || cfg.MaxAckPending >= 2*s.maxMsgs
+	switch {
+	case s.readAhead > 0:
+		return false, false
+	case s.readAhead < 0:
+		return true, safe
+	}
+	return safe, safe
 }
 
 func (e *engine) stop() {

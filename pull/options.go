@@ -88,14 +88,18 @@ func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
 // ReadAhead chooses who reads the socket for Messages. With on, the
-// connection's reader goroutine reads ahead while the loop body works: the
-// default for a consumer that acknowledges, whose acknowledgements are
-// written meanwhile. With off, the loop reads the socket itself whenever
-// its queue runs dry, with no hand-off between goroutines: the default for
-// a consumer that does not acknowledge (AckNone), such as the ordered
-// consumer. Turn it on for such a consumer when each message costs much
-// work (the object store hashing its chunks), so that reading and working
-// overlap on two cores. Messages only.
+// connection's reader goroutine reads ahead while the loop body works, and
+// each acknowledgement is written at once (by the connection's flusher).
+// With off, the loop reads the socket itself whenever its queue runs dry,
+// with no hand-off between goroutines.
+//
+// By default the loop reads inline; a consumer that acknowledges then
+// queues its acknowledgements to travel with its next pull (written within
+// conn.LazyDelay at the latest), provided MaxAckPending is at least twice
+// MaxMessages or unlimited, so that the server never waits for them.
+// Otherwise the reader goroutine reads ahead. Turn it on when each message
+// costs much work (the object store hashing its chunks), so that reading
+// and working overlap on two cores. Messages only.
 func ReadAhead(on bool) Opt {
 	n := int64(0)
 	if on {

@@ -5,33 +5,43 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
 
-// Who reads the socket for Messages: by default a consumer that does not
-// acknowledge reads it itself (the connection counts inline batches), one
-// that acknowledges leaves it to the reader goroutine, and ReadAhead
-// overrides either way. Every message arrives once, in order, either way.
+// Who reads the socket for Messages: by default the loop reads it itself
+// (the connection counts inline batches), unless it acknowledges under a
+// MaxAckPending below twice MaxMessages; ReadAhead overrides either way.
+// Every message arrives once, in order, and every acknowledgement reaches
+// the server, in every mode (with MaxAckPending 1 each next message waits
+// for the previous acknowledgement).
 func TestMessagesReadAhead(t *testing.T) {
 	cases := []struct {
 		name   string
 		ack    jsapi.AckPolicy
+		map_   int // MaxAckPending (0: the server's 1000)
 		opts   []pull.Opt
 		inline bool
 	}{
-		{"ack none", jsapi.AckNone, nil, true},
-		{"ack none, read ahead", jsapi.AckNone, []pull.Opt{pull.ReadAhead(true)}, false},
-		{"ack explicit", jsapi.AckExplicit, nil, false},
-		{"ack explicit, inline", jsapi.AckExplicit, []pull.Opt{pull.ReadAhead(false)}, true},
+		{"ack none", jsapi.AckNone, 0, nil, true},
+		{"ack none, read ahead", jsapi.AckNone, 0, []pull.Opt{pull.ReadAhead(true)}, false},
+		// MaxAckPending 1000 ≥ 2 × 50: inline, acknowledgements lazy.
+		{"ack explicit", jsapi.AckExplicit, 0, nil, true},
+		{"ack explicit, read ahead", jsapi.AckExplicit, 0, []pull.Opt{pull.ReadAhead(true)}, false},
+		// MaxAckPending 60 < 2 × 50: the server may wait for the acks.
+		{"ack explicit, small max ack pending", jsapi.AckExplicit, 60, nil, false},
+		{"ack explicit, small max ack pending, inline", jsapi.AckExplicit, 60, []pull.Opt{pull.ReadAhead(false)}, true},
+		{"ack explicit, max ack pending 1", jsapi.AckExplicit, 1, nil, false},
+		{"ack all, unlimited", jsapi.AckAll, -1, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, jsapi.StorageMemory)
 			const n = 2000
 			e.publish(t, n)
-			c := e.consumer(t, jsapi.ConsumerConfig{AckPolicy: tc.ack})
+			c := e.consumer(t, jsapi.ConsumerConfig{AckPolicy: tc.ack, MaxAckPending: tc.map_})
 			before := e.nc.Stats().InlineBatches
 			ctx, cancel := context.WithCancel(e.ctx)
 			defer cancel()
@@ -86,5 +96,62 @@ func TestReadAheadIsForMessages(t *testing.T) {
 	}
 	if _, err := c.Next(e.ctx, pull.ReadAhead(false)); !errors.Is(err, pull.ErrInvalidOption) {
 		t.Fatalf("Next with ReadAhead: %v", err)
+	}
+}
+
+// Lazy acknowledgements need no later write to reach the server: while the
+// loop waits for more messages, with no pull due (70 of 100 still
+// requested), they are written within conn.LazyDelay.
+func TestLazyAcksWrittenWithoutFurtherTraffic(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	const n = 30
+	e.publish(t, n)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	acked := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		seen := 0
+		for m, err := range c.Messages(ctx, pull.MaxMessages(100)) {
+			if err != nil {
+				done <- err
+				return
+			}
+			if err := m.Ack(); err != nil {
+				done <- err
+				return
+			}
+			if seen++; seen == n {
+				close(acked)
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case <-acked:
+	case err := <-done:
+		t.Fatalf("the loop ended: %v", err)
+	}
+	// Another connection watches the consumer; the loop's connection
+	// sends nothing more.
+	other := e.bindOther(t)
+	for {
+		info, err := other.Info(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.AckFloor.Consumer == n {
+			break
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatalf("acknowledgements never arrived: ack pending %d, ack floor %d", info.NumAckPending, info.AckFloor.Consumer)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
 	}
 }

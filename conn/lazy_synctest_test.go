@@ -1,0 +1,104 @@
+package conn_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/memnet"
+	"github.com/natsio/natsio/proto"
+)
+
+// PublishLazy (Tier 1, fake clock): a lazily published message reaches the
+// server exactly LazyDelay after the first of a group, all of the group in
+// one go and in order; a message published normally meanwhile carries the
+// lazy ones with it at once, ahead of it; and after Close nothing is left
+// to arrive.
+func TestSynctestPublishLazy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		type seen struct {
+			subj string
+			at   time.Time
+		}
+		got := make(chan seen, 64)
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			s.serve(nil, func(op *proto.Op) {
+				if op.Kind == proto.KindPub {
+					got <- seen{string(op.Subject), time.Now()}
+				}
+			})
+		})
+		defer stop()
+		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		defer nc.Close()
+		// Let the flusher settle: a write it is about to make would carry
+		// a lazy publish with it at once.
+		synctest.Wait()
+
+		// A group of lazy publishes, 100 µs apart: written together,
+		// LazyDelay after the first.
+		start := time.Now()
+		for _, subj := range []string{"lazy.1", "lazy.2", "lazy.3"} {
+			if err := nc.PublishLazy(subj, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		for _, want := range []string{"lazy.1", "lazy.2", "lazy.3"} {
+			s := <-got
+			if s.subj != want {
+				t.Fatalf("got %s, want %s", s.subj, want)
+			}
+			if el := s.at.Sub(start); el != conn.LazyDelay {
+				t.Fatalf("%s arrived after %v, want exactly LazyDelay (%v)", want, el, conn.LazyDelay)
+			}
+		}
+
+		// A lazy publish followed by an ordinary one: both go at once,
+		// in order.
+		start = time.Now()
+		if err := nc.PublishLazy("lazy.4", nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Microsecond)
+		if err := nc.Publish("eager.5", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"lazy.4", "eager.5"} {
+			s := <-got
+			if s.subj != want || s.at.Sub(start) != 10*time.Microsecond {
+				t.Fatalf("got %s after %v, want %s after 10µs", s.subj, s.at.Sub(start), want)
+			}
+		}
+		// The lazy timer of lazy.4 was disarmed: nothing more arrives,
+		// however long we wait.
+		time.Sleep(10 * conn.LazyDelay)
+		synctest.Wait()
+		select {
+		case s := <-got:
+			t.Fatalf("unexpected %s", s.subj)
+		default:
+		}
+
+		// Checks and errors are Publish's.
+		if err := nc.PublishLazy("bad subject", nil); err == nil {
+			t.Fatal("PublishLazy accepted a bad subject")
+		}
+		// Close writes what waits.
+		if err := nc.PublishLazy("lazy.6", nil); err != nil {
+			t.Fatal(err)
+		}
+		nc.Close()
+		if s := <-got; s.subj != "lazy.6" {
+			t.Fatalf("after Close got %s", s.subj)
+		}
+		if err := nc.PublishLazy("lazy.7", nil); err == nil {
+			t.Fatal("PublishLazy after Close succeeded")
+		}
+	})
+}
