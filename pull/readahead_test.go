@@ -71,19 +71,36 @@ func TestMessagesReadAhead(t *testing.T) {
 				t.Fatalf("the loop read the socket %d times", got)
 			}
 			if tc.ack != jsapi.AckNone {
-				// The acks reached the server.
-				if err := e.nc.Flush(e.ctx); err != nil {
-					t.Fatal(err)
-				}
-				info, err := c.Info(e.ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if info.NumAckPending != 0 || info.NumPending != 0 {
-					t.Fatalf("ack pending %d, pending %d", info.NumAckPending, info.NumPending)
-				}
+				// Every ack reaches the consumer. The server applies acks
+				// on the consumer's own goroutine, after the connection
+				// has read them, so a Flush alone does not order them
+				// before the Info: look until they are all in.
+				waitAcked(t, e, c, n)
 			}
 		})
+	}
+}
+
+// waitAcked waits until the consumer has n messages acknowledged and none
+// pending, failing at e's deadline.
+func waitAcked(t *testing.T, e *env, c *pull.Consumer, n uint64) {
+	t.Helper()
+	if err := e.nc.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		info, err := c.Info(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 && info.AckFloor.Consumer == n {
+			return
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatalf("ack pending %d, pending %d, ack floor %d of %d", info.NumAckPending, info.NumPending, info.AckFloor.Consumer, n)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
