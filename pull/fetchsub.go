@@ -27,6 +27,17 @@ import (
 // One subscription is kept per Consumer (concurrent Fetches make their
 // own), and it is unsubscribed after fetchSubIdle without a Fetch, so a
 // Consumer handle that is dropped leaves nothing behind for long.
+//
+// A Fetch reads its messages off the socket itself (no hand-off from the
+// reader goroutine: conn.Subscription.SetInlineReads) and writes its pull
+// itself (conn.PublishRequestNow). The acknowledgements of the messages it
+// returns wait for the next write (jsapi.MsgSlab.LazyAcks): in a loop they
+// travel with the next Fetch's pull, ahead of it in the same write, so the
+// server has them before it serves that pull, whatever MaxAckPending is;
+// outside a loop they go within conn.LazyDelay. Measured on 2 cores with
+// 10 µs of work per message: 58k against 50k messages/s at 12.3 against
+// 15.2 µs of client CPU (5 alternating runs of 100k); with no work, ×0.99
+// (8 interleaved pairs of 200k).
 
 // fetchSubIdle is how long a kept fetch subscription waits for the next
 // Fetch before it is unsubscribed.
@@ -42,7 +53,12 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 	if sub != nil && sub.IsValid() {
 		return sub, nil
 	}
-	return c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).Alloc)
+	sub, err := c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
+	if err != nil {
+		return nil, err
+	}
+	sub.SetInlineReads(true)
+	return sub, nil
 }
 
 // putFetchSub ends a Fetch's use of sub: kept for the next Fetch when over

@@ -172,3 +172,29 @@ func TestLazyAcksWrittenWithoutFurtherTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A loop of Next and Ack under MaxAckPending 1: each acknowledgement waits
+// for the next Next's pull and goes ahead of it in the same write, so every
+// message is served; the last one goes with the Flush.
+func TestNextLoopLazyAcksMaxAckPending1(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	const n = 50
+	e.publish(t, n)
+	c := e.consumer(t, jsapi.ConsumerConfig{MaxAckPending: 1})
+	for i := range n {
+		m, err := c.Next(e.ctx)
+		if err != nil {
+			t.Fatalf("next %d: %v", i, err)
+		}
+		if string(m.Data) != fmt.Sprint(i) {
+			t.Fatalf("message %d is %q", i, m.Data)
+		}
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.nc.Stats().InlineBatches; got == 0 {
+		t.Fatal("Next never read the socket itself")
+	}
+	waitAcked(t, e, c, n)
+}
