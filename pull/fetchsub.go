@@ -28,9 +28,11 @@ import (
 // own), and it is unsubscribed after fetchSubIdle without a Fetch, so a
 // Consumer handle that is dropped leaves nothing behind for long.
 //
-// A Fetch reads its messages off the socket itself (no hand-off from the
-// reader goroutine: conn.Subscription.SetInlineReads) and writes its pull
-// itself (conn.PublishRequestNow). The acknowledgements of the messages it
+// A Fetch of more than one message reads them off the socket itself (no
+// hand-off from the reader goroutine: conn.Subscription.SetInlineReads;
+// for one message, as Next asks, the six allocations of registering the
+// inline read with the context were not worth it), and every Fetch writes
+// its pull itself (conn.PublishRequestNow). The acknowledgements of the messages it
 // returns wait for the next write (jsapi.MsgSlab.LazyAcks): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;
@@ -50,14 +52,16 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 	sub := c.idleSub
 	c.idleSub = nil
 	c.mu.Unlock()
-	if sub != nil && sub.IsValid() {
-		return sub, nil
+	if sub == nil || !sub.IsValid() {
+		var err error
+		sub, err = c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
+		if err != nil {
+			return nil, err
+		}
 	}
-	sub, err := c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
-	if err != nil {
-		return nil, err
-	}
-	sub.SetInlineReads(true)
+	// An inline read registers with the Fetch's context (a few
+	// allocations): worth it for a batch, not for the one message of Next.
+	sub.SetInlineReads(n > 1)
 	return sub, nil
 }
 

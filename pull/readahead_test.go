@@ -175,7 +175,8 @@ func TestLazyAcksWrittenWithoutFurtherTraffic(t *testing.T) {
 
 // A loop of Next and Ack under MaxAckPending 1: each acknowledgement waits
 // for the next Next's pull and goes ahead of it in the same write, so every
-// message is served; the last one goes with the Flush.
+// message is served; the last one goes with the Flush. A Fetch of a batch
+// reads inline, Next does not.
 func TestNextLoopLazyAcksMaxAckPending1(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	const n = 50
@@ -193,8 +194,29 @@ func TestNextLoopLazyAcksMaxAckPending1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := e.nc.Stats().InlineBatches; got == 0 {
-		t.Fatal("Next never read the socket itself")
-	}
 	waitAcked(t, e, c, n)
+	if got := e.nc.Stats().InlineBatches; got != 0 {
+		t.Fatalf("Next read the socket itself %d times", got)
+	}
+	// A batch consumer (MaxAckPending 1000) fetching 2 at a time.
+	f := e.consumer(t, jsapi.ConsumerConfig{Durable: "F"})
+	for got := 0; got < n; {
+		msgs, err := f.Fetch(e.ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if string(m.Data) != fmt.Sprint(got) {
+				t.Fatalf("fetched message %d is %q", got, m.Data)
+			}
+			if err := m.Ack(); err != nil {
+				t.Fatal(err)
+			}
+			got++
+		}
+	}
+	if e.nc.Stats().InlineBatches == 0 {
+		t.Fatal("Fetch(2) never read the socket itself")
+	}
+	waitAcked(t, e, f, n)
 }
