@@ -241,3 +241,46 @@ func ExampleConn_SubscribeAlloc() {
 	// jobs.resize img-1 (in jobs array: true)
 	// jobs.crop img-2 (in jobs array: true)
 }
+
+// PublishLazy queues small fire-and-forget messages (acknowledgements, say)
+// without waking the flusher: they go out with the connection's next write
+// or after LazyDelay. Here the subscriber on another connection gets both,
+// in order, the lazy one carried by the ordinary publish.
+func ExampleConn_PublishLazy() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	recv, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer recv.Close()
+	sub, _ := recv.Subscribe("events.>")
+	recv.Flush(ctx)
+
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+	nc.PublishLazy("events.lazy", []byte("queued"))
+	nc.Publish("events.now", []byte("written"))
+
+	for range 2 {
+		m, err := sub.NextMsg(ctx)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s: %s\n", m.Subject, m.Data)
+	}
+	fmt.Println("longest wait:", conn.LazyDelay)
+	// Output:
+	// events.lazy: queued
+	// events.now: written
+	// longest wait: 1ms
+}
