@@ -26,9 +26,10 @@
 //
 // Over TCP and TLS the socket is read by whoever needs its next bytes: a
 // Request reads its own response, and a Messages iterator, a SubscribeFunc
-// handler or, after SetInlineReads, NextBatch's caller reads the socket itself when its queue is empty and the reader goroutine
-// has stepped aside. Everything read meanwhile is dispatched as the reader
-// goroutine would. This saves a hand-off between goroutines per response
+// handler or, after SetInlineReads, NextBatch's caller reads the socket
+// itself when its queue is empty and the reader goroutine has stepped
+// aside. Everything read meanwhile is dispatched as the reader goroutine
+// would. This saves a hand-off between goroutines per response
 // or batch, which on a machine with an idle core also wakes a thread;
 // Stats.InlineReads and Stats.InlineBatches count it happening.
 //
