@@ -185,7 +185,7 @@ func TestRequestTimeoutsFreeSlots(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	}
-	if n := conn.PendingRequests(nc); n != 0 {
+	if n := nc.Stats().RequestsPending; n != 0 {
 		t.Fatalf("%d request slots left after timeouts", n)
 	}
 }
@@ -302,7 +302,7 @@ func TestCloseEndsEverything(t *testing.T) {
 		_, err := nc.Request(context.Background(), "silent", nil)
 		reqErr <- err
 	}()
-	eventually(t, "request pending", func() bool { return conn.PendingRequests(nc) == 1 })
+	eventually(t, "request pending", func() bool { return nc.Stats().RequestsPending == 1 })
 	nc.Close()
 	if err := <-errc; !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("iterator ended with %v", err)

@@ -2,16 +2,6 @@ package conn
 
 import "net"
 
-// PendingRequests reports the requests waiting for a response.
-func PendingRequests(nc *Conn) int {
-	nc.resp.mu.Lock()
-	defer nc.resp.mu.Unlock()
-	return len(nc.resp.waiters)
-}
-
-// InlineReads reports how many requests read the socket themselves.
-func InlineReads(nc *Conn) uint64 { return nc.stats.inlineReads.Load() }
-
 // AllowInlineReads lets requesters read any transport inline (the
 // in-memory pipes of synctest tests keep working after a read deadline)
 // until the returned function restores the default. Not for parallel tests.
@@ -24,9 +14,6 @@ func AllowInlineReads() (restore func()) {
 // ReaderResumes reports how many times the reader goroutine took the
 // reader role back after parking.
 func ReaderResumes(nc *Conn) uint64 { return nc.stats.readerResumes.Load() }
-
-// InlineBatches reports how many times a consumer read the socket itself.
-func InlineBatches(nc *Conn) uint64 { return nc.stats.inlineBatches.Load() }
 
 // ParkTimeouts reports how many times the parked reader goroutine's timer
 // fired.

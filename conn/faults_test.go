@@ -376,7 +376,7 @@ func TestF14MaxPayloadWithHeaders(t *testing.T) {
 	if _, err := nc.RequestMsg(ctxT(t), "f14", &h, make([]byte, 1025-hl)); !errors.Is(err, conn.ErrMaxPayload) {
 		t.Fatalf("oversized request: %v", err)
 	}
-	if n := conn.PendingRequests(nc); n != 0 {
+	if n := nc.Stats().RequestsPending; n != 0 {
 		t.Fatalf("oversized request left %d pending", n)
 	}
 	if got := nc.Stats().OutBytes; got != before {
@@ -417,7 +417,7 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 			errs <- err
 		}()
 	}
-	eventually(t, "requests pending", func() bool { return conn.PendingRequests(nc) == n })
+	eventually(t, "requests pending", func() bool { return nc.Stats().RequestsPending == n })
 	forced := time.Now()
 	nc.ForceReconnect()
 	for i := range n {
@@ -429,7 +429,7 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 	if d := time.Since(forced); d > 5*time.Second {
 		t.Fatalf("requests released after %v, want promptly (deadline 20s)", d)
 	}
-	if c := conn.PendingRequests(nc); c != 0 {
+	if c := nc.Stats().RequestsPending; c != 0 {
 		t.Fatalf("%d requests still pending", c)
 	}
 	// The request path works again after the reconnect.
@@ -481,7 +481,7 @@ func TestF16AbandonedRequestsFreed(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	run(20000)
-	if n := conn.PendingRequests(nc); n != 0 {
+	if n := nc.Stats().RequestsPending; n != 0 {
 		t.Fatalf("%d abandoned requests still in the multiplexer", n)
 	}
 	runtime.GC()
@@ -667,7 +667,7 @@ func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
 		_, err := nc.Request(context.Background(), "f25.silent", nil)
 		reqErr <- err
 	}()
-	eventually(t, "request pending", func() bool { return conn.PendingRequests(nc) == 1 })
+	eventually(t, "request pending", func() bool { return nc.Stats().RequestsPending == 1 })
 	p.Stall(faultproxy.Down, true) // the next PONG never comes
 	flushErr := make(chan error, 1)
 	go func() { flushErr <- nc.Flush(context.Background()) }()
@@ -841,7 +841,7 @@ func TestF27ReconnectBufferDisabled(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("failing publishes took %v", d)
 	}
-	if conn.PendingRequests(nc) != 0 {
+	if nc.Stats().RequestsPending != 0 {
 		t.Fatal("failed request left pending")
 	}
 	p.Refuse(false)

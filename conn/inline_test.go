@@ -57,7 +57,7 @@ func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
 			t.Fatalf("request %d got %q", i, m.Data)
 		}
 	}
-	if n := conn.InlineReads(nc); n == 0 {
+	if n := nc.Stats().InlineReads; n == 0 {
 		t.Fatal("no request read its own response on a plain TCP link")
 	} else {
 		t.Logf("%d of %d requests read their own response", n, reqs)
@@ -207,7 +207,7 @@ func TestInlineOverTLS(t *testing.T) {
 			t.Fatalf("request %d: %v %v", i, m, err)
 		}
 	}
-	if conn.InlineReads(nc) == 0 {
+	if nc.Stats().InlineReads == 0 {
 		t.Fatal("no inline read over TLS")
 	}
 	if n := ev.count(conn.EventDisconnected); n != 0 {
@@ -352,7 +352,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 			t.Fatalf("kept message %d: %v %v", i, m, err)
 		}
 	}
-	if conn.InlineBatches(nc) == 0 {
+	if nc.Stats().InlineBatches == 0 {
 		t.Fatal("no consumer read inline over TLS")
 	}
 	if n := ev.count(conn.EventDisconnected); n != 0 {

@@ -13,8 +13,8 @@ import (
 // PublishLazy (Tier 1, fake clock): a lazily published message reaches the
 // server exactly LazyDelay after the first of a group, all of the group in
 // one go and in order; a message published normally meanwhile carries the
-// lazy ones with it at once, ahead of it; and after Close nothing is left
-// to arrive.
+// lazy ones with it at once, ahead of it; 64 KiB queued lazily go at once;
+// and Close writes what waits.
 func TestSynctestPublishLazy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(stAddr)
@@ -83,6 +83,16 @@ func TestSynctestPublishLazy(t *testing.T) {
 		case s := <-got:
 			t.Fatalf("unexpected %s", s.subj)
 		default:
+		}
+
+		// 64 KiB queued lazily are enough for one large write: it goes at
+		// once.
+		start = time.Now()
+		if err := nc.PublishLazy("lazy.big", make([]byte, 70<<10)); err != nil {
+			t.Fatal(err)
+		}
+		if s := <-got; s.subj != "lazy.big" || s.at != start {
+			t.Fatalf("got %s after %v, want lazy.big at once", s.subj, s.at.Sub(start))
 		}
 
 		// Checks and errors are Publish's.

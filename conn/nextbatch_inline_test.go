@@ -52,11 +52,11 @@ func TestNextBatchInlineReads(t *testing.T) {
 						next++
 					}
 				}
-				if inline && conn.InlineBatches(nc) > 0 && b >= 20 {
+				if inline && nc.Stats().InlineBatches > 0 && b >= 20 {
 					break
 				}
 			}
-			got := conn.InlineBatches(nc)
+			got := nc.Stats().InlineBatches
 			if inline && got == 0 {
 				t.Fatalf("NextBatch never read the socket itself in %d bursts", bursts)
 			}

@@ -41,7 +41,7 @@ func TestRegressionNatsGo2128JSPublishDuringReconnectNotClosed(t *testing.T) {
 		_, err := js.Publish(pctx, "r9.a", []byte("x"))
 		errc <- err
 	}()
-	eventually(t, "publish in flight", func() bool { return conn.PendingRequests(nc) == 1 })
+	eventually(t, "publish in flight", func() bool { return nc.Stats().RequestsPending == 1 })
 	p.Refuse(true)
 	p.CutAll()
 	p.Stall(faultproxy.Down, false)

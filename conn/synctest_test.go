@@ -585,7 +585,7 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 			if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("%s: %v, want ErrTimeout and context.DeadlineExceeded", what, err)
 			}
-			if n := conn.PendingRequests(nc); n != 0 {
+			if n := nc.Stats().RequestsPending; n != 0 {
 				t.Fatalf("%s: %d requests still pending", what, n)
 			}
 		}
@@ -1001,7 +1001,7 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		before := conn.InlineReads(nc)
+		before := nc.Stats().InlineReads
 		const reqs = 300 // 30 ms of requests
 		start := time.Now()
 		for i := range reqs {
@@ -1013,7 +1013,7 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 		if el := time.Since(start); el != reqs*100*time.Microsecond {
 			t.Fatalf("the loop took %v of fake time, want %v", el, reqs*100*time.Microsecond)
 		}
-		if n := conn.InlineReads(nc) - before; n != reqs {
+		if n := nc.Stats().InlineReads - before; n != reqs {
 			t.Fatalf("%d of %d requests read their response inline", n, reqs)
 		}
 		if n := conn.ReaderResumes(nc); n != 0 {
@@ -1144,7 +1144,7 @@ func TestSynctestConsumerReadsInline(t *testing.T) {
 		if el := time.Since(start); el != 10*time.Minute {
 			t.Fatalf("second message after %v, want at once", el-10*time.Minute)
 		}
-		if conn.InlineBatches(nc) == 0 {
+		if nc.Stats().InlineBatches == 0 {
 			t.Fatal("the consumer never read the socket itself")
 		}
 		push <- "feed last"
@@ -1210,7 +1210,7 @@ func TestSynctestInlineConsumerInterrupted(t *testing.T) {
 				synctest.Wait()
 				push <- "feed one" // the consumer then reads inline
 				synctest.Wait()
-				if conn.InlineBatches(nc) == 0 {
+				if nc.Stats().InlineBatches == 0 {
 					t.Fatal("the consumer is not reading inline")
 				}
 				time.Sleep(time.Minute)

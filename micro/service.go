@@ -266,8 +266,8 @@ func (s *Service) Done() <-chan struct{} { return s.done }
 // When ctx ends first, the remaining subscriptions are unsubscribed at
 // once, the service still stops, and Stop returns ctx's error. Without a
 // deadline on ctx, Stop waits for the handlers at most the connection's
-// drain timeout (conn.DrainTimeout, default 30 s) and then returns an error matching
-// conn.ErrTimeout (Done follows when they return). Stopping a
+// drain timeout (Conn.DrainTimeout, 30 s by default) and then returns an
+// error matching conn.ErrTimeout (Done follows when they return). Stopping a
 // service whose connection has closed is not an error. Calls after the
 // first wait until the service has stopped (or ctx ends) and return nil.
 // Stop may be called from a handler, DoneHandler or ErrHandler (a second
