@@ -166,3 +166,49 @@ func TestSubscribeInlineAllocatesNothing(t *testing.T) {
 	}
 	t.Logf("%.5f allocs per message delivered inline (publish and receive)", per)
 }
+
+// Borrowed batches lend what the consumer reads itself: after warm-up,
+// receiving allocates nothing per message (no copy, no Msg), where owned
+// batches allocate their slabs. Both are measured in the same run.
+func TestNextBatchBorrowedAllocs(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	pub := connect(t, s.URL())
+	per := map[bool]float64{}
+	for _, borrow := range []bool{false, true} {
+		sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
+		sub, err := sc.Subscribe("alloc.borrow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub.SetInlineReads(true)
+		if borrow {
+			sub.BorrowBatches(nil)
+		}
+		sc.Flush(context.Background())
+		const n = 20000
+		data := make([]byte, 128)
+		ctx := context.Background()
+		var batch []*conn.Msg
+		run := func() {
+			for range n {
+				pub.Publish("alloc.borrow", data)
+			}
+			for got := 0; got < n; {
+				if batch, err = sub.NextBatch(ctx, batch); err != nil {
+					t.Fatal(err)
+				}
+				got += len(batch)
+			}
+		}
+		run() // warm up
+		per[borrow] = testing.AllocsPerRun(3, run) / n
+		if borrow && sc.Stats().BorrowedMsgs == 0 {
+			t.Fatal("nothing was lent")
+		}
+		sc.Close()
+	}
+	t.Logf("allocs per message: %.4f owned, %.4f borrowed", per[false], per[true])
+	if per[true] > 0.005 || per[true] > per[false]/4 {
+		t.Fatalf("borrowed batches: %.4f allocs per message (owned: %.4f)", per[true], per[false])
+	}
+}

@@ -94,6 +94,7 @@ type connStats struct {
 	inlineReads                                                                atomic.Uint64 // requests that read their own response
 	readerResumes                                                              atomic.Uint64 // the parked reader goroutine took the socket back
 	inlineBatches                                                              atomic.Uint64 // consumers that read the socket for their next batch
+	lentMsgs, lentBufs                                                         atomic.Uint64 // borrowed batches (lend.go)
 	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
 	protocolErrors, serverErrors                                               atomic.Uint64
 	requests, requestTimeouts, noResponders                                    atomic.Uint64
@@ -291,6 +292,11 @@ type Stats struct {
 	// messages, instead of waiting for the reader goroutine (see the
 	// package documentation on inline reads).
 	InlineReads, InlineBatches uint64
+	// BorrowedMsgs counts messages NextBatch lent instead of copying
+	// (Subscription.BorrowBatches), and BorrowedBuffers the read buffers
+	// set aside because lent messages still referred to them when the
+	// socket was read again (a spare was read into instead).
+	BorrowedMsgs, BorrowedBuffers uint64
 }
 
 // Stats returns the connection's counters.
@@ -307,6 +313,8 @@ func (nc *Conn) Stats() Stats {
 	s.NoResponders = nc.stats.noResponders.Load()
 	s.InlineReads = nc.stats.inlineReads.Load()
 	s.InlineBatches = nc.stats.inlineBatches.Load()
+	s.BorrowedMsgs = nc.stats.lentMsgs.Load()
+	s.BorrowedBuffers = nc.stats.lentBufs.Load()
 	s.ProtocolErrors = nc.stats.protocolErrors.Load()
 	s.ServerErrors = nc.stats.serverErrors.Load()
 	s.InMsgs = nc.stats.inMsgs.Load()

@@ -42,6 +42,13 @@
 // never reuses their memory. They are carved from shared slabs, so
 // delivering a message allocates far less than once per message.
 //
+// Two opt-ins lend messages instead, named as such: a SubscribeInline
+// handler gets a view of the read buffer valid during the call, and after
+// Subscription.BorrowBatches, NextBatch lends what its caller read itself,
+// valid until its next call (the read buffer is set aside, not reused,
+// while such a batch may still refer to it). A lent message costs no copy
+// and no allocation; Stats.BorrowedMsgs counts them.
+//
 // # Errors
 //
 // Every blocking call takes a context and ends by it, by its default timeout,

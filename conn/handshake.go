@@ -64,6 +64,14 @@ type link struct {
 	stage    []*Msg
 	// scratch is the borrowed message handed to SubscribeInline handlers.
 	scratch Msg
+	// Borrowed batches (lend.go): lendSub is the subscription whose
+	// NextBatch caller holds the role and takes views; lentTo the lender
+	// whose messages may alias buf, lent for its batch lentSeq. lentMsgs
+	// and lentBufs are counters published with the others.
+	lendSub            *Subscription
+	lentTo             *lender
+	lentSeq            uint64
+	lentMsgs, lentBufs uint64
 
 	// The reader role (inline.go): whoever holds it — the connection's
 	// reader goroutine, or a requester reading its own response — alone
@@ -186,36 +194,55 @@ func (l *link) next() (*proto.Op, error) {
 		if op != nil {
 			return op, nil
 		}
-		if l.err != nil {
-			return nil, l.err
-		}
-		l.wakeAll()
-		l.flushStats()
-		n, err := l.c.Read(l.buf)
-		if n > 0 {
-			l.p.Feed(l.buf[:n])
-		}
-		if err != nil {
-			if l.deadline && isTimeout(err) {
-				// An inline reader's own deadline: the link is fine.
-				if n == 0 {
-					return nil, errInlineDeadline
-				}
-				continue
-			}
-			l.err = err
+		if err := l.fill(); err != nil {
+			return nil, err
 		}
 	}
 }
 
+// fill reads the next chunk from the socket into the parser. A read error
+// that came with data is held back (l.err) until that data is parsed. An
+// inline reader's own deadline returns errInlineDeadline and leaves the
+// link usable.
+func (l *link) fill() error {
+	if l.err != nil {
+		return l.err
+	}
+	l.wakeAll()
+	l.flushStats()
+	l.keepLent()
+	n, err := l.c.Read(l.buf)
+	if n > 0 {
+		l.p.Feed(l.buf[:n])
+	}
+	if err != nil {
+		if l.deadline && isTimeout(err) {
+			// An inline reader's own deadline: the link is fine.
+			if n == 0 {
+				return errInlineDeadline
+			}
+			return nil
+		}
+		l.err = err
+	}
+	return nil
+}
+
 // flushStats publishes the reader's counters.
 func (l *link) flushStats() {
-	if l.stats == nil || l.inMsgs == 0 {
+	if l.stats == nil {
 		return
 	}
-	l.stats.inMsgs.Add(l.inMsgs)
-	l.stats.inBytes.Add(l.inBytes)
-	l.inMsgs, l.inBytes = 0, 0
+	if l.inMsgs > 0 {
+		l.stats.inMsgs.Add(l.inMsgs)
+		l.stats.inBytes.Add(l.inBytes)
+		l.inMsgs, l.inBytes = 0, 0
+	}
+	if l.lentMsgs > 0 || l.lentBufs > 0 {
+		l.stats.lentMsgs.Add(l.lentMsgs)
+		l.stats.lentBufs.Add(l.lentBufs)
+		l.lentMsgs, l.lentBufs = 0, 0
+	}
 }
 
 func (l *link) setMaxPayload(n int64) {

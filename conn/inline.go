@@ -254,11 +254,14 @@ func (nc *Conn) inlineLink() (*link, uint64, bool) {
 }
 
 // readForSub is readFor for a consumer of s waiting in take: it reads and
-// dispatches ops until s has a message queued at the end of a socket read,
-// s ends, ctx ends, or the link fails, then releases the role. ctx's
+// dispatches ops until s has a message queued once the parser has used up
+// what was read, s ends, ctx ends, or the link fails, then releases the
+// role. (A message cut by the end of a read is then kept by the parser for
+// whoever reads next: the consumer gets what is complete without waiting
+// for the rest.) With lend, messages for s are lent (lend.go). ctx's
 // deadline bounds the read; its cancellation and the end of s interrupt it
 // (link.interrupt).
-func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscription) {
+func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscription, lend bool) {
 	nc.stats.inlineBatches.Add(1)
 	dl, _ := ctx.Deadline()
 	l.imu.Lock()
@@ -270,23 +273,35 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 	l.imu.Unlock()
 	if err == nil {
 		s.readingOn.Store(l)
-		var stop func() bool
-		if ctx.Done() != nil {
-			stop = context.AfterFunc(ctx, func() { l.interrupt(s) })
+		if lend {
+			l.lendSub = s
+		}
+		// ctx's end interrupts the read: through the subscription's
+		// registration if it ends from now on, here if it already has.
+		s.watchCtx(ctx)
+		if ctx.Err() != nil {
+			l.interrupt(s)
 		}
 		for {
-			if l.p.Unread() == 0 {
+			op, err := l.p.Next()
+			if err == nil && op == nil {
 				l.flushStage()
 				if s.hasQueued() {
 					break
 				}
+				err = l.fill()
+				if err == nil {
+					continue
+				}
+			} else if err != nil {
+				err = &ProtocolError{Err: err}
 			}
-			op, err := l.next()
 			if err != nil {
 				if !errors.Is(err, errInlineDeadline) {
 					l.imu.Lock()
 					l.deadline, l.inlineSub = false, nil
 					l.imu.Unlock()
+					l.lendSub = nil
 					nc.readFailed(l, gen, err)
 				}
 				break
@@ -295,9 +310,7 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 				break
 			}
 		}
-		if stop != nil {
-			stop()
-		}
+		l.lendSub = nil
 		s.readingOn.Store(nil)
 		l.imu.Lock()
 		l.inlineSub = nil
@@ -308,6 +321,38 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 		l.imu.Unlock()
 	}
 	nc.endInline(l)
+}
+
+// watchCtx makes the end of ctx interrupt whatever inline read s's
+// consumer is making then (interruptRead). The registration is kept while
+// the consumer passes the same ctx (one per Messages loop, not one per
+// read: a context.AfterFunc costs several allocations) and dropped when
+// the subscription ends or the consumer passes another.
+func (s *Subscription) watchCtx(ctx context.Context) {
+	done := ctx.Done()
+	if done == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.watchDone == done {
+		return
+	}
+	if s.watchStop != nil {
+		s.watchStop()
+	}
+	if s.interruptFn == nil {
+		s.interruptFn = s.interruptRead
+	}
+	s.watchDone = done
+	s.watchStop = context.AfterFunc(ctx, s.interruptFn)
+}
+
+// interruptRead interrupts the inline read s's consumer is making, if any.
+func (s *Subscription) interruptRead() {
+	if l := s.readingOn.Load(); l != nil {
+		l.interrupt(s)
+	}
 }
 
 // interrupt ends an inline read made for s, if one is under way, by

@@ -113,6 +113,12 @@ func (a *msgAlloc) string(b []byte) string {
 // SubscribeInline handler: valid until the handler returns.
 func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
 	m := &l.scratch
+	fillView(m, op, sub)
+	return m
+}
+
+// fillView points m's fields at op's views.
+func fillView(m *Msg, op *proto.Op, sub *Subscription) {
 	m.sub = sub
 	m.Subject = unsafeString(op.Subject)
 	m.Reply = unsafeString(op.Reply)
@@ -123,7 +129,6 @@ func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
 		m.Header = nil
 	}
 	m.Data = op.Body[h:len(op.Body):len(op.Body)]
-	return m
 }
 
 func unsafeString(b []byte) string {

@@ -128,7 +128,12 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		s.inline(l.view(op, s))
 		return
 	}
-	m := l.alloc.build(op, s)
+	var m *Msg
+	if l.lendSub == s && inBuf(op, l.buf) {
+		m = l.lendMsg(op, s)
+	} else {
+		m = l.alloc.build(op, s)
+	}
 	if s.inline != nil {
 		// The request inbox: the response is counted before its
 		// requester can see it.

@@ -70,6 +70,13 @@ type Subscription struct {
 	readingOn atomic.Pointer[link]
 	// inlineBatches: NextBatch reads the socket itself (SetInlineReads).
 	inlineBatches atomic.Bool
+	// lend: NextBatch lends what its caller reads (BorrowBatches).
+	lend atomic.Pointer[lender]
+	// Under mu: the registration that interrupts the consumer's inline
+	// reads when its ctx ends (watchCtx), and the ctx's Done channel.
+	watchStop   func() bool
+	watchDone   <-chan struct{}
+	interruptFn func()
 }
 
 func newSubscription(nc *Conn, subject, queue string) *Subscription {
@@ -231,7 +238,7 @@ func (s *Subscription) signal() {
 // them. On close it returns the messages still queued first, then the
 // close error (nil for an orderly end: unsubscribe, drain,
 // auto-unsubscribe).
-func (s *Subscription) take(ctx context.Context, batch []*Msg, inline bool) ([]*Msg, bool, error) {
+func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool) ([]*Msg, bool, error) {
 	for {
 		s.mu.Lock()
 		if len(s.q) > 0 {
@@ -255,7 +262,7 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg, inline bool) ([]*
 		// no goroutine hand-off for what arrives.
 		if inline {
 			if l, gen, ok := s.nc.inlineLink(); ok {
-				s.nc.readForSub(ctx, l, gen, s)
+				s.nc.readForSub(ctx, l, gen, s, lend)
 				continue
 			}
 			s.waiting.Store(true)
@@ -314,7 +321,7 @@ func (s *Subscription) Messages(ctx context.Context) iter.Seq2[*Msg, error] {
 		for {
 			var err error
 			var end bool
-			batch, end, err = s.take(ctx, batch, true)
+			batch, end, err = s.take(ctx, batch, true, false)
 			for i, m := range batch {
 				batch[i] = nil
 				if !yield(m, nil) {
@@ -383,7 +390,11 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 		return nil, ErrSubscriptionActive
 	}
 	clear(buf)
-	batch, end, err := s.take(ctx, buf, s.inlineBatches.Load())
+	ld := s.lend.Load()
+	if ld != nil {
+		ld.newBatch()
+	}
+	batch, end, err := s.take(ctx, buf, s.inlineBatches.Load(), ld != nil)
 	if len(batch) > 0 {
 		return batch, nil
 	}
@@ -460,7 +471,7 @@ func (s *Subscription) runHandler(f func(*Msg)) {
 	var batch []*Msg
 	for {
 		var end bool
-		batch, end, _ = s.take(ctx, batch, true)
+		batch, end, _ = s.take(ctx, batch, true, false)
 		for i, m := range batch {
 			batch[i] = nil
 			f(m)
@@ -520,6 +531,10 @@ func (s *Subscription) close(err error) {
 	// What is still queued no longer counts against the connection: it
 	// waits for a consumer that may never come.
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
+	if s.watchStop != nil {
+		s.watchStop() // the consumer's ctx no longer needs watching
+		s.watchStop, s.watchDone = nil, nil
+	}
 	s.mu.Unlock()
 	close(s.done)
 	// A consumer reading the socket inline for this subscription stops.

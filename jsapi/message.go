@@ -97,6 +97,22 @@ func (s *MsgSlab) Alloc() *conn.Msg {
 	return &jm.Msg
 }
 
+// Shell supplies the Msgs of a subscription whose batches are borrowed
+// (conn.Subscription.BorrowBatches on a subscription made with
+// conn.SubscribeAlloc(…, s.Alloc)): given nil it returns a fresh Msg from
+// the slab, given one of an earlier batch it resets that one (no
+// acknowledgement sent yet) for reuse. Like Alloc it is called by whichever
+// goroutine reads the connection.
+func (s *MsgSlab) Shell(reuse *conn.Msg) *conn.Msg {
+	if reuse == nil {
+		return s.Alloc()
+	}
+	jm := FromSlab(reuse)
+	jm.nc, jm.lazy = s.nc, s.lazy
+	jm.acked.Store(false)
+	return reuse
+}
+
 // FromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
 // MsgSlab's Alloc — as every message of a subscription made with
 // conn.SubscribeAlloc(…, slab.Alloc) does; for any other m the result is

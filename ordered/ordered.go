@@ -50,6 +50,11 @@ type Options struct {
 	// costs much work (the object store sets it to hash large chunks while
 	// the next ones are read). See pull.ReadAhead.
 	ReadAhead bool
+	// Borrowed lends the messages Messages yields instead of handing over
+	// copies: each is valid only until the loop body it was yielded to
+	// returns, and costs no copy and no allocation when the loop read it
+	// itself (not with ReadAhead). See pull.Borrowed.
+	Borrowed bool
 	// NamePrefix prefixes the generated consumer names (default none).
 	NamePrefix string
 	// OnReset, if set, is told why the consumer was recreated.
@@ -343,9 +348,13 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			cancel(fmt.Errorf("%w: %w", errRecreate, err))
 		}
 	}
-	for m, err := range r.cons.Messages(inner, pull.MaxMessages(r.c.opts.MaxMessages),
+	opts := []pull.Opt{pull.MaxMessages(r.c.opts.MaxMessages),
 		pull.Expires(max(2*r.c.opts.Heartbeat, time.Second)), pull.Heartbeat(r.c.opts.Heartbeat), pull.OnError(onErr),
-		pull.ReadAhead(r.c.opts.ReadAhead)) {
+		pull.ReadAhead(r.c.opts.ReadAhead)}
+	if r.c.opts.Borrowed {
+		opts = append(opts, pull.Borrowed())
+	}
+	for m, err := range r.cons.Messages(inner, opts...) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, context.Cause(ctx)

@@ -1,6 +1,7 @@
 package ordered_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -289,5 +290,35 @@ func TestLastPerSubjectWithoutFilter(t *testing.T) {
 	}
 	if len(got) != 3 || got["o.0"] != "6" || got["o.1"] != "7" || got["o.2"] != "8" {
 		t.Fatalf("got %v, want the last message of each of o.0, o.1, o.2", got)
+	}
+}
+
+// Borrowed read-through: every message once, in order, intact within its
+// loop body, most of them lent.
+func TestBorrowedReadThrough(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	const n = 3000
+	payload := func(i int) []byte { return bytes.Repeat(fmt.Appendf(nil, "{%d}", i), 40) }
+	for i := range n {
+		if _, err := e.js.Publish(e.ctx, "o.b", payload(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oc := ordered.New(e.js, "O", ordered.Options{Borrowed: true, MaxMessages: 200})
+	next := 0
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(m.Data, payload(next)) {
+			t.Fatalf("message %d: %.30q", next, m.Data)
+		}
+		next++
+	}
+	if next != n {
+		t.Fatalf("read %d of %d", next, n)
+	}
+	if st := e.nc.Stats(); st.BorrowedMsgs == 0 {
+		t.Fatalf("nothing lent over %d messages (%d inline batches)", n, st.InlineBatches)
 	}
 }

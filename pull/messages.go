@@ -80,9 +80,13 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
 	inline, lazy := readMode(c.config(), s)
-	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", jsapi.NewMsgSlab(c.nc, s.maxMsgs).LazyAcks(lazy).Alloc)
+	slab := jsapi.NewMsgSlab(c.nc, s.maxMsgs).LazyAcks(lazy)
+	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", slab.Alloc)
 	if err != nil {
 		return nil, err
+	}
+	if s.borrowed {
+		sub.BorrowBatches(slab.Shell)
 	}
 	// The queue never holds more than what was requested, plus statuses.
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))

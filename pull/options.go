@@ -31,6 +31,7 @@ const (
 	optPriority
 	optOnError
 	optReadAhead
+	optBorrowed
 )
 
 // Opt is an option of Fetch, Next or Messages. Options are plain values.
@@ -108,6 +109,20 @@ func ReadAhead(on bool) Opt {
 	return Opt{kind: optReadAhead, n: n}
 }
 
+// Borrowed makes Messages lend the messages it yields instead of handing
+// over copies: a message the loop read from the socket itself has its
+// Subject, Reply, Header and Data pointing into the connection's read
+// buffer, and its *jsapi.Msg is reused, so it is valid only until the loop
+// body it was yielded to returns. Acknowledge it there (Ack, Nak, Term,
+// InProgress and AckSync copy what they send); keep nothing of it without
+// copying (bytes.Clone, strings.Clone), the Metadata strings included. In
+// exchange such a message costs no copy and no allocation, and leaves the
+// garbage collector nothing to do (see conn.Subscription.BorrowBatches).
+// It takes effect when the loop reads the socket itself (see ReadAhead):
+// read ahead by the reader goroutine, messages are copies as usual.
+// Messages only.
+func Borrowed() Opt { return Opt{kind: optBorrowed} }
+
 // settings are resolved options.
 type settings struct {
 	maxMsgs, maxBytes int
@@ -122,6 +137,7 @@ type settings struct {
 	onError           func(error)
 	// readAhead: 0 by the ack policy, 1 on, -1 off (ReadAhead).
 	readAhead int
+	borrowed  bool
 }
 
 func invalid(format string, a ...any) error {
@@ -185,6 +201,11 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			if o.n == 1 {
 				s.readAhead = 1
 			}
+		case optBorrowed:
+			if call != "messages" {
+				return s, invalid("Borrowed is for Messages")
+			}
+			s.borrowed = true
 		default:
 			return s, invalid("zero Opt")
 		}

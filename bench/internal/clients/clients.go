@@ -44,6 +44,11 @@ const (
 	// call: natsio Request(context.Background()), which applies the default
 	// timeout itself, and nats.go Request(subject, data, timeout).
 	Ctx Mode = "ctx"
+	// Borrowed (JetStream consumers): natsio's opt-in lent messages
+	// (pull.Borrowed, ordered Options.Borrowed), valid until the loop
+	// body returns: no copy, no allocation. nats.go has no equivalent
+	// (n/a); the raw client reads in place in every mode.
+	Borrowed Mode = "borrowed"
 )
 
 // InlineSubscriber marks the clients that can run the Inline pub/sub mode.
@@ -51,6 +56,13 @@ type InlineSubscriber interface{ inlineSubscriber() }
 
 func (Natsio) inlineSubscriber() {}
 func (Raw) inlineSubscriber()    {}
+
+// BorrowingConsumer marks the clients that can run the Borrowed consumer
+// mode.
+type BorrowingConsumer interface{ borrowingConsumer() }
+
+func (Natsio) borrowingConsumer() {}
+func (Raw) borrowingConsumer()    {}
 
 // Config describes one scenario instance.
 type Config struct {

@@ -141,6 +141,7 @@ type natsioPull struct {
 	// consume: Messages instead of Fetch.
 	consume bool
 	batch   int
+	borrow  bool
 }
 
 func natsioPullConnect(ctx context.Context, cfg Config, name string, consume bool) (*natsioPull, error) {
@@ -148,7 +149,7 @@ func natsioPullConnect(ctx context.Context, cfg Config, name string, consume boo
 	if err != nil {
 		return nil, err
 	}
-	p := &natsioPull{natsioJS: c, size: cfg.Size, consume: consume, batch: cfg.Batch}
+	p := &natsioPull{natsioJS: c, size: cfg.Size, consume: consume, batch: cfg.Batch, borrow: cfg.Mode == Borrowed}
 	for _, name := range cfg.Consumers {
 		pc, err := pull.Bind(ctx, c.js, cfg.Stream, name)
 		if err != nil {
@@ -182,7 +183,11 @@ func (p *natsioPull) Run(n int) error {
 	if p.consume {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		for m, err := range c.Messages(ctx, pull.MaxMessages(p.batch)) {
+		opts := []pull.Opt{pull.MaxMessages(p.batch)}
+		if p.borrow {
+			opts = append(opts, pull.Borrowed())
+		}
+		for m, err := range c.Messages(ctx, opts...) {
 			if err != nil {
 				return fmt.Errorf("after %d of %d messages: %w", got, n, err)
 			}
@@ -232,6 +237,7 @@ type natsioOrdered struct {
 	size   int
 	batch  int
 	runs   int
+	borrow bool
 }
 
 // NewJSOrdered implements JSOrderedReader: ordered.New(...).Messages(ctx,
@@ -241,7 +247,7 @@ func (Natsio) NewJSOrdered(ctx context.Context, cfg Config) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &natsioOrdered{natsioJS: c, stream: cfg.Stream, starts: cfg.StartSeqs, size: cfg.Size, batch: cfg.Batch}, nil
+	return &natsioOrdered{natsioJS: c, stream: cfg.Stream, starts: cfg.StartSeqs, size: cfg.Size, batch: cfg.Batch, borrow: cfg.Mode == Borrowed}, nil
 }
 
 func (o *natsioOrdered) Run(n int) error {
@@ -250,7 +256,7 @@ func (o *natsioOrdered) Run(n int) error {
 		return err
 	}
 	o.runs++
-	oc := ordered.New(o.js, o.stream, ordered.Options{DeliverPolicy: jsapi.DeliverByStartSequence, OptStartSeq: start, MaxMessages: o.batch})
+	oc := ordered.New(o.js, o.stream, ordered.Options{DeliverPolicy: jsapi.DeliverByStartSequence, OptStartSeq: start, MaxMessages: o.batch, Borrowed: o.borrow})
 	got := 0
 	for m, err := range oc.Messages(context.Background(), ordered.UntilDrained()) {
 		if err != nil {

@@ -151,6 +151,8 @@ var Registry = []Scenario{
 	{Name: "jsfetch.128", Kind: JSFetch, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "fetch(500) from a durable consumer (explicit acks, max ack pending 1000), ack each message"},
 	{Name: "jsconsume.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "continuous consume, 500 requested and refilled at half, ack each message"},
 	{Name: "jsordered.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "ordered consumer read-through of the stream (consumer created in the timed section)"},
+	{Name: "jsconsume.borrow.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsconsume.128 with natsio's opt-in lent messages (pull.Borrowed; nats.go n/a)"},
+	{Name: "jsordered.borrow.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsordered.128 with natsio's opt-in lent messages (ordered Options.Borrowed; nats.go n/a)"},
 	{Name: "kvput.mem.128", Kind: KVPut, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV put over 1000 keys (memory bucket, history 1)"},
 	{Name: "kvget.mem.128", Kind: KVGet, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV get over 1000 stored keys (direct get)"},
 
@@ -237,16 +239,23 @@ func (s Scenario) Supports(c clients.Client) bool {
 		}
 	case Request:
 		_, ok = c.(clients.Requester)
+	case JSConsume, JSOrdered:
+		if s.Mode == clients.Borrowed {
+			if _, ok := c.(clients.BorrowingConsumer); !ok {
+				return false
+			}
+		}
+		if s.Kind == JSConsume {
+			_, ok = c.(clients.JSConsumer)
+		} else {
+			_, ok = c.(clients.JSOrderedReader)
+		}
 	case JSPubSync:
 		_, ok = c.(clients.JSSyncPublisher)
 	case JSPubAsync:
 		_, ok = c.(clients.JSAsyncPublisher)
 	case JSFetch:
 		_, ok = c.(clients.JSFetcher)
-	case JSConsume:
-		_, ok = c.(clients.JSConsumer)
-	case JSOrdered:
-		_, ok = c.(clients.JSOrderedReader)
 	case KVPut:
 		_, ok = c.(clients.KVPutter)
 	case KVGet:

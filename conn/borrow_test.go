@@ -1,0 +1,188 @@
+package conn_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/proto"
+)
+
+// borrowPayload is message i's body: long enough that a burst of them
+// takes several socket reads, and different in every byte position.
+func borrowPayload(i int) []byte {
+	return bytes.Repeat(fmt.Appendf(nil, "<%d>", i), 40)
+}
+
+// With BorrowBatches, messages the NextBatch caller reads itself are lent,
+// and stay intact until its next call even when someone else reads the
+// socket meanwhile: here requests on the same connection, whose responses
+// would land on the lent messages if their buffer were read into again.
+func TestNextBatchBorrowed(t *testing.T) {
+	s := fltServer(t)
+	nc := connect(t, s.URL())
+	pub := connect(t, s.URL())
+	if _, err := pub.SubscribeFunc("borrow.echo", func(m *conn.Msg) {
+		_ = m.Respond(bytes.Repeat([]byte("X"), 3000))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.Subscribe("borrow.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.SetInlineReads(true)
+	sub.BorrowBatches(nil)
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	const bursts, per = 200, 40
+	next := 0
+	var batch []*conn.Msg
+	for b := range bursts {
+		for i := range per {
+			if err := pub.Publish("borrow.data", borrowPayload(b*per+i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for next < (b+1)*per {
+			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
+				t.Fatalf("after %d messages: %v", next, err)
+			}
+			first := next
+			for _, m := range batch {
+				if !bytes.Equal(m.Data, borrowPayload(next)) || m.Subject != "borrow.data" {
+					t.Fatalf("message %d: %q on %q", next, m.Data, m.Subject)
+				}
+				next++
+			}
+			// Someone else reads the socket while the batch is held.
+			if b%4 == 0 {
+				if _, err := nc.Request(ctxT(t), "borrow.echo", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, m := range batch {
+				if !bytes.Equal(m.Data, borrowPayload(first+i)) || m.Subject != "borrow.data" {
+					t.Fatalf("message %d changed while its batch was held: %.40q on %q", first+i, m.Data, m.Subject)
+				}
+			}
+		}
+		st := nc.Stats()
+		if b >= 40 && st.BorrowedMsgs > 0 && st.BorrowedBuffers > 0 {
+			break
+		}
+	}
+	st := nc.Stats()
+	if st.BorrowedMsgs == 0 || st.BorrowedBuffers == 0 {
+		t.Fatalf("%d messages lent, %d buffers set aside, in %d messages (%d inline batches)",
+			st.BorrowedMsgs, st.BorrowedBuffers, next, st.InlineBatches)
+	}
+	if st.BorrowedMsgs > uint64(next) {
+		t.Fatalf("%d messages lent of %d received", st.BorrowedMsgs, next)
+	}
+}
+
+// Without BorrowBatches (or without inline reads) nothing is lent.
+func TestNextBatchNotBorrowed(t *testing.T) {
+	for _, tc := range []struct{ inline, borrow bool }{{true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("inline=%v,borrow=%v", tc.inline, tc.borrow), func(t *testing.T) {
+			s := fltServer(t)
+			nc := connect(t, s.URL())
+			sub, err := nc.Subscribe("nb.copy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub.SetInlineReads(tc.inline)
+			if tc.borrow {
+				sub.BorrowBatches(nil)
+			}
+			if err := nc.Flush(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			var batch []*conn.Msg
+			for i := range 300 {
+				if err := nc.Publish("nb.copy", borrowPayload(i)); err != nil {
+					t.Fatal(err)
+				}
+				if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
+					t.Fatalf("message %d: %v %d", i, err, len(batch))
+				}
+			}
+			if st := nc.Stats(); st.BorrowedMsgs != 0 {
+				t.Fatalf("%d messages lent", st.BorrowedMsgs)
+			}
+		})
+	}
+}
+
+// A consumer reading inline returns what is complete when a read ends in
+// the middle of a message, without waiting for the rest of it; the rest
+// completes the message in its next batch. Every message is lent or
+// copied whole, whichever read brought its last bytes.
+func TestNextBatchCutMessage(t *testing.T) {
+	var cl *fakeserver.Client
+	ready := make(chan struct{})
+	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+		if _, err := c.Handshake(c.Context(), nil); err != nil {
+			return
+		}
+		cl = c
+		close(ready)
+		c.ServeBasic()
+	}))
+	nc := connect(t, fs.URL())
+	<-ready
+	sub, err := nc.Subscribe("cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.SetInlineReads(true)
+	sub.BorrowBatches(nil)
+	op, err := cl.Expect(ctxT(t), proto.KindSub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := op.SID
+	inlineCuts := 0
+	var batch []*conn.Msg
+	for round := 0; round < 200 && inlineCuts < 5; round++ {
+		// A whole message first: the reader goroutine, having woken the
+		// waiting consumer, leaves the socket to it.
+		whole := fmt.Sprintf("whole-%d", round)
+		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
+			t.Fatal(err)
+		}
+		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
+			t.Fatalf("round %d: %v %d", round, err, len(batch))
+		}
+		// Then one message and the head of another in one write.
+		a, b := fmt.Sprintf("first-%d", round), fmt.Sprintf("second-%d", round)
+		head := fmt.Sprintf("MSG cut %d %d\r\n%s\r\nMSG cut %d %d\r\n%s", sid, len(a), a, sid, len(b), b[:3])
+		before := nc.Stats().InlineBatches
+		if err := cl.Send([]byte(head)); err != nil {
+			t.Fatal(err)
+		}
+		batch, err = sub.NextBatch(ctxT(t), batch)
+		if err != nil || len(batch) != 1 || string(batch[0].Data) != a {
+			t.Fatalf("round %d: %v, %d messages (want %q alone, without waiting for the rest of %q)", round, err, len(batch), a, b)
+		}
+		if nc.Stats().InlineBatches > before {
+			inlineCuts++
+		}
+		if err := cl.Send([]byte(b[3:] + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != b {
+			t.Fatalf("round %d: %v %d", round, err, len(batch))
+		}
+	}
+	if inlineCuts == 0 {
+		t.Fatal("the consumer never read a cut message itself")
+	}
+}
