@@ -2,6 +2,8 @@ package conn_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -121,29 +123,47 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 	}
 }
 
-// A consumer reading inline returns what is complete when a read ends in
-// the middle of a message, without waiting for the rest of it; the rest
-// completes the message in its next batch. Every message is lent or
-// copied whole, whichever read brought its last bytes.
+// A consumer reading inline for lent messages returns what is complete
+// when a read ends in the middle of a message, without waiting for the
+// rest: the rest completes the message in its next batch. One taking
+// copies reads on for the rest, unless a backlog of 8192 messages waits
+// already. Either way every message arrives whole, whichever read brought
+// its last bytes.
 func TestNextBatchCutMessage(t *testing.T) {
-	var cl *fakeserver.Client
-	ready := make(chan struct{})
+	for _, tc := range []struct {
+		borrow bool
+		before int // whole messages sent ahead of the cut one
+	}{{true, 1}, {true, 50}, {false, 8300}} {
+		t.Run(fmt.Sprintf("borrow=%v,before=%d", tc.borrow, tc.before), func(t *testing.T) {
+			testCutMessage(t, tc.borrow, tc.before)
+		})
+	}
+}
+
+func testCutMessage(t *testing.T, borrow bool, before int) {
+	clients := make(chan *fakeserver.Client, 4)
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
 		if _, err := c.Handshake(c.Context(), nil); err != nil {
 			return
 		}
-		cl = c
-		close(ready)
+		clients <- c
 		c.ServeBasic()
 	}))
 	nc := connect(t, fs.URL())
-	<-ready
+	cl := <-clients
+	defer func() {
+		if fs.Accepted() != 1 {
+			t.Errorf("the client reconnected: %d connections", fs.Accepted())
+		}
+	}()
 	sub, err := nc.Subscribe("cut")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sub.SetInlineReads(true)
-	sub.BorrowBatches(nil)
+	if borrow {
+		sub.BorrowBatches(nil)
+	}
 	op, err := cl.Expect(ctxT(t), proto.KindSub)
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +171,17 @@ func TestNextBatchCutMessage(t *testing.T) {
 	sid := op.SID
 	inlineCuts := 0
 	var batch []*conn.Msg
-	for round := 0; round < 200 && inlineCuts < 5; round++ {
+	for round := 0; round < 100 && inlineCuts < 3; round++ {
+		// Whole messages and the head of another, for one write.
+		var head []byte
+		for i := range before {
+			a := fmt.Sprintf("m-%d-%d", round, i)
+			head = fmt.Appendf(head, "MSG cut %d %d\r\n%s\r\n", sid, len(a), a)
+		}
+		b := fmt.Sprintf("cut-%d", round)
+		head = fmt.Appendf(head, "MSG cut %d %d\r\n%s", sid, len(b), b[:3])
 		// A whole message first: the reader goroutine, having woken the
-		// waiting consumer, leaves the socket to it.
+		// waiting consumer, leaves the socket to it (for a while).
 		whole := fmt.Sprintf("whole-%d", round)
 		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
 			t.Fatal(err)
@@ -161,18 +189,23 @@ func TestNextBatchCutMessage(t *testing.T) {
 		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
-		// Then one message and the head of another in one write.
-		a, b := fmt.Sprintf("first-%d", round), fmt.Sprintf("second-%d", round)
-		head := fmt.Sprintf("MSG cut %d %d\r\n%s\r\nMSG cut %d %d\r\n%s", sid, len(a), a, sid, len(b), b[:3])
-		before := nc.Stats().InlineBatches
-		if err := cl.Send([]byte(head)); err != nil {
+		inline := nc.Stats().InlineBatches
+		if err := cl.Send(head); err != nil {
 			t.Fatal(err)
 		}
-		batch, err = sub.NextBatch(ctxT(t), batch)
-		if err != nil || len(batch) != 1 || string(batch[0].Data) != a {
-			t.Fatalf("round %d: %v, %d messages (want %q alone, without waiting for the rest of %q)", round, err, len(batch), a, b)
+		got := 0
+		for got < before {
+			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
+				t.Fatalf("round %d, after %d messages: %v (the rest of %q is not sent yet)", round, got, err, b)
+			}
+			for _, m := range batch {
+				if want := fmt.Sprintf("m-%d-%d", round, got); string(m.Data) != want {
+					t.Fatalf("round %d: %q, want %q", round, m.Data, want)
+				}
+				got++
+			}
 		}
-		if nc.Stats().InlineBatches > before {
+		if nc.Stats().InlineBatches > inline {
 			inlineCuts++
 		}
 		if err := cl.Send([]byte(b[3:] + "\r\n")); err != nil {
@@ -184,5 +217,50 @@ func TestNextBatchCutMessage(t *testing.T) {
 	}
 	if inlineCuts == 0 {
 		t.Fatal("the consumer never read a cut message itself")
+	}
+}
+
+// One registration on the consumer's ctx serves all its inline reads: a
+// ctx passed to many NextBatch calls still interrupts the one blocked in a
+// read when it is cancelled, and a Background ctx in between does not
+// leave the old registration interrupting reads it has nothing to do with.
+func TestNextBatchSameCtxInterrupted(t *testing.T) {
+	s := fltServer(t)
+	nc := connect(t, s.URL())
+	sub, err := nc.Subscribe("nb.ctx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.SetInlineReads(true)
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(ctxT(t))
+	var batch []*conn.Msg
+	for i := range 100 {
+		if err := nc.Publish("nb.ctx", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		use := ctx
+		if i%10 == 5 {
+			use = context.Background()
+		}
+		if batch, err = sub.NextBatch(use, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := nc.Stats().InlineBatches
+	cause := errors.New("stop")
+	done := make(chan error, 1)
+	go func() {
+		_, err := sub.NextBatch(ctx, nil)
+		done <- err
+	}()
+	cancel(cause)
+	if err := <-done; !errors.Is(err, cause) {
+		t.Fatalf("NextBatch after its ctx was cancelled: %v", err)
+	}
+	if nc.Stats().InlineBatches == 0 || before == 0 {
+		t.Fatal("no inline reads")
 	}
 }

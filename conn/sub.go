@@ -278,12 +278,13 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool
 	}
 }
 
-// hasQueued reports whether a message is queued or the subscription ended.
-func (s *Subscription) hasQueued() bool {
+// backlog reports how many messages are queued, and whether the
+// subscription ended.
+func (s *Subscription) backlog() (n int, ended bool) {
 	s.mu.Lock()
-	ok := len(s.q) > 0 || s.closed
+	n, ended = len(s.q), s.closed
 	s.mu.Unlock()
-	return ok
+	return n, ended
 }
 
 func (s *Subscription) startConsuming() error {
