@@ -3,6 +3,7 @@ package conn_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -162,6 +163,47 @@ func ExampleSubscription_NextBatch() {
 	// tick 2
 	// tick 3
 	// tick 4
+}
+
+func ExampleSubscription_BorrowBatches() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	nc, err := conn.Connect(ctx, url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+
+	sub, _ := nc.Subscribe("readings")
+	sub.SetInlineReads(true) // the loop reads the socket itself…
+	sub.BorrowBatches(nil)   // …and is lent what it reads
+	nc.Flush(ctx)
+	for i := range 100 {
+		nc.Publish("readings", fmt.Appendf(nil, "%d", i))
+	}
+
+	sum, got := 0, 0
+	var batch []*conn.Msg
+	for got < 100 {
+		// The previous batch is no longer valid from here on.
+		batch, err = sub.NextBatch(ctx, batch)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, m := range batch {
+			v, _ := strconv.Atoi(string(m.Data)) // used, not kept
+			sum += v
+		}
+		got += len(batch)
+	}
+	fmt.Println(got, sum)
+	// Output:
+	// 100 4950
 }
 
 func ExampleConn_SubscribeInline() {

@@ -1,6 +1,7 @@
 package pull_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -152,4 +153,44 @@ func Example_deadLetter() {
 	// Output:
 	// billed order 1
 	// dead letter: seq 2 {"id":2,"amount":-5}
+}
+
+// Borrowed messages are valid during the loop body: use and acknowledge
+// them there, and copy what must outlive it.
+func ExampleBorrowed() {
+	_, js, stop := exampleJS()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	for i := 1; i <= 3; i++ {
+		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf(`{"qty":%d}`, i)))
+	}
+	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "tally", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	total, n := 0, 0
+	var last []byte
+	for m, err := range c.Messages(ctx, pull.Borrowed()) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		var order struct{ Qty int }
+		if err := json.Unmarshal(m.Data, &order); err != nil { // m.Data used here
+			m.Term()
+			continue
+		}
+		total += order.Qty
+		last = bytes.Clone(m.Data) // kept: copied
+		m.Ack()
+		if n++; n == 3 {
+			break
+		}
+	}
+	fmt.Println(total, string(last))
+	// Output:
+	// 6 {"qty":3}
 }
