@@ -95,6 +95,9 @@ type link struct {
 	// (inlineSub, deadline) with interrupts from other goroutines.
 	imu       sync.Mutex
 	inlineSub *Subscription
+	// rdl is the read deadline set on the socket (zero: none); under imu.
+	// Inline readers leave theirs for the next one (readDeadlineLocked).
+	rdl time.Time
 	// idle: the parked reader goroutine waits, with no timer, for the
 	// inline reader holding the role to hand it back.
 	idle atomic.Bool

@@ -176,6 +176,14 @@ func (l *link) resume() bool {
 		return false
 	default:
 	}
+	// The reader goroutine reads without a deadline: clear what an inline
+	// reader left on the socket.
+	l.imu.Lock()
+	if !l.rdl.IsZero() {
+		l.rdl = time.Time{}
+		_ = l.c.SetReadDeadline(l.rdl)
+	}
+	l.imu.Unlock()
 	return true
 }
 
@@ -199,7 +207,10 @@ func (nc *Conn) endInline(l *link) {
 // the reader goroutine at once when other requests or flushes are waiting.
 func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 	nc.stats.inlineReads.Add(1)
-	if err := l.c.SetReadDeadline(deadline); err == nil {
+	l.imu.Lock()
+	err := l.readDeadlineLocked(deadline)
+	l.imu.Unlock()
+	if err == nil {
 		l.deadline = true
 		sysReads(l.base, true)
 		for len(w.ch) == 0 {
@@ -216,12 +227,36 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 			}
 		}
 		sysReads(l.base, false)
-		if l.deadline {
-			l.deadline = false
-			_ = l.c.SetReadDeadline(time.Time{})
-		}
+		l.deadline = false // the socket keeps it: see readDeadlineLocked
 	}
 	nc.endInline(l)
+}
+
+// readDeadlineLocked gives the socket a read deadline for an inline read
+// that must end by dl (zero: none). A deadline already set is kept when it
+// comes no later than dl and leaves at least half the time until dl: the
+// read may then end early, and its caller waits as if it had not read
+// inline. So a loop of requests with the default timeout sets the
+// deadline once every few seconds rather than twice per request (setting
+// and clearing it per request cost 5 % of the rate and 13 % of the client
+// CPU of a request loop, in interleaved pairs). Holders leave the deadline
+// on the socket (l.rdl); the reader goroutine clears it when it takes the
+// role back (resume). l.imu is held.
+func (l *link) readDeadlineLocked(dl time.Time) error {
+	cur := l.rdl
+	if dl.Equal(cur) {
+		return nil
+	}
+	if !dl.IsZero() && !cur.IsZero() && !cur.After(dl) {
+		if now := time.Now(); cur.Sub(now) >= dl.Sub(now)/2 {
+			return nil
+		}
+	}
+	if err := l.c.SetReadDeadline(dl); err != nil {
+		return err
+	}
+	l.rdl = dl
+	return nil
 }
 
 // othersWaiting reports whether a request or a flush awaits an answer that
@@ -274,7 +309,7 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 	nc.stats.inlineBatches.Add(1)
 	dl, _ := ctx.Deadline()
 	l.imu.Lock()
-	err := l.c.SetReadDeadline(dl)
+	err := l.readDeadlineLocked(dl)
 	if err == nil {
 		l.deadline = true
 		l.inlineSub = s
@@ -323,10 +358,7 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 		s.readingOn.Store(nil)
 		l.imu.Lock()
 		l.inlineSub = nil
-		if l.deadline {
-			l.deadline = false
-			_ = l.c.SetReadDeadline(time.Time{})
-		}
+		l.deadline = false // the socket keeps it: see readDeadlineLocked
 		l.imu.Unlock()
 	}
 	nc.endInline(l)
@@ -371,7 +403,8 @@ func (s *Subscription) interruptRead() {
 func (l *link) interrupt(s *Subscription) {
 	l.imu.Lock()
 	if l.inlineSub == s && l.deadline {
-		_ = l.c.SetReadDeadline(time.Unix(1, 0))
+		l.rdl = time.Unix(1, 0)
+		_ = l.c.SetReadDeadline(l.rdl)
 	}
 	l.imu.Unlock()
 }

@@ -1292,3 +1292,100 @@ func TestSynctestQuietConnectionParksLonger(t *testing.T) {
 		t.Logf("wake-ups: %d in 3 s quiet, %d in 1 s with a subscription", quiet, conn.ParkTimeouts(nc)-before)
 	})
 }
+
+// ---- Inline reads: the read deadline left on the socket ----
+
+// A loop of requests leaves its read deadline on the socket rather than
+// setting and clearing it per request. That never stretches a shorter
+// request (its own deadline replaces a later one: it times out exactly on
+// time), nor ends a read that needs none: the reader goroutine, taking the
+// socket back, clears it, and two fake hours past the left deadline the
+// connection is still up and delivering.
+func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
+	defer conn.AllowInlineReads()()
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen(stAddr)
+		push := make(chan struct{})
+		stop := stServe(l, func(s *stSrv) {
+			if s.handshake() != nil {
+				return
+			}
+			var mu sync.Mutex
+			subs := map[string]uint64{}
+			go func() {
+				for range push {
+					mu.Lock()
+					sid := subs["feed"]
+					mu.Unlock()
+					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("fed")))
+				}
+			}()
+			s.serve(nil, func(op *proto.Op) {
+				switch op.Kind {
+				case proto.KindSub:
+					mu.Lock()
+					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
+					mu.Unlock()
+				case proto.KindPub:
+					if len(op.Reply) == 0 || string(op.Subject) == "silent" {
+						return
+					}
+					reply := string(op.Reply)
+					mu.Lock()
+					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
+					mu.Unlock()
+					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
+				}
+			})
+		})
+		defer stop()
+		defer close(push)
+		nc := stConnect(t, l, conn.PingInterval(100*time.Hour, 2), conn.RequestTimeout(time.Hour))
+		defer nc.Close()
+		sub, err := nc.Subscribe("feed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := nc.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Request(ctx, "svc", []byte("warm")); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		before := nc.Stats().InlineReads
+		for i := range 50 {
+			if _, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A request with a deadline far shorter than the one left.
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		start := time.Now()
+		_, err = nc.Request(short, "silent", nil)
+		cancel()
+		if !errors.Is(err, conn.ErrTimeout) {
+			t.Fatalf("request to a silent subject: %v", err)
+		}
+		if el := time.Since(start); el != 50*time.Millisecond {
+			t.Fatalf("the short request ended after %v, want exactly its 50ms", el)
+		}
+		if n := nc.Stats().InlineReads - before; n != 51 {
+			t.Fatalf("%d of 51 requests read inline", n)
+		}
+		// Past every deadline a request left: still connected, still
+		// delivering what the reader goroutine reads.
+		time.Sleep(2 * time.Hour)
+		push <- struct{}{}
+		if m, err := sub.NextMsg(ctx); err != nil || string(m.Data) != "fed" {
+			t.Fatalf("NextMsg: %v", err)
+		}
+		if st := nc.Stats(); st.Disconnects != 0 || !nc.IsConnected() {
+			t.Fatalf("%d disconnects, connected %v", st.Disconnects, nc.IsConnected())
+		}
+		if conn.ReaderResumes(nc) == 0 {
+			t.Fatal("the reader goroutine never took the socket back")
+		}
+	})
+}
