@@ -27,4 +27,11 @@
 // timer; an empty stream yields nothing. IdleTimeout ends it with
 // ErrNoMessages when no message arrives for that long. A later Messages
 // call on the same Consumer resumes after the last message yielded.
+//
+// # Ownership
+//
+// Messages yielded belong to the caller, unless Options.Borrowed asks for
+// them to be lent: each is then valid only until the loop body it was
+// yielded to returns, and a message the loop read itself costs no copy and
+// no allocation (see pull.Borrowed).
 package ordered

@@ -35,5 +35,7 @@
 // # Ownership
 //
 // Messages yielded belong to the caller; they are carved from slabs, so
-// consuming allocates far less than once per message.
+// consuming allocates far less than once per message. The opt-in Borrowed
+// option lends them instead: each is valid only until the loop body it was
+// yielded to returns, and then costs no copy and no allocation.
 package pull
