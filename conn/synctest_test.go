@@ -932,8 +932,8 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 // ---- Inline reads: the parked reader goroutine ----
 
 // stEchoFeedServer serves one connection: it answers each request after
-// delay with its own payload, and sends feed to the subscription on "feed"
-// each time push gets a value.
+// delay with its own payload (except those to "silent"), and sends feed to
+// the subscription on "feed" each time push gets a value.
 func stEchoFeedServer(l *memnet.Listener, delay time.Duration, push <-chan struct{}, feed string) (stop func()) {
 	return stServe(l, func(s *stSrv) {
 		if s.handshake() != nil {
@@ -956,7 +956,7 @@ func stEchoFeedServer(l *memnet.Listener, delay time.Duration, push <-chan struc
 				subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
 				mu.Unlock()
 			case proto.KindPub:
-				if len(op.Reply) == 0 {
+				if len(op.Reply) == 0 || string(op.Subject) == "silent" {
 					return
 				}
 				reply := string(op.Reply)
@@ -1306,38 +1306,7 @@ func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(stAddr)
 		push := make(chan struct{})
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
-				return
-			}
-			var mu sync.Mutex
-			subs := map[string]uint64{}
-			go func() {
-				for range push {
-					mu.Lock()
-					sid := subs["feed"]
-					mu.Unlock()
-					_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte("fed")))
-				}
-			}()
-			s.serve(nil, func(op *proto.Op) {
-				switch op.Kind {
-				case proto.KindSub:
-					mu.Lock()
-					subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
-					mu.Unlock()
-				case proto.KindPub:
-					if len(op.Reply) == 0 || string(op.Subject) == "silent" {
-						return
-					}
-					reply := string(op.Reply)
-					mu.Lock()
-					sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
-					mu.Unlock()
-					_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
-				}
-			})
-		})
+		stop := stEchoFeedServer(l, 0, push, "fed")
 		defer stop()
 		defer close(push)
 		nc := stConnect(t, l, conn.PingInterval(100*time.Hour, 2), conn.RequestTimeout(time.Hour))
