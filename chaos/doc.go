@@ -1,6 +1,7 @@
 // Package chaos holds natsio's chaos test, TestChaos: every workload of
 // RELIABILITY.md §d.2 (sync and async publishers with message IDs, a durable
-// pull consumer, an ordered consumer, request/reply, a key-value updater with
+// pull consumer, an ordered consumer (taking its messages lent),
+// request/reply, a key-value updater with
 // a watch, atomic batches, fast-ingest batches) runs at once against
 // embedded nats-servers while a seeded schedule injects faults (restarts,
 // proxy cuts, stalls, throttling, one-byte chunking, lame duck, corruption,

@@ -298,8 +298,23 @@ func (ph *phase) judge() ([]*check, []string) {
 	if n := b.badAcks.Load(); n > 0 {
 		c5.fail("%d commit acks named another batch or size", n)
 	}
-	c5.Detail = fmt.Sprintf("atomic attempts %d: committed %d, commit outcome unknown %d, failed before commit %d; stored complete %d, partial %d",
-		len(attempts), b.committed.Load(), b.ambiguous.Load(), b.failed.Load(), complete, partial)
+	// A replay that ends before the stream does would pass for lost
+	// batches: compare what it read with what the stream says it holds
+	// (nothing is published after the snapshot).
+	replayed := 0
+	for _, idx := range fs.batches {
+		replayed += len(idx)
+	}
+	held := "stream info unavailable"
+	if fs.batchInfo != nil {
+		st := fs.batchInfo.State
+		held = fmt.Sprintf("stream holds %d (last sequence %d)", st.Msgs, st.LastSeq)
+		if uint64(replayed) != st.Msgs {
+			c5.fail("batch replay read %d messages, the %s", replayed, held)
+		}
+	}
+	c5.Detail = fmt.Sprintf("atomic attempts %d: committed %d, commit outcome unknown %d, failed before commit %d; stored complete %d, partial %d; replayed %d messages, %s",
+		len(attempts), b.committed.Load(), b.ambiguous.Load(), b.failed.Load(), complete, partial, replayed, held)
 	c5.Detail += "; " + checkFast(c5, ph.f1, fs)
 
 	// 6. KV.

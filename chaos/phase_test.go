@@ -310,8 +310,12 @@ func (ph *phase) setup() {
 	ph.c1.js = ph.js(ph.connect("c1", true))
 	ph.c2 = &c2w{ph: ph, done: make(chan struct{})}
 	ph.c2.js = ph.js(ph.connect("c2", true))
+	// C2 takes its messages lent (Borrowed): the faults then also test
+	// that a lent message is never overwritten while its loop body runs
+	// (a corrupted header would be an unknown message ID, a corrupted
+	// reply subject a metadata anomaly).
 	ph.c2.oc = ordered.New(ph.c2.js, streamMain, ordered.Options{Heartbeat: cfg.c2HB, MaxMessages: 256,
-		NamePrefix: "C2_", OnReset: ph.c2.onReset})
+		NamePrefix: "C2_", OnReset: ph.c2.onReset, Borrowed: true})
 
 	ph.r1 = &r1w{ph: ph, req: ph.connect("req", true), svc: ph.connect("svc", true)}
 	ph.k1 = &k1w{ph: ph, watchTerm: make(chan error, 4), upDone: make(chan struct{}), watchDone: make(chan struct{})}
