@@ -13,8 +13,9 @@ import (
 // its subject, reply and body are copied out of the read buffer into slabs
 // the garbage collector frees. For a consumer that reads the socket itself
 // (SetInlineReads) and finishes with each batch before asking for the next,
-// that copy, the Msg allocated for it and the collection afterwards are
-// most of what receiving costs. BorrowBatches lets such a consumer take
+// that copy, the Msg allocated for it and the collection afterwards are a
+// large part of what receiving costs (a fifth to a third of the client CPU
+// of an ordered read-through). BorrowBatches lets such a consumer take
 // views instead:
 //
 //   - While the NextBatch caller reads the socket for its subscription
