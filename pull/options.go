@@ -114,8 +114,9 @@ func ReadAhead(on bool) Opt {
 // Subject, Reply, Header and Data pointing into the connection's read
 // buffer, and its *jsapi.Msg is reused, so it is valid only until the loop
 // body it was yielded to returns. Acknowledge it there (Ack, Nak, Term,
-// InProgress and AckSync copy what they send); keep nothing of it without
-// copying (bytes.Clone, strings.Clone), the Metadata strings included. In
+// InProgress and AckSync copy what they send): acknowledged later, it may
+// stand for another message by then. Keep nothing of it without copying
+// (bytes.Clone, strings.Clone), the Metadata strings included. In
 // exchange such a message costs no copy and no allocation, and leaves the
 // garbage collector nothing to do (see conn.Subscription.BorrowBatches).
 // It takes effect when the loop reads the socket itself (see ReadAhead):
