@@ -383,11 +383,8 @@ func (s *Subscription) watchCtx(ctx context.Context) {
 	if done == nil {
 		return // a ctx that never ends: nothing to watch
 	}
-	if s.interruptFn == nil {
-		s.interruptFn = s.interruptRead
-	}
 	s.watchDone = done
-	s.watchStop = context.AfterFunc(ctx, s.interruptFn)
+	s.watchStop = context.AfterFunc(ctx, s.interruptRead)
 }
 
 // interruptRead interrupts the inline read s's consumer is making, if any.

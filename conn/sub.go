@@ -74,9 +74,8 @@ type Subscription struct {
 	lend atomic.Pointer[lender]
 	// Under mu: the registration that interrupts the consumer's inline
 	// reads when its ctx ends (watchCtx), and the ctx's Done channel.
-	watchStop   func() bool
-	watchDone   <-chan struct{}
-	interruptFn func()
+	watchStop func() bool
+	watchDone <-chan struct{}
 }
 
 func newSubscription(nc *Conn, subject, queue string) *Subscription {

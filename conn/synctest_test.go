@@ -970,6 +970,28 @@ func stEchoFeedServer(l *memnet.Listener, delay time.Duration, push <-chan struc
 	})
 }
 
+// stFeedRequester connects to a stEchoFeedServer, subscribes to "feed" and
+// makes one request, then waits until all is quiet: the first request may
+// find the reader goroutine still holding the socket (it answers, then
+// parks); from then on the reader is parked and requests read inline.
+func stFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
+	t.Helper()
+	nc := stConnect(t, l, opts...)
+	sub, err := nc.Subscribe("feed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Request(ctx, "svc", []byte("warm")); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	return nc, sub
+}
+
 // A loop of requests, each answered after 100 µs, reads every response
 // inline and never wakes the reader goroutine back to the socket: it waits
 // ever longer (1, 2, 4, 8 ms) while inline reads keep ending less than a
@@ -984,23 +1006,9 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 		stop := stEchoFeedServer(l, 100*time.Microsecond, push, "late")
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		nc, sub := stFeedRequester(t, l, conn.PingInterval(time.Hour, 2))
 		defer nc.Close()
-		sub, err := nc.Subscribe("feed")
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		if err := nc.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		// The first request may find the reader goroutine still holding
-		// the socket (it answers, then parks); once all is quiet the
-		// reader is parked and every request of the loop reads inline.
-		if _, err := nc.Request(ctx, "svc", []byte("warm")); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
 		before := nc.Stats().InlineReads
 		const reqs = 300 // 30 ms of requests
 		start := time.Now()
@@ -1309,20 +1317,9 @@ func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
 		stop := stEchoFeedServer(l, 0, push, "fed")
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(100*time.Hour, 2), conn.RequestTimeout(time.Hour))
+		nc, sub := stFeedRequester(t, l, conn.PingInterval(100*time.Hour, 2), conn.RequestTimeout(time.Hour))
 		defer nc.Close()
-		sub, err := nc.Subscribe("feed")
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		if err := nc.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nc.Request(ctx, "svc", []byte("warm")); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
 		before := nc.Stats().InlineReads
 		for i := range 50 {
 			if _, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i))); err != nil {
@@ -1332,7 +1329,7 @@ func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
 		// A request with a deadline far shorter than the one left.
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		start := time.Now()
-		_, err = nc.Request(short, "silent", nil)
+		_, err := nc.Request(short, "silent", nil)
 		cancel()
 		if !errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("request to a silent subject: %v", err)
