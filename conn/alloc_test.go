@@ -167,13 +167,18 @@ func TestSubscribeInlineAllocatesNothing(t *testing.T) {
 	t.Logf("%.5f allocs per message delivered inline (publish and receive)", per)
 }
 
-// Borrowed batches lend what the consumer reads itself: after warm-up,
-// receiving allocates nothing per message (no copy, no Msg), where owned
-// batches allocate their slabs. Both are measured in the same run.
+// Borrowed batches lend what the consumer reads itself: a lent message
+// allocates nothing (no copy, no Msg). Which messages the consumer reads
+// itself and which the reader goroutine reads (copies) depends on timing,
+// so the allocations of the borrowed run are compared with what its copied
+// messages alone cost at the owned run's rate, measured in the same test
+// (a lent message that allocated even once per slab of 128 would exceed it
+// whenever most messages are lent, as they are in a steady loop).
 func TestNextBatchBorrowedAllocs(t *testing.T) {
 	s := testserver.StartProcess(t, false)
 	pub := connect(t, s.URL())
-	per := map[bool]float64{}
+	const n = 20000
+	var ownedRate float64
 	for _, borrow := range []bool{false, true} {
 		sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
 		sub, err := sc.Subscribe("alloc.borrow")
@@ -185,7 +190,6 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 			sub.BorrowBatches(nil)
 		}
 		sc.Flush(context.Background())
-		const n = 20000
 		data := make([]byte, 128)
 		ctx := context.Background()
 		var batch []*conn.Msg
@@ -201,14 +205,26 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 			}
 		}
 		run() // warm up
-		per[borrow] = testing.AllocsPerRun(3, run) / n
-		if borrow && sc.Stats().BorrowedMsgs == 0 {
+		lent0 := sc.Stats().BorrowedMsgs
+		allocs := testing.AllocsPerRun(3, run) // plus its own warm-up run: 4 runs
+		lent := float64(sc.Stats().BorrowedMsgs-lent0) / 4
+		sc.Close()
+		if !borrow {
+			ownedRate = allocs / n
+			t.Logf("owned: %.4f allocs per message", ownedRate)
+			continue
+		}
+		copied := n - lent
+		t.Logf("borrowed: %.0f allocs per run of %d messages, %.0f of them lent, %.0f copied (%.1f allocs expected for the copies)",
+			allocs, n, lent, copied, ownedRate*copied)
+		if lent == 0 {
 			t.Fatal("nothing was lent")
 		}
-		sc.Close()
-	}
-	t.Logf("allocs per message: %.4f owned, %.4f borrowed", per[false], per[true])
-	if per[true] > 0.005 || per[true] > per[false]/4 {
-		t.Fatalf("borrowed batches: %.4f allocs per message (owned: %.4f)", per[true], per[false])
+		// Copies come in short runs between lent batches (each may start
+		// a slab), and a read by someone else while a batch is held may
+		// take a fresh spare buffer: twice the copies' rate, plus a few.
+		if allocs > 2*ownedRate*copied+8 {
+			t.Fatalf("borrowed run: %.0f allocs, where its %.0f copied messages account for %.1f", allocs, copied, ownedRate*copied)
+		}
 	}
 }
