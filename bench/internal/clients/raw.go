@@ -235,21 +235,29 @@ func (p *rawPubSub) Close() error {
 
 type rawReq struct {
 	req, resp *rawConn
-	frame     []byte // the pre-encoded request, with its reply inbox
+	subject   string
+	inbox     string // the reply prefix: request i replies to inbox.<i>
+	payload   []byte
+	frame     []byte // the request being sent, rebuilt for each reply subject
 	replyBuf  []byte
 	size      int
+	sent      int
 	closing   atomic.Bool
 	respDone  chan struct{}
 	async     errAsync
 }
 
-// NewRequest implements Requester. The requester subscribes to one inbox
-// and sends every request with it as reply subject (requests are
-// sequential, so there is nothing to match); it writes and reads inline,
-// on the calling goroutine. The responder reads requests on its own
-// goroutine and writes each reply as soon as it has parsed the request.
+// NewRequest implements Requester. The requester subscribes to inbox.*
+// and gives each request a reply subject of its own (inbox.<n>), as a core
+// request must: any number of responders may answer a request, so a reply
+// subject used again could take a late answer to an earlier request for
+// the answer to the next one. (natsio and nats.go do the same; a server
+// routes a new subject at some cost, which a single fixed inbox would
+// avoid.) It writes and reads inline, on the calling goroutine. The
+// responder reads requests on its own goroutine and writes each reply as
+// soon as it has parsed the request.
 func (Raw) NewRequest(ctx context.Context, cfg Config) (LatencyRunner, error) {
-	r := &rawReq{size: cfg.Size, respDone: make(chan struct{})}
+	r := &rawReq{size: cfg.Size, subject: cfg.Subject, payload: Payload(cfg.Size), respDone: make(chan struct{})}
 	var err error
 	if r.resp, err = dialRaw(ctx, cfg.URL, "bench-raw-responder"); err != nil {
 		return nil, err
@@ -259,7 +267,7 @@ func (Raw) NewRequest(ctx context.Context, cfg Config) (LatencyRunner, error) {
 	}
 	inbox := "_INBOX.raw." + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if err == nil {
-		err = r.req.subscribe(inbox, 1)
+		err = r.req.subscribe(inbox+".*", 1)
 	}
 	if err != nil {
 		r.resp.c.Close()
@@ -268,7 +276,7 @@ func (Raw) NewRequest(ctx context.Context, cfg Config) (LatencyRunner, error) {
 		}
 		return nil, err
 	}
-	r.frame = AppendPub(nil, cfg.Subject, inbox, Payload(cfg.Size))
+	r.inbox = inbox + "."
 	go r.respond(Payload(cfg.Size))
 	return r, nil
 }
@@ -310,6 +318,8 @@ func (r *rawReq) Run(lat []time.Duration) error {
 	defer r.req.c.SetReadDeadline(time.Time{})
 	for i := range lat {
 		t0 := time.Now()
+		r.sent++
+		r.frame = r.appendRequest(r.frame[:0], r.sent)
 		if _, err := r.req.c.Write(r.frame); err != nil {
 			return err
 		}
@@ -338,6 +348,20 @@ func (r *rawReq) Run(lat []time.Duration) error {
 		lat[i] = time.Since(t0)
 	}
 	return r.async.get()
+}
+
+// appendRequest appends request n: its PUB with reply subject inbox.<n>.
+func (r *rawReq) appendRequest(dst []byte, n int) []byte {
+	dst = append(dst, "PUB "...)
+	dst = append(dst, r.subject...)
+	dst = append(dst, ' ')
+	dst = append(dst, r.inbox...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(len(r.payload)), 10)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, r.payload...)
+	return append(dst, "\r\n"...)
 }
 
 func (r *rawReq) Close() error {
