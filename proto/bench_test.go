@@ -183,6 +183,26 @@ func BenchmarkRawHeaderLookup(b *testing.B) {
 	}
 }
 
+// directGetBlock is the header of a direct get reply, as a KV read
+// receives it.
+const directGetBlock = "NATS/1.0\r\nNats-Stream: KV_config\r\nNats-Subject: $KV.config.app.timeout\r\n" +
+	"Nats-Sequence: 473\r\nNats-Time-Stamp: 2026-11-30T16:41:35.147175708Z\r\n\r\n"
+
+// BenchmarkRawHeaderLookupMissing looks up a field a direct get reply of a
+// plain put lacks (KV-Operation): every line is scanned.
+func BenchmarkRawHeaderLookupMissing(b *testing.B) {
+	r := RawHeader(directGetBlock)
+	b.SetBytes(int64(len(r)))
+	b.ReportAllocs()
+	for b.Loop() {
+		v, ok := r.Lookup("KV-Operation")
+		if ok || v != nil {
+			b.Fatal("found a missing field")
+		}
+		sinkBool = ok
+	}
+}
+
 func BenchmarkRawHeaderStatus(b *testing.B) {
 	r := RawHeader(statusBlock)
 	b.SetBytes(int64(len(r)))

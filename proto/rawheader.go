@@ -3,6 +3,7 @@ package proto
 import (
 	"bytes"
 	"iter"
+	"strings"
 )
 
 // RawHeader is a header block as received in an HMSG, read in place:
@@ -113,11 +114,28 @@ func (r RawHeader) Status() (code int, description []byte) {
 }
 
 // Lookup returns the first value of key, with surrounding blanks removed,
-// as a view into r, and whether key is present.
+// as a view into r, and whether key is present. Like All, it stops at the
+// first malformed line. It compares each line's key before it touches the
+// value, so a miss costs a scan of the lines and nothing more.
 func (r RawHeader) Lookup(key string) ([]byte, bool) {
-	for k, v := range r.All() {
-		if string(k) == key {
-			return v, true
+	if strings.IndexByte(key, ':') >= 0 {
+		return nil, false // no field's key holds one
+	}
+	_, rest, ok := cutLine(r)
+	for ok {
+		var line []byte
+		line, rest, ok = cutLine(rest)
+		if !ok || len(line) == 0 {
+			return nil, false
+		}
+		// A field's key is what precedes the line's first ':', and key
+		// holds none: a line that starts with key and then ':' has
+		// exactly that key.
+		if len(line) > len(key) && line[len(key)] == ':' && string(line[:len(key)]) == key {
+			return trimBlanks(line[len(key)+1:]), true
+		}
+		if bytes.IndexByte(line, ':') < 0 {
+			return nil, false
 		}
 	}
 	return nil, false
@@ -144,11 +162,23 @@ func (r RawHeader) All() iter.Seq2[[]byte, []byte] {
 			if !found {
 				return
 			}
-			if !yield(k, bytes.Trim(v, " \t")) {
+			if !yield(k, trimBlanks(v)) {
 				return
 			}
 		}
 	}
+}
+
+// trimBlanks removes leading and trailing spaces and tabs.
+func trimBlanks(v []byte) []byte {
+	i, j := 0, len(v)
+	for i < j && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	for j > i && (v[j-1] == ' ' || v[j-1] == '\t') {
+		j--
+	}
+	return v[i:j]
 }
 
 // Header copies the block's fields into a new Header. It returns an error
