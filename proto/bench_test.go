@@ -227,6 +227,19 @@ func BenchmarkRawHeaderValidate(b *testing.B) {
 	}
 }
 
+// BenchmarkRawHeaderValidateDirectGet validates the header of a direct get
+// reply, as every KV read does on receipt.
+func BenchmarkRawHeaderValidateDirectGet(b *testing.B) {
+	r := RawHeader(directGetBlock)
+	b.SetBytes(int64(len(r)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkValidateAckSubject(b *testing.B) {
 	s := "$JS.ACK.ORDERS_STREAM.worker-consumer.1.123456.123450.1764440000000000000.4711"
 	for b.Loop() {

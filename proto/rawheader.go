@@ -35,8 +35,9 @@ func (r RawHeader) Validate() error {
 		return ErrBadHeader
 	}
 	// One pass per line: the key over a table up to ':', then the value
-	// up to the first CR or LF, which must be the line's CRLF (a value
-	// holds neither). The final empty line ends the block exactly.
+	// up to the line's CRLF; a value holds neither CR nor LF, so the first
+	// LF must follow a CR that is the value's first. The final empty line
+	// ends the block exactly.
 	for {
 		i := 0
 		for i < len(rest) && tokenChar[rest[i]] {
@@ -51,14 +52,12 @@ func (r RawHeader) Validate() error {
 		if i == len(rest) || rest[i] != ':' {
 			return ErrBadHeader
 		}
-		j := i + 1
-		for j < len(rest) && rest[j] != '\r' && rest[j] != '\n' {
-			j++
-		}
-		if j+1 >= len(rest) || rest[j] != '\r' || rest[j+1] != '\n' {
+		v := rest[i+1:]
+		j := bytes.IndexByte(v, '\n')
+		if j < 1 || v[j-1] != '\r' || bytes.IndexByte(v[:j-1], '\r') >= 0 {
 			return ErrBadHeader
 		}
-		rest = rest[j+2:]
+		rest = v[j+1:]
 	}
 }
 
