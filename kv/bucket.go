@@ -124,8 +124,16 @@ func opOf(h proto.RawHeader) (Op, error) {
 	if len(h) == 0 {
 		return OpPut, nil
 	}
-	if v, ok := h.Lookup(opHeader); ok {
-		switch string(v) {
+	op, hasOp := h.Lookup(opHeader)
+	marker, hasMarker := h.Lookup(jsapi.HeaderMarkerReason)
+	return opFrom(op, hasOp, marker, hasMarker)
+}
+
+// opFrom is opOf for the values of the KV-Operation and Nats-Marker-Reason
+// fields (and whether each is present).
+func opFrom(op []byte, hasOp bool, marker []byte, hasMarker bool) (Op, error) {
+	if hasOp {
+		switch string(op) {
 		case opDel:
 			return OpDelete, nil
 		case opPurge:
@@ -133,10 +141,10 @@ func opOf(h proto.RawHeader) (Op, error) {
 		case opPut:
 			return OpPut, nil
 		}
-		return OpPut, fmt.Errorf("%w: %q", ErrUnknownOperation, v)
+		return OpPut, fmt.Errorf("%w: %q", ErrUnknownOperation, op)
 	}
-	if v, ok := h.Lookup(jsapi.HeaderMarkerReason); ok {
-		switch string(v) {
+	if hasMarker {
+		switch string(marker) {
 		case "MaxAge", "Purge":
 			return OpPurge, nil
 		case "Remove":
@@ -144,6 +152,32 @@ func opOf(h proto.RawHeader) (Op, error) {
 		}
 	}
 	return OpPut, nil
+}
+
+// directFields are the fields of a direct get reply's header that a read
+// uses, each the first of its key.
+type directFields struct {
+	seq, stamp, subject, op, marker []byte
+	hasOp, hasMarker                bool
+}
+
+// directKeys are the keys scanDirect reads, in the order of its values.
+var directKeys = [...]string{jsapi.HeaderSequence, jsapi.HeaderTimeStamp, jsapi.HeaderSubject, opHeader, jsapi.HeaderMarkerReason}
+
+// scanDirect reads h's fields in one pass (a read needs up to five of
+// them; looking each up would scan the block as many times).
+func scanDirect(h proto.RawHeader) directFields {
+	var vals [len(directKeys)][]byte
+	var seen [len(directKeys)]bool
+	for k, v := range h.All() {
+		for i, key := range directKeys {
+			if !seen[i] && string(k) == key {
+				vals[i], seen[i] = v, true
+				break
+			}
+		}
+	}
+	return directFields{seq: vals[0], stamp: vals[1], subject: vals[2], op: vals[3], marker: vals[4], hasOp: seen[3], hasMarker: seen[4]}
 }
 
 // buffers holds reusable subject buffers.
@@ -223,23 +257,23 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 		}
 		return nil, fmt.Errorf("kv: direct get: status %d %s", code, desc)
 	}
-	seq, ok := proto.ParseUint(h.Get(jsapi.HeaderSequence))
+	f := scanDirect(h)
+	seq, ok := proto.ParseUint(f.seq)
 	if !ok {
 		return nil, fmt.Errorf("%w: direct get reply without sequence", jsapi.ErrBadResponse)
 	}
 	if revision != 0 {
-		s := h.Get(jsapi.HeaderSubject)
+		s := f.subject
 		if len(s) != len(b.pre)+len(key) || !bytes.HasPrefix(s, []byte(b.pre)) || string(s[len(b.pre):]) != key {
 			return nil, ErrKeyNotFound
 		}
 	}
 	// The reply belongs to us: views into it stay valid.
-	ts := h.Get(jsapi.HeaderTimeStamp)
-	created, err := stamp.Parse(view(ts))
+	created, err := stamp.Parse(view(f.stamp))
 	if err != nil {
 		return nil, fmt.Errorf("%w: direct get time stamp: %v", jsapi.ErrBadResponse, err)
 	}
-	op, err := opOf(h)
+	op, err := opFrom(f.op, f.hasOp, f.marker, f.hasMarker)
 	if err != nil {
 		return nil, err
 	}
