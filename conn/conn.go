@@ -52,6 +52,7 @@ type Conn struct {
 	lazyTimer *time.Timer
 	writing   bool         // a goroutine (flusher or inline writer) is writing
 	pongs     []chan error // one per outstanding PING; nil for keepalive pings
+	npongs    atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
 	pingsOut  int
 	draining  bool
 	closeErr  error
@@ -358,6 +359,7 @@ func (nc *Conn) closeWith(err error) {
 	nc.link = nil
 	pongs := nc.pongs
 	nc.pongs = nil
+	nc.npongs.Store(0)
 	pending := nc.wbuf
 	nc.wbuf = nil
 	nc.lazyTakenLocked()

@@ -261,17 +261,14 @@ func (l *link) readDeadlineLocked(dl time.Time) error {
 
 // othersWaiting reports whether a request or a flush awaits an answer that
 // nobody may be reading for.
+//
+// It reads counts kept beside the waiters and the PONG queue rather than
+// taking their locks: a request registers its waiter (and counts it)
+// before it tries the reader role, and the holder frees the role before it
+// looks, so either the request takes the role itself or the holder sees
+// it counted (Go's atomics are sequentially consistent).
 func (nc *Conn) othersWaiting() bool {
-	r := &nc.resp
-	r.mu.Lock()
-	n := len(r.waiters)
-	r.mu.Unlock()
-	if n > 0 {
-		return true
-	}
-	nc.mu.Lock()
-	defer nc.mu.Unlock()
-	return len(nc.pongs) > 0
+	return nc.resp.pending.Load() > 0 || nc.npongs.Load() > 0
 }
 
 // inlineLink returns the current link when a requester may read its

@@ -31,6 +31,10 @@ type respMux struct {
 	sub     *Subscription
 	next    uint64
 	waiters map[uint64]*waiter
+	// pending is len(waiters), stored under mu whenever it changes, so
+	// that an inline reader can see whether others wait without locking
+	// (Conn.othersWaiting).
+	pending atomic.Int32
 	// free holds tokens whose request is known to be over (ReuseReply),
 	// newest last; a request takes the newest, so a loop of requests
 	// reuses one reply subject. The server caches its routing per
@@ -125,6 +129,7 @@ func (r *respMux) route(m *Msg) {
 	r.mu.Lock()
 	w := r.waiters[tok]
 	delete(r.waiters, tok)
+	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
 	if w != nil {
 		w.ch <- m
@@ -138,6 +143,7 @@ func (r *respMux) failAll(sentinel *Msg) {
 		delete(r.waiters, tok)
 		w.ch <- sentinel
 	}
+	r.pending.Store(0)
 	r.mu.Unlock()
 }
 
@@ -197,6 +203,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	}
 	w.reply = strconv.AppendUint(append(w.reply[:0], r.prefix...), tok, 10)
 	r.waiters[tok] = w
+	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
 
 	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
@@ -297,6 +304,7 @@ func (nc *Conn) ReuseReply(m *Msg) {
 func (r *respMux) forget(tok uint64, w *waiter) {
 	r.mu.Lock()
 	delete(r.waiters, tok)
+	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
 	select {
 	case <-w.ch:

@@ -307,6 +307,7 @@ func (nc *Conn) pinger() {
 		}
 		nc.pingsOut++
 		nc.pongs = append(nc.pongs, nil)
+		nc.npongs.Store(int32(len(nc.pongs)))
 		nc.wbuf = proto.AppendPing(nc.wbuf)
 		nc.kickLocked()
 		nc.mu.Unlock()
@@ -341,6 +342,7 @@ func (nc *Conn) Flush(ctx context.Context) error {
 		return ErrDisconnected
 	}
 	nc.pongs = append(nc.pongs, ch)
+	nc.npongs.Store(int32(len(nc.pongs)))
 	nc.wbuf = proto.AppendPing(nc.wbuf)
 	// A reader goroutine parked after a request (inline.go) reads the PONG
 	// at once, not after its delay.
