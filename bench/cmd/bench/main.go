@@ -14,6 +14,7 @@
 //	go run ./cmd/bench                         # REPS (default 3) repetitions of the default scenarios
 //	go run ./cmd/bench -scenarios 'pubsub' -clients natsio,natsgo -reps 5
 //	go run ./cmd/bench -list
+//	go run ./cmd/bench -pair natsio,raw -scenarios kvget.mem.128 -rounds 20   # paired blocks (pair.go)
 package main
 
 import (
@@ -56,6 +57,13 @@ type config struct {
 	srvPerf   string
 	memRate   int
 
+	// paired mode (pair.go)
+	pair    string
+	rounds  int
+	block   int
+	serve   bool
+	pairOut string // -out when given explicitly: paired mode writes no file by default
+
 	// child mode
 	child    bool
 	scenario string
@@ -88,9 +96,24 @@ func main() {
 	flag.IntVar(&c.rep, "rep", 0, "internal (child): repetition")
 	flag.StringVar(&c.url, "url", "", "internal (child): server URL")
 	flag.IntVar(&c.srvPID, "srvpid", 0, "internal (child): server pid")
+	flag.StringVar(&c.pair, "pair", "", "paired mode: two clients (as natsio,raw) alternate blocks of the one round-trip scenario named by -scenarios, each in a child process kept for the whole run")
+	flag.IntVar(&c.rounds, "rounds", 10, "with -pair: rounds (one block of each client per round, the order alternating)")
+	flag.IntVar(&c.block, "block", 2000, "with -pair: operations per block")
+	flag.BoolVar(&c.serve, "serve", false, "internal (child of -pair): run a block for each line on stdin")
 	flag.BoolVar(&c.setup, "setup", false, "with -child: create the scenario's fixture first (to run a child by hand under perf or strace)")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "out" {
+			c.pairOut = c.out
+		}
+	})
 
+	if c.child && c.serve {
+		if err := serveBlocks(c); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if c.child {
 		res := runChild(c)
 		if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
@@ -107,6 +130,12 @@ func main() {
 			fmt.Printf("%s %-22s %-12s %8d B  count %-9d %s\n", def, s.Name, s.Kind, s.Size, s.Count, s.Note)
 		}
 		fmt.Println("(* = run by default)")
+		return
+	}
+	if c.pair != "" {
+		if err := runPair(c); err != nil {
+			log.Fatal(err)
+		}
 		return
 	}
 	if err := runParent(c); err != nil {

@@ -244,6 +244,14 @@ func Payload(size int) []byte {
 	return b
 }
 
+// nextSeq reports whether got may follow last as the stream sequence (or
+// KV revision) of operation i of a run: within a run each one is the next,
+// and the first of a run only has to come later, since another client may
+// write to the same stream between runs (bench -pair).
+func nextSeq(i int, last, got uint64) bool {
+	return got > last && (i == 0 || got == last+1)
+}
+
 // stallTimeout is how long a wait may go without progress before the run
 // fails.
 const stallTimeout = 10 * time.Second

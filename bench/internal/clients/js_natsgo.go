@@ -68,10 +68,10 @@ func (p *natsgoJSPubSync) Run(lat []time.Duration) error {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
 		lat[i] = time.Since(t0)
-		if ack.Sequence != p.seq+1 || ack.Duplicate {
-			return fmt.Errorf("ack of sequence %d (duplicate %v), expected %d", ack.Sequence, ack.Duplicate, p.seq+1)
+		if !nextSeq(i, p.seq, ack.Sequence) || ack.Duplicate {
+			return fmt.Errorf("ack of sequence %d (duplicate %v) after %d", ack.Sequence, ack.Duplicate, p.seq)
 		}
-		p.seq++
+		p.seq = ack.Sequence
 	}
 	return nil
 }
@@ -338,8 +338,8 @@ func (k natsgoKVPut) Run(lat []time.Duration) error {
 			return fmt.Errorf("put %d: %w", i, err)
 		}
 		lat[i] = time.Since(t0)
-		if rev != k.rev+1 {
-			return fmt.Errorf("put revision %d, expected %d", rev, k.rev+1)
+		if !nextSeq(i, k.rev, rev) {
+			return fmt.Errorf("put revision %d after %d", rev, k.rev)
 		}
 		k.rev = rev
 		k.next = (k.next + 1) % len(k.keys)

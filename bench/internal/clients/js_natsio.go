@@ -83,10 +83,10 @@ func (p *natsioJSPubSync) Run(lat []time.Duration) error {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
 		lat[i] = time.Since(t0)
-		if p.ack.Sequence != p.seq+1 || p.ack.Duplicate {
-			return fmt.Errorf("ack of sequence %d (duplicate %v), expected %d", p.ack.Sequence, p.ack.Duplicate, p.seq+1)
+		if !nextSeq(i, p.seq, p.ack.Sequence) || p.ack.Duplicate {
+			return fmt.Errorf("ack of sequence %d (duplicate %v) after %d", p.ack.Sequence, p.ack.Duplicate, p.seq)
 		}
-		p.seq++
+		p.seq = p.ack.Sequence
 	}
 	return nil
 }
@@ -331,8 +331,8 @@ func (k natsioKVPut) Run(lat []time.Duration) error {
 			return fmt.Errorf("put %d: %w", i, err)
 		}
 		lat[i] = time.Since(t0)
-		if rev != k.rev+1 {
-			return fmt.Errorf("put revision %d, expected %d", rev, k.rev+1)
+		if !nextSeq(i, k.rev, rev) {
+			return fmt.Errorf("put revision %d after %d", rev, k.rev)
 		}
 		k.rev = rev
 		k.next = (k.next + 1) % len(k.keys)

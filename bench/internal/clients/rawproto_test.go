@@ -215,3 +215,22 @@ func TestReaderNextData(t *testing.T) {
 		t.Error("HMSG with a header larger than the total accepted")
 	}
 }
+
+func TestNextSeq(t *testing.T) {
+	for _, c := range []struct {
+		i         int
+		last, got uint64
+		want      bool
+	}{
+		{0, 0, 1, true},
+		{0, 5, 9, true},  // another client wrote 6–8 between runs
+		{0, 5, 5, false}, // never the same or earlier
+		{0, 5, 4, false},
+		{1, 5, 6, true},
+		{1, 5, 7, false}, // within a run, each is the next
+	} {
+		if got := nextSeq(c.i, c.last, c.got); got != c.want {
+			t.Errorf("nextSeq(%d, %d, %d) = %v, want %v", c.i, c.last, c.got, got, c.want)
+		}
+	}
+}

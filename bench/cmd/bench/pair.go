@@ -1,0 +1,357 @@
+package main
+
+// Paired mode (-pair A,B): two clients alternate blocks of one round-trip
+// scenario, each in a child process that stays up for the whole run, so
+// that each block of A runs next to a block of B in the same state of the
+// machine. On a shared 2-core VM a round trip's time moves by a factor of
+// two from one minute to the next with how the cores are scheduled; one
+// process per client and repetition (the default mode) puts that drift
+// into the ratio, blocks alternated ABBA take it out.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/natsio/natsio/bench/internal/clients"
+	"github.com/natsio/natsio/bench/internal/harness"
+	"github.com/natsio/natsio/bench/internal/scenarios"
+)
+
+// pairChild is one client's child process in paired mode.
+type pairChild struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+}
+
+// pairResult is what one block cost one client.
+type pairResult struct {
+	Client   string  `json:"client"`
+	Round    int     `json:"round"`
+	N        int     `json:"n"`
+	WallNs   int64   `json:"wall_ns"`
+	CliCPUNs int64   `json:"cli_cpu_ns"`
+	SrvCPUNs int64   `json:"srv_cpu_ns"`
+	P50Ns    int64   `json:"p50_ns"`
+	Rate     float64 `json:"msgs_per_s"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// runPair runs c.scenarios (one round-trip scenario) with the two clients
+// of c.pair in alternating blocks.
+func runPair(c config) error {
+	names := strings.Split(c.pair, ",")
+	if len(names) != 2 || names[0] == names[1] {
+		return fmt.Errorf("-pair wants two different clients, as in natsio,raw; got %q", c.pair)
+	}
+	all := clients.All()
+	for _, n := range names {
+		if _, ok := all[n]; !ok {
+			return fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", n)
+		}
+	}
+	s, ok := scenarios.Lookup(c.scenarios)
+	if !ok {
+		return fmt.Errorf("-pair runs one scenario: -scenarios %q is not a scenario name (see -list)", c.scenarios)
+	}
+	if !s.Latency() {
+		return fmt.Errorf("-pair runs round-trip scenarios (req, jspub.sync, kvput, kvget, jsdirectget), whose fixtures take any number of runs; %s is not one", s.Name)
+	}
+	for _, n := range names {
+		if !s.Supports(all[n]) {
+			return fmt.Errorf("%s: %w for %s", s.Name, scenarios.ErrNotApplicable, n)
+		}
+	}
+	if c.rounds < 1 || c.block < 1 {
+		return errors.New("-rounds and -block must be at least 1")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	bin := c.server
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "natsio-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		mod, err := harness.ModuleDir(ctx)
+		if err != nil {
+			return err
+		}
+		log.Printf("building cmd/benchserver")
+		if bin, err = harness.BuildServer(ctx, mod, dir); err != nil {
+			return err
+		}
+	}
+	srv, err := harness.StartServer(bin)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	// One fixture for both clients: its totals are both clients' runs.
+	plan := scenarios.Plan{Warmup: 2 * s.Warmup, N: 2 * c.rounds * c.block}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := s.Setup(sctx, srv.URL, plan); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	log.Printf("nats-server pid %d at %s; %s: %s and %s, %d rounds of %d operations each",
+		srv.PID, srv.URL, s.Name, names[0], names[1], c.rounds, c.block)
+
+	var kids [2]*pairChild
+	defer func() {
+		for _, k := range kids {
+			if k != nil {
+				k.stop()
+			}
+		}
+	}()
+	for i, n := range names {
+		if kids[i], err = startPairChild(ctx, self, c, srv, s, n); err != nil {
+			return err
+		}
+	}
+	var blocks []pairResult
+	for r := range c.rounds {
+		order := []int{0, 1}
+		if r%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, i := range order {
+			res, err := kids[i].run(r)
+			if err != nil {
+				return fmt.Errorf("%s, round %d: %w", names[i], r, err)
+			}
+			blocks = append(blocks, res)
+		}
+	}
+	for i, k := range kids {
+		if err := k.stop(); err != nil {
+			return fmt.Errorf("%s: %w", names[i], err)
+		}
+		kids[i] = nil
+	}
+	if err := s.Verify(sctx, srv.URL, plan); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if err := s.Teardown(sctx, srv.URL); err != nil {
+		return fmt.Errorf("teardown: %w", err)
+	}
+
+	fmt.Print(formatPair(s.Name, names, blocks))
+	if c.pairOut != "" {
+		b, err := json.MarshalIndent(map[string]any{"scenario": s.Name, "clients": names, "rounds": c.rounds, "block": c.block, "blocks": blocks}, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.pairOut, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("results written to %s\n", c.pairOut)
+	}
+	return nil
+}
+
+// startPairChild starts a child serving blocks of s for client and waits
+// until it has warmed up.
+func startPairChild(ctx context.Context, self string, c config, srv *harness.Server, s scenarios.Scenario, client string) (*pairChild, error) {
+	cmd := exec.CommandContext(ctx, self, "-child", "-serve", "-scenario", s.Name, "-client", client,
+		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.block), "-out", "")
+	cmd.Env = os.Environ()
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	k := &pairChild{name: client, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	var ready pairResult
+	if err := k.read(&ready); err != nil {
+		k.stop()
+		return nil, fmt.Errorf("%s: %w", client, err)
+	}
+	return k, nil
+}
+
+// read decodes the child's next line into v; a child error is returned.
+func (k *pairChild) read(v *pairResult) error {
+	if !k.out.Scan() {
+		if err := k.out.Err(); err != nil {
+			return err
+		}
+		return errors.New("child exited")
+	}
+	if err := json.Unmarshal(k.out.Bytes(), v); err != nil {
+		return fmt.Errorf("child said %q: %w", k.out.Text(), err)
+	}
+	if v.Err != "" {
+		return errors.New(v.Err)
+	}
+	return nil
+}
+
+// run has the child run one block.
+func (k *pairChild) run(round int) (pairResult, error) {
+	var res pairResult
+	if _, err := io.WriteString(k.in, "run\n"); err != nil {
+		return res, err
+	}
+	if err := k.read(&res); err != nil {
+		return res, err
+	}
+	res.Client, res.Round = k.name, round
+	res.Rate = float64(res.N) / time.Duration(res.WallNs).Seconds()
+	return res, nil
+}
+
+// stop ends the child (closing its stdin ends its loop) and waits for it.
+func (k *pairChild) stop() error {
+	k.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- k.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		_ = k.cmd.Process.Kill()
+		return errors.New("child did not exit")
+	}
+}
+
+// serveBlocks is the child's side of paired mode: prepare and warm up,
+// say so, then run a block of c.count operations for each "run" line on
+// stdin, answering each with its pairResult, until stdin ends.
+func serveBlocks(c config) error {
+	enc := json.NewEncoder(os.Stdout)
+	fail := func(err error) error {
+		_ = enc.Encode(pairResult{Client: c.client, Err: err.Error()})
+		return err
+	}
+	s, ok := scenarios.Lookup(c.scenario)
+	if !ok {
+		return fail(fmt.Errorf("unknown scenario %q", c.scenario))
+	}
+	cl, ok := clients.All()[c.client]
+	if !ok {
+		return fail(fmt.Errorf("unknown client %q", c.client))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count})
+	if err != nil {
+		return fail(err)
+	}
+	defer p.Close()
+	if err := p.Run(s.Warmup, make([]time.Duration, s.Warmup)); err != nil {
+		return fail(fmt.Errorf("warm-up: %w", err))
+	}
+	if err := enc.Encode(pairResult{Client: c.client}); err != nil {
+		return err
+	}
+	lat := make([]time.Duration, c.count)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "run" {
+			return fail(fmt.Errorf("unknown command %q", in.Text()))
+		}
+		sample, err := harness.Measure(c.srvPID, func() error { return p.Run(c.count, lat) })
+		if err != nil {
+			return fail(err)
+		}
+		res := pairResult{Client: c.client, N: c.count, WallNs: int64(sample.Wall),
+			CliCPUNs: int64(sample.CliCPU), SrvCPUNs: int64(sample.SrvCPU),
+			P50Ns: int64(harness.LatencyPercentiles(lat).P50)}
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
+// formatPair summarizes the blocks: per client the totals, and the ratio
+// of the first client to the second per round (each round is one block of
+// each, next to each other).
+func formatPair(scenario string, names []string, blocks []pairResult) string {
+	var b strings.Builder
+	type total struct {
+		n             int
+		wall, cli, sv int64
+		p50           []float64
+	}
+	var t [2]total
+	perRound := map[int][2]float64{}
+	cpuRound := map[int][2]float64{}
+	for _, r := range blocks {
+		i := slices.Index(names, r.Client)
+		t[i].n += r.N
+		t[i].wall += r.WallNs
+		t[i].cli += r.CliCPUNs
+		t[i].sv += r.SrvCPUNs
+		t[i].p50 = append(t[i].p50, float64(r.P50Ns)/1e3)
+		pr, cr := perRound[r.Round], cpuRound[r.Round]
+		pr[i], cr[i] = r.Rate, float64(r.CliCPUNs)/float64(r.N)
+		perRound[r.Round], cpuRound[r.Round] = pr, cr
+	}
+	fmt.Fprintf(&b, "\n%s, %d rounds (blocks alternated ABBA)\n\n", scenario, len(perRound))
+	fmt.Fprintf(&b, "%-8s %10s %14s %14s %10s\n", "client", "msgs/s", "cli-cpu ns/op", "srv-cpu ns/op", "p50 µs")
+	for i, n := range names {
+		x := t[i]
+		fmt.Fprintf(&b, "%-8s %10.0f %14.0f %14.0f %10.1f\n", n, float64(x.n)/time.Duration(x.wall).Seconds(),
+			float64(x.cli)/float64(x.n), float64(x.sv)/float64(x.n), median(x.p50))
+	}
+	var rates, cpus []float64
+	wins := 0
+	for r, v := range perRound {
+		if v[0] == 0 || v[1] == 0 {
+			continue
+		}
+		rates = append(rates, v[0]/v[1])
+		cpus = append(cpus, cpuRound[r][0]/cpuRound[r][1])
+		if v[0] > v[1] {
+			wins++
+		}
+	}
+	if len(rates) > 0 {
+		fmt.Fprintf(&b, "\n%s/%s per round: rate ×%.3f median (%.3f–%.3f), faster in %d of %d; client CPU per op ×%.3f median\n",
+			names[0], names[1], median(rates), slices.Min(rates), slices.Max(rates), wins, len(rates), median(cpus))
+	}
+	return b.String()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
