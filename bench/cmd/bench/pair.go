@@ -263,7 +263,7 @@ func serveBlocks(c config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count})
+	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count, Private: c.client})
 	if err != nil {
 		return fail(err)
 	}

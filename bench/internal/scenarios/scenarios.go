@@ -220,6 +220,10 @@ type Plan struct {
 	// MaxMsgs bounds the messages of the whole instance (pub/sub queue
 	// sizing); 0: Warmup + N.
 	MaxMsgs int
+	// Private, when set, is appended as a last token to the subject of a
+	// request/reply scenario, so that two processes running it at once
+	// (bench -pair) do not answer each other's requests.
+	Private string
 }
 
 // Subject is the subject every scenario publishes to (one per scenario, so
@@ -296,6 +300,9 @@ func (s Scenario) Config(url string, plan Plan) clients.Config {
 		Batch:    s.Batch,
 		Window:   s.Window,
 		Keys:     s.Keys,
+	}
+	if s.Kind == Request && plan.Private != "" {
+		cfg.Subject += "." + plan.Private
 	}
 	switch s.Kind {
 	case JSFetch, JSConsume, JSOrdered:

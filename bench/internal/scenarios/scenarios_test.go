@@ -170,3 +170,18 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+func TestPrivateSubjectForRequestsOnly(t *testing.T) {
+	req, _ := Lookup("req.16")
+	if got := req.Config("nats://x", Plan{Private: "natsio"}).Subject; got != "bench.req.16.natsio" {
+		t.Errorf("req.16 with Private: subject %q", got)
+	}
+	if got := req.Config("nats://x", Plan{}).Subject; got != "bench.req.16" {
+		t.Errorf("req.16 without Private: subject %q", got)
+	}
+	// A JetStream scenario's subject belongs to its stream: never changed.
+	kv, _ := Lookup("jspub.sync.mem.128")
+	if got := kv.Config("nats://x", Plan{Private: "natsio"}).Subject; got != kv.Subject() {
+		t.Errorf("jspub.sync.mem.128 with Private: subject %q, want %q", got, kv.Subject())
+	}
+}
