@@ -26,8 +26,9 @@ const childEnv = "NATSIO_INTEROP_SERVER_CHILD"
 // alone.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		dir, _ := os.MkdirTemp("", "interop-child-*")
-		defer os.RemoveAll(dir)
+		// The store is the parent's (serverProcess): os.Exit below would
+		// skip a deferred removal here.
+		dir := os.Getenv(childEnv + "_DIR")
 		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: dir})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -47,7 +48,9 @@ func TestMain(m *testing.M) {
 
 func serverProcess(b *testing.B) string {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	// b.TempDir's removal runs after the process has stopped (cleanups run
+	// last-in, first-out).
+	cmd.Env = append(os.Environ(), childEnv+"=1", childEnv+"_DIR="+b.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -13,7 +13,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// childEnv marks a test binary re-executed by StartProcess to run a server.
+// childEnv marks a test binary re-executed by StartProcess to run a server;
+// childEnv+"_DIR" names its store directory, which the parent owns.
 const childEnv = "NATSIO_TESTSERVER_CHILD"
 
 // RunIfChild runs a server and exits when this process was started by
@@ -24,30 +25,42 @@ func RunIfChild() {
 	if os.Getenv(childEnv) != "1" {
 		return
 	}
-	dir, err := os.MkdirTemp("", "natsio-child-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	os.Exit(runChild(os.Getenv(childEnv + "_DIR")))
+}
+
+// runChild serves until stdin ends and returns the exit code. The store
+// lives in dir, which the parent removes (even when it has to kill this
+// process); without one, a temporary directory is made and removed here,
+// before returning: os.Exit would skip a deferred removal.
+func runChild(dir string) int {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "natsio-child-*")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(d)
+		dir = d
 	}
-	defer os.RemoveAll(dir)
 	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
 		JetStream: os.Getenv(childEnv+"_JS") == "1", StoreDir: dir}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
 	}
 	go s.Start()
 	if !s.ReadyForConnections(readyTimeout) {
 		fmt.Fprintln(os.Stderr, "server not ready")
-		os.Exit(2)
+		s.Shutdown()
+		return 2
 	}
 	fmt.Printf("URL %s\n", s.ClientURL())
 	// The parent closes stdin (or dies): shut down.
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	s.Shutdown()
 	s.WaitForShutdown()
-	os.Exit(0)
+	return 0
 }
 
 // Process is a nats-server running in a child process, so that a
@@ -56,7 +69,11 @@ type Process struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	url   string
+	dir   string
 }
+
+// StoreDir returns the server's store directory (removed at cleanup).
+func (p *Process) StoreDir() string { return p.dir }
 
 // URL returns the server's client URL.
 func (p *Process) URL() string { return p.url }
@@ -65,11 +82,15 @@ func (p *Process) URL() string { return p.url }
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // StartProcess re-executes the test binary as a server process (the package's
-// TestMain must call RunIfChild) and stops it at cleanup.
+// TestMain must call RunIfChild) and stops it at cleanup. Its store is a
+// directory of t's, removed after the process has stopped.
 func StartProcess(t testing.TB, jetstream bool) *Process {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	// TempDir's removal is registered first, so it runs after the process
+	// has been stopped (cleanups run last-in, first-out).
+	dir := t.TempDir()
+	cmd.Env = append(os.Environ(), childEnv+"=1", childEnv+"_DIR="+dir)
 	if jetstream {
 		cmd.Env = append(cmd.Env, childEnv+"_JS=1")
 	}
@@ -85,7 +106,7 @@ func StartProcess(t testing.TB, jetstream bool) *Process {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("testserver: start process: %v", err)
 	}
-	p := &Process{cmd: cmd, stdin: stdin}
+	p := &Process{cmd: cmd, stdin: stdin, dir: dir}
 	t.Cleanup(func() {
 		_ = stdin.Close()
 		done := make(chan struct{})
