@@ -339,27 +339,11 @@ func runParent(c config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	bin := c.server
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "natsio-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		mod, err := harness.ModuleDir(ctx)
-		if err != nil {
-			return err
-		}
-		log.Printf("building cmd/benchserver")
-		if bin, err = harness.BuildServer(ctx, mod, dir); err != nil {
-			return err
-		}
-	}
-	srv, err := harness.StartServer(bin)
+	srv, done, err := startServer(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
+	defer done()
 	log.Printf("nats-server pid %d at %s; %d scenarios × %d clients × %d reps", srv.PID, srv.URL, len(sel), len(names), c.reps)
 
 	if c.profile != "" {
@@ -413,6 +397,38 @@ func runParent(c config) error {
 		}
 	}
 	return nil
+}
+
+// startServer starts the benchserver (-server, or cmd/benchserver built
+// into a temporary directory). done stops it and removes what was built.
+func startServer(ctx context.Context, c config) (srv *harness.Server, done func(), err error) {
+	bin, dir := c.server, ""
+	if bin == "" {
+		if dir, err = os.MkdirTemp("", "natsio-bench-"); err != nil {
+			return nil, nil, err
+		}
+		mod, err := harness.ModuleDir(ctx)
+		if err == nil {
+			log.Printf("building cmd/benchserver")
+			bin, err = harness.BuildServer(ctx, mod, dir)
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+	}
+	if srv, err = harness.StartServer(bin); err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		return nil, nil, err
+	}
+	return srv, func() {
+		srv.Stop()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}, nil
 }
 
 func countFailed(rows []harness.Row) int {

@@ -86,27 +86,11 @@ func runPair(c config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	bin := c.server
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "natsio-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		mod, err := harness.ModuleDir(ctx)
-		if err != nil {
-			return err
-		}
-		log.Printf("building cmd/benchserver")
-		if bin, err = harness.BuildServer(ctx, mod, dir); err != nil {
-			return err
-		}
-	}
-	srv, err := harness.StartServer(bin)
+	srv, done, err := startServer(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
+	defer done()
 
 	// One fixture for both clients: its totals are both clients' runs.
 	plan := scenarios.Plan{Warmup: 2 * s.Warmup, N: 2 * c.rounds * c.block}
