@@ -317,11 +317,8 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 	return e, nil
 }
 
-// Pools of reusable PubAcks and headers.
-var (
-	acks    = sync.Pool{New: func() any { return new(jsapi.PubAck) }}
-	headers = sync.Pool{New: func() any { return new(proto.Header) }}
-)
+// headers holds reusable headers for puts with options.
+var headers = sync.Pool{New: func() any { return new(proto.Header) }}
 
 // publish writes to key's subject and returns the stream sequence. The
 // first attempt goes straight to the connection (a context without
@@ -343,15 +340,14 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...
 			return 0, err
 		}
 	}
-	ack := acks.Get().(*jsapi.PubAck)
-	defer func() { *ack = jsapi.PubAck{}; acks.Put(ack) }()
+	var ack jsapi.PubAck
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
-		err = jsapi.ParsePubAck(m.Data, ack)
+		err = jsapi.ParsePubAck(m.Data, &ack)
 		jsapi.ReuseAckReply(b.nc, m, err)
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
-		err = b.js.PublishTo(ctx, ack, view(subj), value, opts...)
+		err = b.js.PublishTo(ctx, &ack, view(subj), value, opts...)
 	}
 	if err != nil {
 		if errors.Is(err, jsapi.ErrNoStreamResponse) {
