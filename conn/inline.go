@@ -205,10 +205,10 @@ func (nc *Conn) endInline(l *link) {
 // l's reader role, until w has its response (or a sentinel), the deadline
 // passes, or the link fails. It then releases the role, handing it back to
 // the reader goroutine at once when other requests or flushes are waiting.
-func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
+func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline, now time.Time) {
 	nc.stats.inlineReads.Add(1)
 	l.imu.Lock()
-	err := l.readDeadlineLocked(deadline)
+	err := l.readDeadlineLocked(deadline, now)
 	l.imu.Unlock()
 	if err == nil {
 		l.deadline = true
@@ -241,14 +241,18 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline time.Time) {
 // of calls costs about 0.3 µs of runtime timer work (a micro-benchmark),
 // too little to show in a round trip's rate on 2 cores. Holders leave the
 // deadline on the socket (l.rdl); the reader goroutine clears it when it
-// takes the role back (resume). l.imu is held.
-func (l *link) readDeadlineLocked(dl time.Time) error {
+// takes the role back (resume). now is the caller's reading of the clock,
+// or zero to read it here. l.imu is held.
+func (l *link) readDeadlineLocked(dl, now time.Time) error {
 	cur := l.rdl
 	if dl.Equal(cur) {
 		return nil
 	}
 	if !dl.IsZero() && !cur.IsZero() && !cur.After(dl) {
-		if now := time.Now(); cur.Sub(now) >= dl.Sub(now)/2 {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if cur.Sub(now) >= dl.Sub(now)/2 {
 			return nil
 		}
 	}
@@ -306,7 +310,7 @@ func (nc *Conn) readForSub(ctx context.Context, l *link, gen uint64, s *Subscrip
 	nc.stats.inlineBatches.Add(1)
 	dl, _ := ctx.Deadline()
 	l.imu.Lock()
-	err := l.readDeadlineLocked(dl)
+	err := l.readDeadlineLocked(dl, time.Time{})
 	if err == nil {
 		l.deadline = true
 		l.inlineSub = s

@@ -185,12 +185,15 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	}
 	// Without a deadline on ctx the request ends at dl: the waiter's
 	// timer enforces it if the response is not there at once.
+	// One reading of the clock serves the deadline, the inline read's
+	// socket deadline and the write's.
+	now := time.Now()
 	dl, hasDeadline := ctx.Deadline()
 	if !hasDeadline {
 		if within <= 0 {
 			within = nc.opts.requestTimeout
 		}
-		dl = time.Now().Add(within)
+		dl = now.Add(within)
 	}
 	r.mu.Lock()
 	var tok uint64
@@ -207,7 +210,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	r.mu.Unlock()
 
 	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
-	if err := nc.publish(subject, reply, h, data, pubUrgent); err != nil {
+	if err := nc.publishAt(subject, reply, h, data, pubUrgent, now); err != nil {
 		r.forget(tok, w)
 		return nil, err
 	}
@@ -216,7 +219,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	// (inline.go); a ctx that can be cancelled without a deadline waits.
 	if hasDeadline || ctx.Done() == nil {
 		if l, gen, ok := nc.inlineLink(); ok {
-			nc.readFor(l, gen, w, dl)
+			nc.readFor(l, gen, w, dl, now)
 		}
 	}
 	var m *Msg

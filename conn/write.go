@@ -86,6 +86,14 @@ func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) 
 // once by the calling goroutine, saving the hand-off to the flusher.
 // pubLazy leaves it for a later write (PublishLazy).
 func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mode pubMode) error {
+	return nc.publishAt(subject, reply, h, data, mode, time.Time{})
+}
+
+// publishAt is publish for a caller that has just read the clock (now;
+// zero if not): an inline write uses it for its deadline instead of
+// reading the clock again. Between a response and the next request every
+// step counts: see "What session 11 measured" in docs/performance.md.
+func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, mode pubMode, now time.Time) error {
 	size := len(data)
 	if h != nil {
 		size += h.EncodedLen()
@@ -132,7 +140,7 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mod
 	}
 	switch {
 	case mode == pubUrgent && !nc.writing && nc.state == stateConnected:
-		nc.writeInline()
+		nc.writeInline(now)
 		return nil
 	case mode == pubLazy && len(nc.wbuf) < lazyKick:
 		nc.deferLocked()
@@ -149,8 +157,9 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mod
 // writeInline writes the whole outbound buffer from the calling goroutine.
 // nc.mu is held on entry and released on return. Only one goroutine writes
 // at a time (nc.writing); whatever is queued meanwhile goes to the flusher.
-func (nc *Conn) writeInline() {
-	if nc.writeLocked() && len(nc.wbuf) > 0 {
+// now is the caller's reading of the clock, or zero (writeLocked).
+func (nc *Conn) writeInline(now time.Time) {
+	if nc.writeLocked(now) && len(nc.wbuf) > 0 {
 		nc.kicked = false
 		nc.kickLocked()
 	}
@@ -161,8 +170,9 @@ func (nc *Conn) writeInline() {
 // releasing nc.mu during the write (nc.writing is set meanwhile) and holding
 // it again on return. A failed write loses the link: its bytes may have
 // reached the server in part, so their fate is unknown; they are counted as
-// lost, never replayed, and writeLocked reports false.
-func (nc *Conn) writeLocked() bool {
+// lost, never replayed, and writeLocked reports false. now, when not zero,
+// is a reading of the clock taken just before (armWrite).
+func (nc *Conn) writeLocked(now time.Time) bool {
 	l, gen := nc.link, nc.gen
 	buf := nc.wbuf
 	nc.wbuf = nc.spare[:0]
@@ -171,7 +181,7 @@ func (nc *Conn) writeLocked() bool {
 	nc.lazyTakenLocked()
 	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on
 	nc.mu.Unlock()
-	l.armWrite(nc.opts.writeTimeout)
+	l.armWrite(nc.opts.writeTimeout, now)
 	_, err := l.c.Write(buf)
 	nc.mu.Lock()
 	nc.writing = false
@@ -193,9 +203,12 @@ func (nc *Conn) writeLocked() bool {
 // deadline is moved only when less than three quarters of d remain, not
 // before every write (each move costs a runtime timer update), so a write
 // that blocks fails after between ¾·d and d. Writes to a link are never
-// concurrent (nc.writing), so wdl needs no lock.
-func (l *link) armWrite(d time.Duration) {
-	now := time.Now()
+// concurrent (nc.writing), so wdl needs no lock. now is the time, or zero
+// to read the clock here.
+func (l *link) armWrite(d time.Duration, now time.Time) {
+	if now.IsZero() {
+		now = time.Now()
+	}
 	if l.wdl.Sub(now) >= d-d/4 {
 		return
 	}
@@ -274,7 +287,7 @@ func (nc *Conn) flusher() {
 		nc.mu.Lock()
 		// While an inline writer is busy, it hands what is left back here.
 		for nc.state == stateConnected && len(nc.wbuf) > 0 && !nc.writing {
-			if !nc.writeLocked() {
+			if !nc.writeLocked(time.Time{}) {
 				break
 			}
 		}
@@ -351,7 +364,7 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	default:
 	}
 	if !nc.writing {
-		nc.writeInline() // unlocks
+		nc.writeInline(time.Time{}) // unlocks
 	} else {
 		nc.kickLocked()
 		nc.mu.Unlock()
