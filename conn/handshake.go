@@ -72,6 +72,9 @@ type link struct {
 	lentTo             *lender
 	lentSeq            uint64
 	lentMsgs, lentBufs uint64
+	// self is the request whose own goroutine holds the role (readFor):
+	// its response is handed over without a channel (respMux.routeTo).
+	self *waiter
 
 	// The reader role (inline.go): whoever holds it — the connection's
 	// reader goroutine, or a requester reading its own response — alone

@@ -213,7 +213,8 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline, now time.Time)
 	if err == nil {
 		l.deadline = true
 		sysReads(l.base, true)
-		for len(w.ch) == 0 {
+		l.self = w
+		for len(w.ch) == 0 && w.direct == nil {
 			op, err := l.next()
 			if err != nil {
 				if !errors.Is(err, errInlineDeadline) {
@@ -226,6 +227,7 @@ func (nc *Conn) readFor(l *link, gen uint64, w *waiter, deadline, now time.Time)
 				break
 			}
 		}
+		l.self = nil
 		sysReads(l.base, false)
 		l.deadline = false // the socket keeps it: see readDeadlineLocked
 	}

@@ -136,9 +136,15 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 	}
 	if s.inline != nil {
 		// The request inbox: the response is counted before its
-		// requester can see it.
+		// requester can see it. A requester reading inline (l.self) made
+		// its request after the inbox existed, so nc.resp.sub is set and
+		// visible to it.
 		l.flushStats()
-		s.inline(m)
+		if w := l.self; w != nil && s == nc.resp.sub {
+			nc.resp.routeTo(m, w)
+		} else {
+			s.inline(m)
+		}
 		l.replied = true
 		return
 	}

@@ -50,8 +50,12 @@ type respMux struct {
 }
 
 type waiter struct {
-	ch    chan *Msg // capacity 1: the response or a sentinel
-	reply []byte
+	ch chan *Msg // capacity 1: the response or a sentinel
+	// direct is the response when the waiter's own goroutine read it
+	// (link.self, respMux.routeTo): no channel operation between a
+	// response and the caller's next request.
+	direct *Msg
+	reply  []byte
 	// timer applies the default timeout to a request whose ctx has no
 	// deadline; it is reused with the waiter, so no context is allocated.
 	// It is armed only when the response has not arrived by the time the
@@ -121,7 +125,12 @@ func (nc *Conn) quiet() bool {
 }
 
 // route runs on the reader goroutine for each response.
-func (r *respMux) route(m *Msg) {
+func (r *respMux) route(m *Msg) { r.routeTo(m, nil) }
+
+// routeTo is route for the holder of the reader role: when the response is
+// self's, the holder is self's own goroutine (Conn.readFor), and it keeps
+// the response in self.direct rather than sending it to itself.
+func (r *respMux) routeTo(m *Msg, self *waiter) {
 	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(r.prefix), len(m.Subject)):]))
 	if !ok || !strings.HasPrefix(m.Subject, r.prefix) {
 		return
@@ -131,7 +140,11 @@ func (r *respMux) route(m *Msg) {
 	delete(r.waiters, tok)
 	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
-	if w != nil {
+	switch {
+	case w == nil:
+	case w == self:
+		w.direct = m
+	default:
 		w.ch <- m
 	}
 }
@@ -222,24 +235,27 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 			nc.readFor(l, gen, w, dl, now)
 		}
 	}
-	var m *Msg
-	select {
-	case m = <-w.ch: // read inline, or already delivered: no timer
-	default:
-		var timeout <-chan time.Time // nil when ctx has a deadline
-		if !hasDeadline {
-			timeout = w.arm(time.Until(dl))
-		}
+	m := w.direct // read inline by this goroutine: no channel, no timer
+	w.direct = nil
+	if m == nil {
 		select {
-		case m = <-w.ch:
-		case <-ctx.Done():
-			r.forget(tok, w)
-			nc.stats.requestTimeouts.Add(1)
-			return nil, timeoutErr(ctx)
-		case <-timeout:
-			r.forget(tok, w)
-			nc.stats.requestTimeouts.Add(1)
-			return nil, &timeoutError{context.DeadlineExceeded}
+		case m = <-w.ch: // read inline by another, or already delivered: no timer
+		default:
+			var timeout <-chan time.Time // nil when ctx has a deadline
+			if !hasDeadline {
+				timeout = w.arm(time.Until(dl))
+			}
+			select {
+			case m = <-w.ch:
+			case <-ctx.Done():
+				r.forget(tok, w)
+				nc.stats.requestTimeouts.Add(1)
+				return nil, timeoutErr(ctx)
+			case <-timeout:
+				r.forget(tok, w)
+				nc.stats.requestTimeouts.Add(1)
+				return nil, &timeoutError{context.DeadlineExceeded}
+			}
 		}
 	}
 	r.release(w)
