@@ -56,12 +56,14 @@ type pairResult struct {
 func runPair(c config) error {
 	names := strings.Split(c.pair, ",")
 	if len(names) != 2 || names[0] == names[1] {
-		return fmt.Errorf("-pair wants two different clients, as in natsio,raw; got %q", c.pair)
+		return fmt.Errorf("-pair wants two different clients, as in natsio,raw or natsio@/tmp/old-bench,natsio; got %q", c.pair)
 	}
 	all := clients.All()
-	for _, n := range names {
-		if _, ok := all[n]; !ok {
-			return fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", n)
+	var bins, kinds [2]string
+	for i, n := range names {
+		kinds[i], bins[i], _ = strings.Cut(n, "@")
+		if _, ok := all[kinds[i]]; !ok {
+			return fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", kinds[i])
 		}
 	}
 	s, ok := scenarios.Lookup(c.scenarios)
@@ -71,9 +73,9 @@ func runPair(c config) error {
 	if !s.Latency() {
 		return fmt.Errorf("-pair runs round-trip scenarios (req, jspub.sync, kvput, kvget, jsdirectget), whose fixtures take any number of runs; %s is not one", s.Name)
 	}
-	for _, n := range names {
-		if !s.Supports(all[n]) {
-			return fmt.Errorf("%s: %w for %s", s.Name, scenarios.ErrNotApplicable, n)
+	for _, k := range kinds {
+		if !s.Supports(all[k]) {
+			return fmt.Errorf("%s: %w for %s", s.Name, scenarios.ErrNotApplicable, k)
 		}
 	}
 	if c.rounds < 1 || c.block < 1 {
@@ -111,7 +113,11 @@ func runPair(c config) error {
 		}
 	}()
 	for i, n := range names {
-		if kids[i], err = startPairChild(ctx, self, c, srv, s, n); err != nil {
+		bin := self
+		if bins[i] != "" {
+			bin = bins[i]
+		}
+		if kids[i], err = startPairChild(ctx, bin, c, srv, s, kinds[i], n); err != nil {
 			return err
 		}
 	}
@@ -156,10 +162,11 @@ func runPair(c config) error {
 	return nil
 }
 
-// startPairChild starts a child serving blocks of s for client and waits
-// until it has warmed up.
-func startPairChild(ctx context.Context, self string, c config, srv *harness.Server, s scenarios.Scenario, client string) (*pairChild, error) {
-	cmd := exec.CommandContext(ctx, self, "-child", "-serve", "-scenario", s.Name, "-client", client,
+// startPairChild starts bin (this program, or another build of it) as a
+// child serving blocks of s for client, labelled name, and waits until it
+// has warmed up.
+func startPairChild(ctx context.Context, bin string, c config, srv *harness.Server, s scenarios.Scenario, client, name string) (*pairChild, error) {
+	cmd := exec.CommandContext(ctx, bin, "-child", "-serve", "-scenario", s.Name, "-client", client,
 		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.block), "-out", "")
 	cmd.Env = os.Environ()
 	cmd.Stderr = os.Stderr
@@ -174,11 +181,11 @@ func startPairChild(ctx context.Context, self string, c config, srv *harness.Ser
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	k := &pairChild{name: client, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	k := &pairChild{name: name, cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	var ready pairResult
 	if err := k.read(&ready); err != nil {
 		k.stop()
-		return nil, fmt.Errorf("%s: %w", client, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return k, nil
 }
@@ -247,7 +254,7 @@ func serveBlocks(c config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count, Private: c.client})
+	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count, Private: strconv.Itoa(os.Getpid())})
 	if err != nil {
 		return fail(err)
 	}
