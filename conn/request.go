@@ -196,11 +196,11 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 	if w == nil {
 		w = &waiter{ch: make(chan *Msg, 1)}
 	}
-	// Without a deadline on ctx the request ends at dl: the waiter's
-	// timer enforces it if the response is not there at once.
 	// One reading of the clock serves the deadline, the inline read's
 	// socket deadline and the write's.
 	now := time.Now()
+	// Without a deadline on ctx the request ends at dl: the waiter's
+	// timer enforces it if the response is not there at once.
 	dl, hasDeadline := ctx.Deadline()
 	if !hasDeadline {
 		if within <= 0 {
