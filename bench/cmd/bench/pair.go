@@ -141,10 +141,13 @@ func runPair(c config) error {
 		}
 		kids[i] = nil
 	}
-	if err := s.Verify(sctx, srv.URL, plan); err != nil {
+	// A fresh bound: the rounds may have outlasted the setup's.
+	vctx, vcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer vcancel()
+	if err := s.Verify(vctx, srv.URL, plan); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	if err := s.Teardown(sctx, srv.URL); err != nil {
+	if err := s.Teardown(vctx, srv.URL); err != nil {
 		return fmt.Errorf("teardown: %w", err)
 	}
 
