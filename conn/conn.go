@@ -306,9 +306,7 @@ func (nc *Conn) Stats() Stats {
 	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn,
 		Disconnects: nc.disconnects, ReconnectBufferFull: nc.bufFull, ReconnectBufferPeak: nc.bufPeak}
 	nc.mu.Unlock()
-	nc.resp.mu.Lock()
-	s.RequestsPending = len(nc.resp.waiters)
-	nc.resp.mu.Unlock()
+	s.RequestsPending = int(nc.resp.pending.Load())
 	s.Requests = nc.stats.requests.Load()
 	s.RequestTimeouts = nc.stats.requestTimeouts.Load()
 	s.NoResponders = nc.stats.noResponders.Load()
