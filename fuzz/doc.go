@@ -1,5 +1,6 @@
 // Package fuzz holds the go test -fuzz targets of the protocol package
-// (github.com/natsio/natsio/proto). It has no code of its own: everything is
+// (github.com/natsio/natsio/proto) and of jsapi's decoder of $JS.ACK reply
+// subjects. It has no code of its own: everything is
 // in the _test.go files and the seed corpus under testdata/fuzz/.
 //
 // Targets:
@@ -23,6 +24,9 @@
 //   - FuzzRawHeader runs RawHeader's methods on arbitrary bytes, compares
 //     Validate and Status with a reference and round-trips valid blocks
 //     through Header and AppendHeaderBlock.
+//   - FuzzAckSubject compares jsapi.ParseAckSubject (its word-at-a-time
+//     path for the layouts servers send and its general one) with refAck,
+//     a reference written with strings.Split and strconv.
 //
 // Run one target at a time:
 //
@@ -30,6 +34,7 @@
 //	go test ./fuzz -run=^$ -fuzz=FuzzParserDifferential -fuzztime=30s
 //	go test ./fuzz -run=^$ -fuzz=FuzzEncodeRoundTrip -fuzztime=30s
 //	go test ./fuzz -run=^$ -fuzz=FuzzRawHeader -fuzztime=30s
+//	go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
 //
 // Plain go test ./fuzz runs every target once over its seed corpus. The
 // seeds (captures of what nats-server 2.15 sends, and malformed frames) are

@@ -192,6 +192,42 @@ var rawHeaderSeeds = []seed{
 
 func rh(name, data, key string) seed { return seed{name, []any{[]byte(data), key}} }
 
+// ackSeeds seed FuzzAckSubject: reply subjects of JetStream deliveries.
+var ackSeeds = []seed{
+	ack("v1", "$JS.ACK.ORDERS.worker.1.123456.123450.1764440000000000000.4711"),
+	ack("v1-small", "$JS.ACK.S.C.1.1.1.0.0"),
+	ack("v1-max", "$JS.ACK.S.C.18446744073709551615.18446744073709551615.18446744073709551615.9223372036854775807.18446744073709551615"),
+	ack("v1-ts-overflow", "$JS.ACK.S.C.1.2.3.9223372036854775808.0"),
+	ack("v1-overflow", "$JS.ACK.S.C.18446744073709551616.1.1.1.1"),
+	ack("v1-20-digits", "$JS.ACK.S.C.00000000000000000001.1.1.1.1"),
+	ack("v1-leading-zeros", "$JS.ACK.S.C.0001.02.3.4.5"),
+	ack("v1-8-digits", "$JS.ACK.S.C.12345678.87654321.1.1.1"),
+	ack("v1-9-digits", "$JS.ACK.S.C.123456789.987654321.1.1.1"),
+	ack("v1-16-digits", "$JS.ACK.S.C.1234567890123456.1.1.1.1"),
+	ack("v1-17-digits", "$JS.ACK.S.C.12345678901234567.1.1.1.1"),
+	ack("v1-names", "$JS.ACK.a-b_c.d$e.1.2.3.4.5"),
+	ack("v1-empty-stream", "$JS.ACK..C.1.2.3.4.5"),
+	ack("v1-empty-consumer", "$JS.ACK.S..1.2.3.4.5"),
+	ack("v1-empty-number", "$JS.ACK.S.C.1..3.4.5"),
+	ack("v1-sign", "$JS.ACK.S.C.+1.2.3.4.5"),
+	ack("v1-colon", "$JS.ACK.S.C.1.2:.3.4.5"),
+	ack("v1-slash", "$JS.ACK.S.C.1./2.3.4.5"),
+	ack("v1-high-byte", "$JS.ACK.S.C.1.2\xfa.3.4.5"),
+	ack("v2", "$JS.ACK.hub.ACCHASH.ORDERS.worker.3.123456789012.123456789.1764440000000000000.0"),
+	ack("v2-no-domain", "$JS.ACK._.ACCHASH.S.C.1.2.3.4.5"),
+	ack("v2-empty-domain", "$JS.ACK..ACCHASH.S.C.1.2.3.4.5"),
+	ack("v2-empty-hash", "$JS.ACK.d..S.C.1.2.3.4.5"),
+	ack("v2-extension", "$JS.ACK.d.h.S.C.1.2.3.4.5.rand"),
+	ack("v2-empty-extension", "$JS.ACK.d.h.S.C.1.2.3.4.5."),
+	ack("ten-tokens", "$JS.ACK.d.S.C.1.2.3.4.5"),
+	ack("eight-tokens", "$JS.ACK.S.C.1.2.3.4"),
+	ack("not-ack", "$JS.API.S.C.1.2.3.4.5"),
+	ack("short", "$JS.ACK."),
+	ack("empty", ""),
+}
+
+func ack(name, s string) seed { return seed{name, []any{s}} }
+
 // corpusEntry encodes fuzz arguments in the "go test fuzz v1" format.
 func corpusEntry(args []any) string {
 	var b strings.Builder
@@ -222,6 +258,7 @@ func seedCorpora() map[string][]seed {
 		"FuzzParserDifferential": ps,
 		"FuzzEncodeRoundTrip":    roundTripSeeds,
 		"FuzzRawHeader":          rawHeaderSeeds,
+		"FuzzAckSubject":         ackSeeds,
 	}
 }
 

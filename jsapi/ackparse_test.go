@@ -12,7 +12,20 @@ func BenchmarkParseAckSubject(b *testing.B) {
 	}
 }
 
+// BenchmarkParseAckSubjectV2 decodes the 11-token layout the server sends.
 func BenchmarkParseAckSubjectV2(b *testing.B) {
+	s := "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseAckSubject(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseAckSubjectV2Ext decodes a v2 subject with an extension
+// token (the general decoder's case).
+func BenchmarkParseAckSubjectV2Ext(b *testing.B) {
 	s := "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711.rnd"
 	b.ReportAllocs()
 	for b.Loop() {
@@ -22,9 +35,10 @@ func BenchmarkParseAckSubjectV2(b *testing.B) {
 	}
 }
 
-// TestParseAckFastMatchesTokens checks the one-pass v1 decoder against the
-// general one on valid subjects and on every single-byte corruption of
-// them.
+// TestParseAckFastMatchesTokens checks the word-at-a-time decoder against
+// the general one on valid subjects (numbers of every length from 1 to 20
+// digits, both layouts) and on every single-byte corruption and deletion
+// of them.
 func TestParseAckFastMatchesTokens(t *testing.T) {
 	seeds := []string{
 		"$JS.ACK.ORDERS.worker.1.123456.123450.1764440000000000000.4711",
@@ -33,6 +47,27 @@ func TestParseAckFastMatchesTokens(t *testing.T) {
 		"$JS.ACK.S.C.1.2.3.9223372036854775808.0",
 		"$JS.ACK.S.C.0001.02.3.4.5",
 		"$JS.ACK.a-b_c.d$e.1.2.3.4.5",
+		"$JS.ACK.hub.ACCHASH.ORDERS.worker.3.123456789012.123456789.1764440000000000000.0",
+		"$JS.ACK._.ACCHASH.S.C.1.2.3.4.5",
+		"$JS.ACK.d.h.S.C.1.2.3.4.5.ext",
+		"$JS.ACK..h.S.C.1.2.3.4.5",
+		"$JS.ACK.S.C.99999999999999999999.1.1.1.1",
+	}
+	const digits = "98765432101234567890"
+	for n := 1; n <= len(digits); n++ {
+		d := digits[:n]
+		seeds = append(seeds,
+			"$JS.ACK.S.C."+d+".1.1.1.1", "$JS.ACK.S.C.1."+d+".1.1.1",
+			"$JS.ACK.S.C.1.1."+d+".1.1", "$JS.ACK.S.C.1.1.1.1."+d,
+			"$JS.ACK.S.C.1.1.1."+d+".1", "$JS.ACK.S.C."+d+"."+d+"."+d+".1."+d,
+			"$JS.ACK.dom.hash.S.C."+d+"."+d+"."+d+".1."+d)
+	}
+	// The layouts the server sends take the fast path.
+	for _, s := range []string{seeds[0], seeds[1], seeds[6], seeds[7]} {
+		var md Metadata
+		if !parseAckFast(s, &md) {
+			t.Fatalf("%q: not decoded by the fast path", s)
+		}
 	}
 	alphabet := []byte{'.', '0', '9', 'a', ' ', 0xff, '$'}
 	var cases []string
@@ -50,7 +85,7 @@ func TestParseAckFastMatchesTokens(t *testing.T) {
 	for _, s := range cases {
 		want, werr := parseAckTokens(s)
 		var got Metadata
-		if parseAckV1(s, &got) {
+		if parseAckFast(s, &got) {
 			if werr != nil || got != want {
 				t.Fatalf("%q: fast %+v, general %+v %v", s, got, want, werr)
 			}
