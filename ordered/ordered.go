@@ -168,8 +168,8 @@ type reader struct {
 	c        *Consumer
 	ro       ReadOpt
 	cons     *pull.Consumer
-	expected uint64 // next consumer sequence expected
-	activity atomic.Uint64
+	expected uint64        // next consumer sequence expected
+	activity atomic.Uint64 // messages read, counted only with an idle timeout
 	backoff  time.Duration
 }
 
@@ -369,7 +369,9 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			}
 			return false, err
 		}
-		r.activity.Add(1)
+		if r.ro.idle > 0 { // watchIdle's only input: no locked add otherwise
+			r.activity.Add(1)
+		}
 		md, merr := m.Metadata()
 		if merr != nil {
 			// Order cannot be judged without the delivery metadata:
