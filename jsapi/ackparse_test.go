@@ -2,36 +2,23 @@ package jsapi
 
 import "testing"
 
+// BenchmarkParseAckSubject decodes the v1 layout, the 11-token v2 layout
+// the server sends with a domain and account hash (both the word-at-a-time
+// path), and a v2 subject with an extension token (the general decoder).
 func BenchmarkParseAckSubject(b *testing.B) {
-	s := "$JS.ACK.ORDERS.worker.1.123456.123450.1764440000000000000.4711"
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParseAckSubject(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkParseAckSubjectV2 decodes the 11-token layout the server sends.
-func BenchmarkParseAckSubjectV2(b *testing.B) {
-	s := "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711"
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParseAckSubject(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkParseAckSubjectV2Ext decodes a v2 subject with an extension
-// token (the general decoder's case).
-func BenchmarkParseAckSubjectV2Ext(b *testing.B) {
-	s := "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711.rnd"
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParseAckSubject(s); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct{ name, subj string }{
+		{"v1", "$JS.ACK.ORDERS.worker.1.123456.123450.1764440000000000000.4711"},
+		{"v2", "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711"},
+		{"v2ext", "$JS.ACK.hub.ACCHASH.ORDERS.worker.1.123456.123450.1764440000000000000.4711.rnd"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseAckSubject(c.subj); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
