@@ -43,3 +43,41 @@ func TestPublishToAllocs(t *testing.T) {
 	}
 	t.Logf("PublishTo: %v allocs", n)
 }
+
+// A Direct Get by sequence allocates the StoredMsg and nothing else: its
+// subject and data are views of the reply, which belongs to the call.
+func TestDirectGetAllocs(t *testing.T) {
+	p := testserver.StartProcess(t, true)
+	ctx := context.Background()
+	nc, err := conn.Connect(ctx, p.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jsapi.New(nc)
+	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: jsapi.StorageMemory, AllowDirect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := js.Publish(ctx, "d.x", make([]byte, 128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() {
+		sm, err := st.GetMsg(ctx, ack.Sequence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sm.Subject != "d.x" || len(sm.Data) != 128 || sm.Header != nil {
+			t.Fatalf("got %q, %d bytes, header %q", sm.Subject, len(sm.Data), sm.Header)
+		}
+	}
+	for range 100 {
+		get()
+	}
+	if n := testing.AllocsPerRun(1000, get); n > 1 {
+		t.Fatalf("GetMsg (direct): %v allocs, want ≤ 1", n)
+	} else {
+		t.Logf("GetMsg (direct): %v allocs", n)
+	}
+}

@@ -168,9 +168,10 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 	if code, desc := m.Header.Status(); code != 0 {
 		return nil, &directGetError{code: code, desc: string(desc)}
 	}
-	if err := m.Header.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: direct get reply: %v", ErrBadResponse, err)
-	}
+	// The connection delivers no message whose header block fails
+	// proto.RawHeader.Validate, and m belongs to this call: its memory is
+	// never reused, so the subject below is a view of it (the stored
+	// message's Data is one already).
 	sm := &StoredMsg{Data: m.Data}
 	var err error
 	last := [4]int{-1, -1, -1, -1} // index of the last field of each added header
@@ -181,7 +182,7 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 			last[0] = i
 		case dgSubject:
 			last[1] = i
-			sm.Subject = string(v)
+			sm.Subject = unsafe.String(unsafe.SliceData(v), len(v))
 		case dgSequence:
 			last[2] = i
 			var ok bool
@@ -190,7 +191,6 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 			}
 		case dgTimeStamp:
 			last[3] = i
-			// m belongs to this call: a view of it may be kept.
 			if sm.Time, err = stamp.Parse(unsafe.String(unsafe.SliceData(v), len(v))); err != nil {
 				return nil, fmt.Errorf("%w: direct get time stamp %q", ErrBadResponse, v)
 			}
