@@ -316,7 +316,6 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 
 	var (
 		slab      []StoredMsg
-		prev      string
 		n         int
 		batch     []*conn.Msg
 		last      uint64 // sequence of the last message yielded
@@ -369,7 +368,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 			}
 			sm := &slab[0]
 			slab = slab[1:]
-			batchFields, err := parseStored(m, sm, &prev)
+			batchFields, err := parseStored(m, sm)
 			if err != nil {
 				return err
 			}
@@ -422,9 +421,8 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob proto.RawHeader, 
 // batch fields (Nats-Num-Pending) were present. The reply's header block
 // is cut in place before the fields the server appended (the message
 // belongs to the receiver), so that sm.Header holds the stored headers
-// only, without allocating. prev holds the last subject seen, reused when
-// equal.
-func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
+// only, without allocating; the subject is a view of the reply too.
+func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
 	h := m.Header
 	// The connection validated the block (proto.RawHeader.Validate): a
 	// status line, then "Key: Value" lines each ending in CRLF, then an
@@ -454,12 +452,9 @@ func parseStored(m *conn.Msg, sm *StoredMsg, prev *string) (bool, error) {
 		switch string(key) {
 		case jsapi.HeaderStream:
 		case jsapi.HeaderSubject:
-			if string(val) == *prev {
-				sm.Subject = *prev
-			} else {
-				sm.Subject = string(val)
-				*prev = sm.Subject
-			}
+			// A view: the reply is the receiver's and never rewritten
+			// (the cut below touches the start of a field line only).
+			sm.Subject = unsafe.String(unsafe.SliceData(val), len(val))
 			hasSubj = len(val) > 0
 		case jsapi.HeaderSequence:
 			if sm.Sequence, ok = proto.ParseUint(val); !ok {
