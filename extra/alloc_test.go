@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
@@ -20,12 +19,7 @@ import (
 func TestGetBatchAllocsPerRequest(t *testing.T) {
 	p := testserver.StartProcess(t, true)
 	ctx := context.Background()
-	nc, err := conn.Connect(ctx, p.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js := newJS(t, nc)
+	js := newJS(t, connect(t, p.URL()))
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Storage: jsapi.StorageMemory, AllowDirect: true}); err != nil {
 		t.Fatal(err)
 	}

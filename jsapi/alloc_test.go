@@ -6,7 +6,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 )
@@ -15,14 +14,7 @@ import (
 // client, with or without a deadline on its context. The server runs in a
 // child process.
 func TestPublishToAllocs(t *testing.T) {
-	p := testserver.StartProcess(t, true)
-	ctx := context.Background()
-	nc, err := conn.Connect(ctx, p.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jsapi.New(nc)
+	ctx, js := processJS(t)
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "A", Subjects: []string{"a.>"}, Storage: jsapi.StorageMemory}); err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +39,7 @@ func TestPublishToAllocs(t *testing.T) {
 // A Direct Get by sequence allocates the StoredMsg and nothing else: its
 // subject and data are views of the reply, which belongs to the call.
 func TestDirectGetAllocs(t *testing.T) {
-	p := testserver.StartProcess(t, true)
-	ctx := context.Background()
-	nc, err := conn.Connect(ctx, p.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jsapi.New(nc)
+	ctx, js := processJS(t)
 	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: jsapi.StorageMemory, AllowDirect: true})
 	if err != nil {
 		t.Fatal(err)
@@ -80,4 +65,12 @@ func TestDirectGetAllocs(t *testing.T) {
 	} else {
 		t.Logf("GetMsg (direct): %v allocs", n)
 	}
+}
+
+// processJS connects to a JetStream server in a child process, so that
+// the allocations counted are the client's alone.
+func processJS(t *testing.T) (context.Context, *jsapi.JS) {
+	t.Helper()
+	p := testserver.StartProcess(t, true)
+	return context.Background(), newJS(t, connect(t, p.URL()))
 }
