@@ -3,6 +3,7 @@ package pull_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,9 +132,13 @@ func TestF04MessagesLeaderChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publish := func(n int) error {
+	// Each message has an ID: a publish whose outcome was lost in the
+	// election (stored, but no acknowledgement) is retried without storing
+	// it twice, so the stream ends with exactly 200 messages.
+	publish := func(batch string, n int) error {
 		for i := 0; i < n; {
-			if _, err := js.Publish(ctx, "r.x", nil, jsapi.RetryOnNoResponders(20, 100*time.Millisecond)); err != nil {
+			id := jsapi.MsgID(fmt.Sprintf("%s-%d", batch, i))
+			if _, err := js.Publish(ctx, "r.x", nil, id, jsapi.RetryOnNoResponders(20, 100*time.Millisecond)); err != nil {
 				if ctx.Err() != nil {
 					return err
 				}
@@ -143,11 +148,12 @@ func TestF04MessagesLeaderChange(t *testing.T) {
 		}
 		return nil
 	}
-	if err := publish(100); err != nil {
+	if err := publish("a", 100); err != nil {
 		t.Fatal(err)
 	}
 	got := map[uint64]bool{}
 	killed := false
+	published := make(chan error, 1) // the second batch, published during the election
 	for m, err := range c.Messages(ctx, pull.MaxMessages(20), pull.Expires(2*time.Second)) {
 		if err != nil {
 			t.Fatal(err)
@@ -162,15 +168,16 @@ func TestF04MessagesLeaderChange(t *testing.T) {
 				t.Fatal("no stream leader")
 			}
 			leader.Shutdown()
-			go func() {
-				if err := publish(100); err != nil {
-					t.Error(err)
-				}
-			}()
+			go func() { published <- publish("b", 100) }()
 		}
 		if len(got) == 200 {
 			break
 		}
+	}
+	// The publisher may still be waiting for its last acknowledgement:
+	// the connection stays open until it has it.
+	if err := <-published; err != nil {
+		t.Fatal(err)
 	}
 	for i := uint64(1); i <= 200; i++ {
 		if !got[i] {
