@@ -188,13 +188,15 @@ func TestMessagesConsume(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	const n = 3000
+	published := make(chan error, 1)
 	go func() {
 		for i := range n {
 			if _, err := e.js.Publish(e.ctx, "s.x", []byte(fmt.Sprint(i))); err != nil {
-				t.Error(err)
+				published <- err
 				return
 			}
 		}
+		published <- nil
 	}()
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -211,6 +213,10 @@ func TestMessagesConsume(t *testing.T) {
 		if seen++; seen == n {
 			break
 		}
+	}
+	// The last acknowledgement may still be on its way to the publisher.
+	if err := <-published; err != nil {
+		t.Fatal(err)
 	}
 	info, _ := c.Info(e.ctx)
 	if info.NumPending != 0 {
