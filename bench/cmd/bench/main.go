@@ -331,15 +331,7 @@ func runParent(c config) error {
 	if c.reps < 1 {
 		return errors.New("-reps must be at least 1")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	srv, done, err := startServer(ctx, c)
+	self, ctx, srv, done, err := begin(c)
 	if err != nil {
 		return err
 	}
@@ -397,6 +389,22 @@ func runParent(c config) error {
 		}
 	}
 	return nil
+}
+
+// begin sets up a run: this program's path (for its child processes), a
+// context ended by SIGINT or SIGTERM, and the benchserver. done stops the
+// server and releases the signals.
+func begin(c config) (self string, ctx context.Context, srv *harness.Server, done func(), err error) {
+	if self, err = os.Executable(); err != nil {
+		return "", nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	srv, stopServer, err := startServer(ctx, c)
+	if err != nil {
+		stop()
+		return "", nil, nil, nil, err
+	}
+	return self, ctx, srv, func() { stopServer(); stop() }, nil
 }
 
 // startServer starts the benchserver (-server, or cmd/benchserver built

@@ -18,11 +18,9 @@ import (
 	"log"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/natsio/natsio/bench/internal/clients"
@@ -81,14 +79,7 @@ func runPair(c config) error {
 	if c.rounds < 1 || c.block < 1 {
 		return errors.New("-rounds and -block must be at least 1")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	srv, done, err := startServer(ctx, c)
+	self, ctx, srv, done, err := begin(c)
 	if err != nil {
 		return err
 	}
