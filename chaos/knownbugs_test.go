@@ -54,7 +54,7 @@ func TestPullHeartbeatBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute, 2))
+	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute), conn.MaxPingsOutstanding(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +150,12 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	nc, err := conn.Connect(ctx, srv.URL(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, srv.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	admin, err := conn.Connect(ctx, srv.URL(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	admin, err := conn.Connect(ctx, srv.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestOrderedResetReasonHeartbeat(t *testing.T) {
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute, 2))
+	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute), conn.MaxPingsOutstanding(2))
 	if err != nil {
 		t.Fatal(err)
 	}

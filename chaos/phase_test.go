@@ -218,8 +218,8 @@ func (ph *phase) connect(name string, proxied bool) *conn.Conn {
 	cfg := ph.cfg
 	opts := []conn.Option{
 		conn.Name("chaos-" + ph.name + "-" + name),
-		conn.PingInterval(cfg.ping, cfg.pingsOut),
-		conn.ReconnectWait(cfg.reconnectBase, cfg.reconnectMax, 50*time.Millisecond),
+		conn.PingInterval(cfg.ping), conn.MaxPingsOutstanding(cfg.pingsOut),
+		conn.ReconnectBackoff(cfg.reconnectBase, cfg.reconnectMax), conn.ReconnectJitter(50 * time.Millisecond),
 		conn.ConnectTimeout(2 * time.Second),
 		conn.OnEvent(func(ev conn.Event) {
 			detail := classify(ev.Err)

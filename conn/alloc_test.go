@@ -4,6 +4,7 @@ package conn_test
 
 import (
 	"context"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -36,13 +37,13 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	}
 	// Lazily: the first call creates the connection's timer (once); then
 	// calls queue, arm or re-arm it, or wake the flusher.
-	nc.PublishLazy("alloc.pub", data)
+	connx.PublishLazy(nc, "alloc.pub", data)
 	nc.Flush(context.Background())
-	if n := testing.AllocsPerRun(1000, func() { nc.PublishLazy("alloc.pub", data[:16]) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { connx.PublishLazy(nc, "alloc.pub", data[:16]) }); n != 0 {
 		t.Errorf("PublishLazy 16 B: %v allocs", n)
 	}
 	if n := testing.AllocsPerRun(1000, func() {
-		nc.PublishLazy("alloc.pub", data[:16])
+		connx.PublishLazy(nc, "alloc.pub", data[:16])
 		nc.Publish("alloc.pub", data[:16]) // takes the lazy bytes: the timer is stopped
 	}); n != 0 {
 		t.Errorf("PublishLazy then Publish: %v allocs", n)
@@ -144,7 +145,7 @@ func TestSubscribeInlineAllocatesNothing(t *testing.T) {
 	const n = 20000
 	got := make(chan struct{}, 1)
 	count := 0
-	if _, err := sc.SubscribeInline("alloc.inline", func(m *conn.Msg) {
+	if _, err := connx.SubscribeInline(sc, "alloc.inline", func(m *conn.Msg) {
 		if count++; count%n == 0 {
 			got <- struct{}{}
 		}
@@ -185,9 +186,9 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sub.SetInlineReads(true)
+		connx.SetInlineReads(sub, true)
 		if borrow {
-			sub.BorrowBatches(nil)
+			connx.BorrowBatches(sub, nil)
 		}
 		sc.Flush(context.Background())
 		data := make([]byte, 128)
@@ -198,7 +199,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 				pub.Publish("alloc.borrow", data)
 			}
 			for got := 0; got < n; {
-				if batch, err = sub.NextBatch(ctx, batch); err != nil {
+				if batch, err = connx.NextBatch(sub, ctx, batch); err != nil {
 					t.Fatal(err)
 				}
 				got += len(batch)

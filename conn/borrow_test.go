@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -35,8 +36,8 @@ func TestNextBatchBorrowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub.SetInlineReads(true)
-	sub.BorrowBatches(nil)
+	connx.SetInlineReads(sub, true)
+	connx.BorrowBatches(sub, nil)
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 			}
 		}
 		for next < (b+1)*per {
-			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
 				t.Fatalf("after %d messages: %v", next, err)
 			}
 			first := next
@@ -100,9 +101,9 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sub.SetInlineReads(tc.inline)
+			connx.SetInlineReads(sub, tc.inline)
 			if tc.borrow {
-				sub.BorrowBatches(nil)
+				connx.BorrowBatches(sub, nil)
 			}
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
@@ -112,7 +113,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 				if err := nc.Publish("nb.copy", borrowPayload(i)); err != nil {
 					t.Fatal(err)
 				}
-				if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
+				if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
 					t.Fatalf("message %d: %v %d", i, err, len(batch))
 				}
 			}
@@ -160,9 +161,9 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub.SetInlineReads(true)
+	connx.SetInlineReads(sub, true)
 	if borrow {
-		sub.BorrowBatches(nil)
+		connx.BorrowBatches(sub, nil)
 	}
 	op, err := cl.Expect(ctxT(t), proto.KindSub)
 	if err != nil {
@@ -186,7 +187,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
+		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
 		inline := nc.Stats().InlineBatches
@@ -195,7 +196,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		}
 		got := 0
 		for got < before {
-			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
 				t.Fatalf("round %d, after %d messages: %v (the rest of %q is not sent yet)", round, got, err, b)
 			}
 			for _, m := range batch {
@@ -211,7 +212,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		if err := cl.Send([]byte(b[3:] + "\r\n")); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != b {
+		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != b {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
 	}
@@ -231,7 +232,7 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub.SetInlineReads(true)
+	connx.SetInlineReads(sub, true)
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 		if i%10 == 5 {
 			use = context.Background()
 		}
-		if batch, err = sub.NextBatch(use, batch); err != nil {
+		if batch, err = connx.NextBatch(sub, use, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,7 +254,7 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	cause := errors.New("stop")
 	done := make(chan error, 1)
 	go func() {
-		_, err := sub.NextBatch(ctx, nil)
+		_, err := connx.NextBatch(sub, ctx, nil)
 		done <- err
 	}()
 	cancel(cause)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -20,7 +21,10 @@ import (
 )
 
 // scFastReconnect keeps reconnect tests quick: 10 ms doubling to 50 ms.
-var scFastReconnect = conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond)
+var scFastReconnect = conn.ReconnectDelay(func(attempt int) time.Duration {
+	d := 10 * time.Millisecond << min(attempt-1, 3)
+	return min(d, 50*time.Millisecond) + rand.N(5*time.Millisecond)
+})
 
 // scEvents records connection events.
 type scEvents struct {

@@ -46,7 +46,7 @@ type Conn struct {
 	pubSubject proto.SubjectMemo
 	spare      []byte
 	kicked     bool
-	// lazy: PublishLazy bytes wait in wbuf for a later write, LazyDelay
+	// lazy: publishLazy bytes wait in wbuf for a later write, lazyDelay
 	// after the first at the latest (lazyTimer).
 	lazy      bool
 	lazyTimer *time.Timer
@@ -282,7 +282,7 @@ type Stats struct {
 	// buffer while disconnected (bounded by the ReconnectBuffer option).
 	ReconnectBufferFull uint64
 	ReconnectBufferPeak int
-	// Requests counts requests sent (Request, RequestMsg, RequestWithin);
+	// Requests counts requests sent (Request, RequestMsg, requestWithin);
 	// RequestTimeouts those that ended by their deadline or context, and
 	// NoResponders those answered by the server's 503. RequestsPending is
 	// how many wait for their response now: 0 once every call returned.
@@ -293,8 +293,8 @@ type Stats struct {
 	// messages, instead of waiting for the reader goroutine (see the
 	// package documentation on inline reads).
 	InlineReads, InlineBatches uint64
-	// BorrowedMsgs counts messages NextBatch lent instead of copying
-	// (Subscription.BorrowBatches), and BorrowedBuffers the read buffers
+	// BorrowedMsgs counts messages nextBatch lent instead of copying
+	// (Subscription.borrowBatches), and BorrowedBuffers the read buffers
 	// set aside because lent messages still referred to them when the
 	// socket was read again (a spare was read into instead).
 	BorrowedMsgs, BorrowedBuffers uint64

@@ -268,7 +268,7 @@ func TestValidationBeforeWrite(t *testing.T) {
 	if _, err := nc.QueueSubscribe("a", "q q"); !errors.Is(err, conn.ErrBadQueue) {
 		t.Errorf("queue: %v", err)
 	}
-	if err := nc.PublishRequest("ok", "bad reply", nil); !errors.Is(err, conn.ErrBadSubject) {
+	if err := nc.PublishMsg("ok", "bad reply", nil, nil); !errors.Is(err, conn.ErrBadSubject) {
 		t.Errorf("reply: %v", err)
 	}
 	if got := nc.Stats().OutBytes; got != before {
@@ -344,7 +344,7 @@ func TestDrain(t *testing.T) {
 func TestReconnectResubscribe(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
 	events := make(chan conn.Event, 64)
-	nc := connect(t, s.URL(), conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond),
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond),
 		conn.OnEvent(func(e conn.Event) { events <- e }))
 	sub, _ := nc.Subscribe("rs")
 	qsub, _ := nc.QueueSubscribe("rq", "g")
@@ -391,7 +391,7 @@ func TestReconnectResubscribe(t *testing.T) {
 func TestReconnectBufferOverflow(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
 	nc := connect(t, s.URL(), conn.ReconnectBuffer(4096),
-		conn.ReconnectWait(time.Hour, time.Hour, 0))
+		conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
 	var err error

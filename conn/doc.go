@@ -26,7 +26,7 @@
 //
 // Over TCP and TLS the socket is read by whoever needs its next bytes: a
 // Request reads its own response, and a Messages iterator, a SubscribeFunc
-// handler or, after SetInlineReads, NextBatch's caller reads the socket
+// handler or, after setInlineReads, nextBatch's caller reads the socket
 // itself when its queue is empty and the reader goroutine has stepped
 // aside. Everything read meanwhile is dispatched as the reader goroutine
 // would. This saves a hand-off between goroutines per response
@@ -44,7 +44,7 @@
 //
 // Two opt-ins lend messages instead, named as such: a SubscribeInline
 // handler gets a view of the read buffer valid during the call, and after
-// Subscription.BorrowBatches, NextBatch lends what its caller read itself,
+// Subscription.borrowBatches, nextBatch lends what its caller read itself,
 // valid until its next call (the read buffer is set aside, not reused,
 // while such a batch may still refer to it). A lent message costs no copy
 // and no allocation; Stats.BorrowedMsgs counts them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -125,47 +126,9 @@ func ExampleConn_Drain() {
 	// 100 true
 }
 
-func ExampleSubscription_NextBatch() {
-	url, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	nc, err := conn.Connect(ctx, url)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer nc.Close()
-
-	sub, _ := nc.Subscribe("ticks")
-	for i := range 5 {
-		nc.Publish("ticks", fmt.Appendf(nil, "tick %d", i))
-	}
-	nc.Flush(ctx)
-
-	var batch []*conn.Msg
-	for got := 0; got < 5; {
-		// Every queued message at once; pass the previous batch back in.
-		batch, err = sub.NextBatch(ctx, batch)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		for _, m := range batch {
-			fmt.Printf("%s\n", m.Data)
-		}
-		got += len(batch)
-	}
-	// Output:
-	// tick 0
-	// tick 1
-	// tick 2
-	// tick 3
-	// tick 4
-}
-
-func ExampleSubscription_BorrowBatches() {
+// ExampleBorrowed sums readings without keeping any message: each is lent
+// for the loop body only, so reading it costs no copy and no allocation.
+func ExampleBorrowed() {
 	url, stop := exampleServer()
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -179,34 +142,31 @@ func ExampleSubscription_BorrowBatches() {
 	defer nc.Close()
 
 	sub, _ := nc.Subscribe("readings")
-	sub.SetInlineReads(true) // the loop reads the socket itself…
-	sub.BorrowBatches(nil)   // …and is lent what it reads
 	nc.Flush(ctx)
 	for i := range 100 {
 		nc.Publish("readings", fmt.Appendf(nil, "%d", i))
 	}
 
 	sum, got := 0, 0
-	var batch []*conn.Msg
-	for got < 100 {
-		// The previous batch is no longer valid from here on.
-		batch, err = sub.NextBatch(ctx, batch)
+	for m, err := range sub.Messages(ctx, conn.Borrowed()) {
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		for _, m := range batch {
-			v, _ := strconv.Atoi(string(m.Data)) // used, not kept
-			sum += v
+		v, _ := strconv.Atoi(string(m.Data)) // used here, not kept
+		sum += v
+		if got++; got == 100 {
+			break
 		}
-		got += len(batch)
 	}
 	fmt.Println(got, sum)
 	// Output:
 	// 100 4950
 }
 
-func ExampleConn_SubscribeInline() {
+// ExampleConn_SubscribeFunc_borrowed counts bytes per subject in a handler
+// that is lent each message: it keeps nothing of it but numbers.
+func ExampleConn_SubscribeFunc_borrowed() {
 	url, stop := exampleServer()
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -219,110 +179,26 @@ func ExampleConn_SubscribeInline() {
 	}
 	defer nc.Close()
 
-	// Count bytes per subject on the reader itself: the handler only reads
-	// the borrowed message and keeps copies of nothing but numbers.
-	var total int
+	bytes := map[string]int{}
 	done := make(chan struct{})
-	nc.SubscribeInline("metrics.>", func(m *conn.Msg) {
-		total += len(m.Data)
+	nc.SubscribeFunc("metrics.>", func(m *conn.Msg) {
 		if string(m.Data) == "end" {
 			close(done)
+			return
 		}
-	})
+		if _, ok := bytes[m.Subject]; !ok {
+			// A map keeps its key: store a copy, never the lent string.
+			bytes[strings.Clone(m.Subject)] = 0
+		}
+		bytes[m.Subject] += len(m.Data)
+	}, conn.Borrowed())
 	nc.Flush(ctx)
 	nc.Publish("metrics.cpu", []byte("12345"))
 	nc.Publish("metrics.mem", []byte("678"))
+	nc.Publish("metrics.cpu", []byte("9"))
 	nc.Publish("metrics.end", []byte("end"))
 	<-done
-	fmt.Println(total)
+	fmt.Println(bytes["metrics.cpu"], bytes["metrics.mem"])
 	// Output:
-	// 11
-}
-
-// ExampleConn_SubscribeAlloc delivers messages straight into the caller's
-// own type: each job embeds a conn.Msg and is carved from the caller's
-// array, so a delivery allocates nothing of its own.
-func ExampleConn_SubscribeAlloc() {
-	url, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, url)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer nc.Close()
-
-	type job struct {
-		conn.Msg // the delivered message, filled in place
-		// …and the consumer's own fields (state, deadlines, retries).
-	}
-	jobs := make([]job, 2) // one array; a real consumer carves a new one when it runs out
-	next := 0
-	sub, err := nc.SubscribeAlloc("jobs.*", func() *conn.Msg {
-		j := &jobs[next]
-		next++
-		return &j.Msg
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	nc.Publish("jobs.resize", []byte("img-1"))
-	nc.Publish("jobs.crop", []byte("img-2"))
-	for range 2 {
-		m, err := sub.NextMsg(ctx)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("%s %s (in jobs array: %v)\n", m.Subject, m.Data, m == &jobs[0].Msg || m == &jobs[1].Msg)
-	}
-	// Output:
-	// jobs.resize img-1 (in jobs array: true)
-	// jobs.crop img-2 (in jobs array: true)
-}
-
-// PublishLazy queues small fire-and-forget messages (acknowledgements, say)
-// without waking the flusher: they go out with the connection's next write
-// or after LazyDelay. Here the subscriber on another connection gets both,
-// in order, the lazy one carried by the ordinary publish.
-func ExampleConn_PublishLazy() {
-	url, stop := exampleServer()
-	defer stop()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
-	recv, err := conn.Connect(ctx, url)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer recv.Close()
-	sub, _ := recv.Subscribe("events.>")
-	recv.Flush(ctx)
-
-	nc, err := conn.Connect(ctx, url)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer nc.Close()
-	nc.PublishLazy("events.lazy", []byte("queued"))
-	nc.Publish("events.now", []byte("written"))
-
-	for range 2 {
-		m, err := sub.NextMsg(ctx)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("%s: %s\n", m.Subject, m.Data)
-	}
-	fmt.Println("longest wait:", conn.LazyDelay)
-	// Output:
-	// events.lazy: queued
-	// events.now: written
-	// longest wait: 1ms
+	// 6 3
 }

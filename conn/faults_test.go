@@ -78,7 +78,7 @@ func TestF06StallWhilePublishing(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &fltEvents{}
-	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond, 2),
+	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond), conn.MaxPingsOutstanding(2),
 		conn.ConnectTimeout(300*time.Millisecond), fltFastReconnect(), ev.opt())
 
 	// A paced publisher (about 10k msgs/s) keeps writing throughout the
@@ -502,7 +502,7 @@ func TestF16AbandonedRequestsFreed(t *testing.T) {
 func TestF24DrainWhileDisconnected(t *testing.T) {
 	s := fltServer(t)
 	ev := &fltEvents{}
-	nc := connect(t, s.URL(), conn.ReconnectWait(time.Hour, time.Hour, 0), ev.opt())
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.opt())
 	sub, _ := nc.Subscribe("f24")
 	nc.SubscribeFunc("f24.h", func(*conn.Msg) {})
 	if err := nc.Flush(ctxT(t)); err != nil {
@@ -588,7 +588,7 @@ func TestF24CloseDuringDrain(t *testing.T) {
 // reconnect; Drain must not report that as a clean success.
 func TestF24DrainWhileDisconnectedReportsUnsent(t *testing.T) {
 	s := fltServer(t)
-	nc := connect(t, s.URL(), conn.ReconnectWait(time.Hour, time.Hour, 0))
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
 	if err := nc.Publish("f24", []byte("buffered")); err != nil {
@@ -916,7 +916,7 @@ func TestF28FlushAcrossCut(t *testing.T) {
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &fltEvents{}
 	// No keepalive PINGs: every outstanding PING is a Flush's.
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt(), conn.PingInterval(time.Hour, 2))
+	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ type link struct {
 	// scratch is the borrowed message handed to SubscribeInline handlers.
 	scratch Msg
 	// Borrowed batches (lend.go): lendSub is the subscription whose
-	// NextBatch caller holds the role and takes views; lentTo the lender
+	// nextBatch caller holds the role and takes views; lentTo the lender
 	// whose messages may alias buf, lent for its batch lentSeq. lentMsgs
 	// and lentBufs are counters published with the others.
 	lendSub            *Subscription

@@ -92,9 +92,7 @@ func (l *fltEvents) String() string {
 }
 
 // fltFastReconnect makes reconnect attempts quick.
-func fltFastReconnect() conn.Option {
-	return conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond)
-}
+func fltFastReconnect() conn.Option { return scFastReconnect }
 
 // fltHostPort strips the scheme from a URL.
 func fltHostPort(url string) string {
@@ -763,7 +761,7 @@ func TestF35UnsolicitedPongDoesNotAnswerFlush(t *testing.T) {
 		close(ready)
 		c.SendPong()
 	}))
-	nc := connect(t, fs.URL(), conn.PingInterval(time.Hour, 2))
+	nc := connect(t, fs.URL(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	<-ready
 	sub, _ := nc.Subscribe("foo")
 	if _, err := c1.Expect(ctxT(t), proto.KindSub); err != nil {

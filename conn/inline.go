@@ -41,15 +41,15 @@ import (
 // the role back (link.idle, Conn.endInline). The end of the subscription
 // and the consumer's ctx interrupt an inline read (link.interrupt).
 // Measured on 2 cores: −12 to −28 % client CPU on a request/reply round
-// trip whose responder is a SubscribeFunc. NextBatch stays on the reader
-// goroutine unless the subscription asks otherwise (SetInlineReads): pull
+// trip whose responder is a SubscribeFunc. nextBatch stays on the reader
+// goroutine unless the subscription asks otherwise (setInlineReads): pull
 // consumers that publish each acknowledgement at once used 7–12 % more CPU
 // reading inline in interleaved runs (the reader no longer reads ahead of
 // them, and each batch of acks woke the flusher), while the ordered
 // consumer, which publishes nothing per message, used 9 % less and ran 8 %
 // faster (with its pulls written by the consuming goroutine,
-// PublishRequestNow), and consumers whose acks wait for their next pull
-// (PublishLazy) ran 7–10 % faster. Each hand-off between goroutines on a
+// publishNow), and consumers whose acks wait for their next pull
+// (publishLazy) ran 7–10 % faster. Each hand-off between goroutines on a
 // machine with an idle core wakes a second thread (the runtime's wakep):
 // the futex calls of an ordered read-through fell from about 2500 to 900.
 //

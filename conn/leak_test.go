@@ -17,7 +17,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	before := leakcheck.Snapshot()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond))
+	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 // A message the connection delivers is normally a copy the receiver owns:
 // its subject, reply and body are copied out of the read buffer into slabs
 // the garbage collector frees. For a consumer that reads the socket itself
-// (SetInlineReads) and finishes with each batch before asking for the next,
+// (setInlineReads) and finishes with each batch before asking for the next,
 // that copy, the Msg allocated for it and the collection afterwards are a
 // large part of what receiving costs (a fifth to a third of the client CPU
-// of an ordered read-through). BorrowBatches lets such a consumer take
+// of an ordered read-through). borrowBatches lets such a consumer take
 // views instead:
 //
-//   - While the NextBatch caller reads the socket for its subscription
+//   - While the nextBatch caller reads the socket for its subscription
 //     (readForSub with lending on, link.lendSub), each message for that
 //     subscription lying wholly in the read buffer is delivered as a view
 //     of it, in a Msg the subscription reuses from batch to batch
@@ -27,15 +27,15 @@ import (
 //   - The link remembers that its buffer is lent (lentTo, lentSeq). Before
 //     the next read into it (link.fill, keepLent), the buffer is handed to
 //     the subscription and the link reads into a spare, unless the reader
-//     is that subscription's own NextBatch caller and the batch those views
+//     is that subscription's own nextBatch caller and the batch those views
 //     belonged to is over (the caller asked for the next one). In a steady
 //     loop the consumer reads again into the same buffer: nothing moves.
-//   - NextBatch starts a new batch (lender.newBatch): the Msgs are reused
+//   - nextBatch starts a new batch (lender.newBatch): the Msgs are reused
 //     from the start, and the buffers handed over for the previous batch
 //     become spares.
 //
 // A borrowed message thus stays intact until its subscription's next
-// NextBatch call, whoever reads the socket meanwhile. Its memory is never
+// nextBatch call, whoever reads the socket meanwhile. Its memory is never
 // freed under it (the collector frees what nobody references), so a
 // caller that keeps a message too long sees other bytes, never faults.
 
@@ -51,7 +51,7 @@ const maxSpares = 2
 type lender struct {
 	shell func(reuse *Msg) *Msg
 
-	// Used only by the NextBatch caller (and by deliver while that caller
+	// Used only by the nextBatch caller (and by deliver while that caller
 	// reads the socket inline).
 	shells []*Msg
 	used   int
@@ -71,11 +71,11 @@ func newShell(reuse *Msg) *Msg {
 	return new(Msg)
 }
 
-// BorrowBatches makes NextBatch lend messages instead of handing over
+// borrowBatches makes nextBatch lend messages instead of handing over
 // copies, when its caller reads them from the socket itself
-// (SetInlineReads): their Subject, Reply, Header and Data are views of the
+// (setInlineReads): their Subject, Reply, Header and Data are views of the
 // connection's read buffer and the Msg values are reused, so a message is
-// valid only until the next NextBatch call on s. A caller that keeps any
+// valid only until the next nextBatch call on s. A caller that keeps any
 // of it longer must copy it (strings.Clone, bytes.Clone); acknowledgements
 // and replies published before then are safe (publishing copies). In
 // exchange a lent message costs no copy and no allocation. Messages read
@@ -87,10 +87,10 @@ func newShell(reuse *Msg) *Msg {
 // returns a new one, called with a Msg of an earlier batch it prepares
 // that one for reuse and returns it. nil means plain Msgs; a subscription
 // made with SubscribeAlloc passes a supplier of the same kind of Msg
-// (jsapi.MsgSlab.Shell). Call BorrowBatches once, before the first
-// NextBatch; it cannot be undone. NextBatch must then be called from one
+// (jsapi.MsgSlab.Shell). Call borrowBatches once, before the first
+// nextBatch; it cannot be undone. nextBatch must then be called from one
 // goroutine at a time.
-func (s *Subscription) BorrowBatches(shell func(reuse *Msg) *Msg) {
+func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {
 	if shell == nil {
 		shell = newShell
 	}
@@ -143,7 +143,7 @@ func (ld *lender) keep(buf []byte) []byte {
 	return make([]byte, readBufSize)
 }
 
-// lendMsg delivers op to s, the subscription whose NextBatch caller is
+// lendMsg delivers op to s, the subscription whose nextBatch caller is
 // reading, as a view of the read buffer.
 func (l *link) lendMsg(op *proto.Op, s *Subscription) *Msg {
 	ld := s.lend.Load()
@@ -163,7 +163,7 @@ func (l *link) keepLent() {
 	}
 	l.lentTo = nil
 	if l.lendSub != nil && l.lendSub.lend.Load() == ld && ld.seq != l.lentSeq {
-		// The reader is that subscription's NextBatch caller, past the
+		// The reader is that subscription's nextBatch caller, past the
 		// batch those messages belonged to (ld.seq is its own field).
 		return
 	}

@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/natsio/natsio/proto"
@@ -56,6 +57,20 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 		return ErrBadSubscription
 	}
 	return m.sub.nc.publish(m.Reply, "", h, data, pubUrgent)
+}
+
+// clone returns an owned copy of m, for a lent message that must outlive
+// its batch.
+func (m *Msg) clone() *Msg {
+	c := &Msg{sub: m.sub, Subject: strings.Clone(m.Subject), Reply: strings.Clone(m.Reply)}
+	body := make([]byte, len(m.Header)+len(m.Data))
+	n := copy(body, m.Header)
+	copy(body[n:], m.Data)
+	if n > 0 {
+		c.Header = proto.RawHeader(body[:n:n])
+	}
+	c.Data = body[n:len(body):len(body)]
+	return c
 }
 
 // Slab sizes: message bodies up to slabBytes/4 are carved from 64 KiB

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -23,7 +24,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sub.SetInlineReads(inline)
+			connx.SetInlineReads(sub, inline)
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +43,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 					t.Fatal(err)
 				}
 				for next < (b+1)*per {
-					if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
+					if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
 						t.Fatalf("after %d messages: %v", next, err)
 					}
 					for _, m := range batch {
@@ -69,7 +70,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 			cause := errors.New("stop")
 			done := make(chan error, 1)
 			go func() {
-				_, err := sub.NextBatch(ctx, nil)
+				_, err := connx.NextBatch(sub, ctx, nil)
 				done <- err
 			}()
 			cancel(cause)
@@ -77,7 +78,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 				t.Fatalf("NextBatch after its ctx was cancelled: %v", err)
 			}
 			go func() {
-				_, err := sub.NextBatch(context.Background(), nil)
+				_, err := connx.NextBatch(sub, context.Background(), nil)
 				done <- err
 			}()
 			if err := sub.Unsubscribe(); err != nil {
@@ -103,7 +104,7 @@ func TestPublishRequestNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		if err := nc.PublishRequestNow(fmt.Sprintf("now.%d", i), "reply.here", []byte("x")); err != nil {
+		if err := connx.PublishNow(nc, fmt.Sprintf("now.%d", i), "reply.here", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,17 +118,17 @@ func TestPublishRequestNow(t *testing.T) {
 		}
 	}
 	before := nc.Stats().OutMsgs
-	if err := nc.PublishRequestNow("bad subject", "r", nil); !errors.Is(err, conn.ErrBadSubject) {
+	if err := connx.PublishNow(nc, "bad subject", "r", nil); !errors.Is(err, conn.ErrBadSubject) {
 		t.Fatalf("bad subject: %v", err)
 	}
-	if err := nc.PublishRequestNow("ok", "bad reply", nil); !errors.Is(err, conn.ErrBadSubject) {
+	if err := connx.PublishNow(nc, "ok", "bad reply", nil); !errors.Is(err, conn.ErrBadSubject) {
 		t.Fatalf("bad reply: %v", err)
 	}
 	if after := nc.Stats().OutMsgs; after != before {
 		t.Fatalf("refused publishes counted: %d → %d", before, after)
 	}
 	nc.Close()
-	if err := nc.PublishRequestNow("ok", "r", nil); !errors.Is(err, conn.ErrClosed) {
+	if err := connx.PublishNow(nc, "ok", "r", nil); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

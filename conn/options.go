@@ -144,15 +144,41 @@ func MaxReconnects(n int) Option {
 	return func(o *options) error { o.maxReconnects = n; return nil }
 }
 
-// ReconnectWait sets the delay before the first attempt to reconnect to
-// the same server; it doubles after each failed attempt up to max (default 2 s doubling to 30 s), plus
-// a random jitter of up to jitter (default 100 ms).
-func ReconnectWait(base, max, jitter time.Duration) Option {
+// ReconnectWait makes the delay before each attempt to reconnect to a
+// server fixed at d, plus the jitter (ReconnectJitter). It replaces the
+// default backoff (ReconnectBackoff).
+func ReconnectWait(d time.Duration) Option {
 	return func(o *options) error {
-		if base < 0 || max < base || jitter < 0 {
-			return invalid("reconnect wait %v/%v/%v", base, max, jitter)
+		if d < 0 {
+			return invalid("reconnect wait %v", d)
 		}
-		o.reconnectWait, o.maxReconnectWait, o.reconnectJitter = base, max, jitter
+		o.reconnectWait, o.maxReconnectWait = d, d
+		return nil
+	}
+}
+
+// ReconnectBackoff sets the delay before the first attempt to reconnect to
+// a server to base, doubling after each failed attempt up to max, plus the
+// jitter (ReconnectJitter). The default is 2 s doubling to 30 s.
+func ReconnectBackoff(base, max time.Duration) Option {
+	return func(o *options) error {
+		if base < 0 || max < base {
+			return invalid("reconnect backoff %v to %v", base, max)
+		}
+		o.reconnectWait, o.maxReconnectWait = base, max
+		return nil
+	}
+}
+
+// ReconnectJitter adds a random delay of up to j to each reconnect wait,
+// so that many clients losing one server do not return at the same
+// instant (default 100 ms; 0 for none).
+func ReconnectJitter(j time.Duration) Option {
+	return func(o *options) error {
+		if j < 0 {
+			return invalid("reconnect jitter %v", j)
+		}
+		o.reconnectJitter = j
 		return nil
 	}
 }
@@ -178,15 +204,27 @@ func ReconnectBuffer(size int) Option {
 	return func(o *options) error { o.reconnectBuf = size; return nil }
 }
 
-// PingInterval sets how often the client pings the server and how many
-// pings may go unanswered; a dead link is detected within
-// interval × (maxOut + 1). Defaults 10 s and 2: at most 30 s.
-func PingInterval(interval time.Duration, maxOut int) Option {
+// PingInterval sets how often the client pings the server (default 10 s).
+// With MaxPingsOutstanding it bounds how long a dead link goes unnoticed:
+// interval × (max + 1), 30 s by default.
+func PingInterval(interval time.Duration) Option {
 	return func(o *options) error {
-		if interval <= 0 || maxOut < 1 {
-			return invalid("ping interval %v, max out %d", interval, maxOut)
+		if interval <= 0 {
+			return invalid("ping interval %v", interval)
 		}
-		o.pingInterval, o.maxPingsOut = interval, maxOut
+		o.pingInterval = interval
+		return nil
+	}
+}
+
+// MaxPingsOutstanding sets how many pings may go unanswered before the
+// link is declared dead and the client reconnects (default 2).
+func MaxPingsOutstanding(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return invalid("max pings outstanding %d", n)
+		}
+		o.maxPingsOut = n
 		return nil
 	}
 }
@@ -290,14 +328,13 @@ func Dialer(f DialFunc) Option {
 	}
 }
 
-// StdSocketIO makes the connection read and write its TCP socket through
+// stdSocketIO makes the connection read and write its TCP socket through
 // net.TCPConn's own calls. By default, on Linux, it makes the same
-// non-blocking calls without the runtime's per-call bookkeeping, which saves
-// a streaming consumer or publisher up to a fifth of its CPU (docs/core.md,
-// "Socket I/O on Linux"); this option is the way back, for comparison or for
-// an environment where that path misbehaves. Other systems always use
+// non-blocking calls without the runtime's per-call bookkeeping
+// (docs/core.md, "Socket I/O on Linux"); this option is the way back, for
+// comparison in tests and benchmarks. Other systems always use
 // net.TCPConn's calls.
-func StdSocketIO() Option {
+func stdSocketIO() Option {
 	return func(o *options) error { o.stdSocketIO = true; return nil }
 }
 

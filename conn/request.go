@@ -35,7 +35,7 @@ type respMux struct {
 	// that an inline reader can see whether others wait without locking
 	// (Conn.othersWaiting).
 	pending atomic.Int32
-	// free holds tokens whose request is known to be over (ReuseReply),
+	// free holds tokens whose request is known to be over (reuseReply),
 	// newest last; a request takes the newest, so a loop of requests
 	// reuses one reply subject. The server caches its routing per
 	// subject: a fresh subject on every request costs it a cache miss
@@ -172,14 +172,14 @@ func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg,
 
 // RequestMsg is Request with headers h (nil for none).
 func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
-	return nc.RequestWithin(ctx, subject, h, data, 0)
+	return nc.requestWithin(ctx, subject, h, data, 0)
 }
 
-// RequestWithin is RequestMsg where within, if positive, replaces the
+// requestWithin is RequestMsg where within, if positive, replaces the
 // connection's default request timeout for a ctx without deadline. Layers
 // with their own default (JetStream's API timeout) use it instead of
 // deriving a context, which would allocate.
-func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*Msg, error) {
+func (nc *Conn) requestWithin(ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -276,7 +276,7 @@ func (nc *Conn) RequestWithin(ctx context.Context, subject string, h *proto.Head
 // concurrent requesters, few enough for the server's routing cache.
 const maxFreeReplies = 64
 
-// ReuseReply declares that the request answered by m will receive no
+// reuseReply declares that the request answered by m will receive no
 // further message, so that its reply subject may serve a later request of
 // this connection. Call it only where the protocol guarantees a single
 // reply — a JetStream PubAck or API error for a publish, a direct get
@@ -286,11 +286,11 @@ const maxFreeReplies = 64
 // cancellation, disconnect) keeps its subject out of reuse for good.
 //
 // m must be a response just returned by Request, RequestMsg or
-// RequestWithin of this connection, and ReuseReply called once for it,
+// requestWithin of this connection, and reuseReply called once for it,
 // before the next request: a message of another connection or a subject
 // in use is ignored, but a stale response whose subject has since served a
 // request that timed out would put that subject back into use.
-func (nc *Conn) ReuseReply(m *Msg) {
+func (nc *Conn) reuseReply(m *Msg) {
 	if m == nil {
 		return
 	}

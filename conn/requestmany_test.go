@@ -273,7 +273,7 @@ func TestRequestManyCloseEnds(t *testing.T) {
 func TestRequestManyDisconnectEnds(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
 	responders(t, s.URL(), "svc.drop", 1)
-	nc := connect(t, s.URL(), conn.ReconnectWait(time.Millisecond, 10*time.Millisecond, time.Millisecond))
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Millisecond, 10*time.Millisecond), conn.ReconnectJitter(time.Millisecond))
 	n := 0
 	var last error
 	for _, err := range nc.RequestMany(ctxT(t), "svc.drop", nil, nil, conn.ManyTimeout(20*time.Second)) {

@@ -3,6 +3,7 @@ package conn_test
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 	"time"
 
@@ -52,11 +53,11 @@ func TestReuseReply(t *testing.T) {
 	}
 
 	m1, r1 := request()
-	nc.ReuseReply(m1)
-	nc.ReuseReply(m1) // a second call must not make the subject serve two requests
-	nc.ReuseReply(&conn.Msg{Subject: "svc"})
-	nc.ReuseReply(&conn.Msg{Subject: r1 + "0"}) // a token never handed out
-	nc.ReuseReply(nil)
+	connx.ReuseReply(nc, m1)
+	connx.ReuseReply(nc, m1) // a second call must not make the subject serve two requests
+	connx.ReuseReply(nc, &conn.Msg{Subject: "svc"})
+	connx.ReuseReply(nc, &conn.Msg{Subject: r1 + "0"}) // a token never handed out
+	connx.ReuseReply(nc, nil)
 
 	m2, r2 := request()
 	if r2 != r1 {
@@ -66,7 +67,7 @@ func TestReuseReply(t *testing.T) {
 	if r3 == r1 {
 		t.Fatalf("subject %q served two requests after one ReuseReply", r1)
 	}
-	nc.ReuseReply(m2)
+	connx.ReuseReply(nc, m2)
 
 	// The reused subject goes to the request that times out; it must not
 	// come back.

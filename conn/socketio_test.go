@@ -2,6 +2,7 @@ package conn_test
 
 import (
 	"context"
+	"github.com/natsio/natsio/internal/connx"
 	"net"
 	"runtime"
 	"testing"
@@ -22,7 +23,7 @@ func TestStdSocketIOOption(t *testing.T) {
 		fast bool
 	}{
 		{"default", nil, runtime.GOOS == "linux"},
-		{"StdSocketIO", []conn.Option{conn.StdSocketIO()}, false},
+		{"StdSocketIO", []conn.Option{connx.StdSocketIO()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

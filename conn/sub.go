@@ -68,9 +68,9 @@ type Subscription struct {
 	// link its consumer is reading inline, if any.
 	waiting   atomic.Bool
 	readingOn atomic.Pointer[link]
-	// inlineBatches: NextBatch reads the socket itself (SetInlineReads).
+	// inlineBatches: nextBatch reads the socket itself (setInlineReads).
 	inlineBatches atomic.Bool
-	// lend: NextBatch lends what its caller reads (BorrowBatches).
+	// lend: nextBatch lends what its caller reads (borrowBatches).
 	lend atomic.Pointer[lender]
 	// Under mu: the registration that interrupts the consumer's inline
 	// reads when its ctx ends (watchCtx), and the ctx's Done channel.
@@ -232,7 +232,7 @@ func (s *Subscription) signal() {
 // take moves every queued message into batch (which it returns), waiting
 // for at least one until ctx ends or the subscription closes. With inline,
 // it reads the socket itself while it waits when the reader role is free
-// (inline.go); NextBatch does only after SetInlineReads, so that consumers
+// (inline.go); nextBatch does only after setInlineReads, so that consumers
 // that acknowledge as they go keep the reader goroutine reading ahead of
 // them. On close it returns the messages still queued first, then the
 // close error (nil for an orderly end: unsubscribe, drain,
@@ -306,10 +306,16 @@ func (s *Subscription) startConsuming() error {
 // (the context's cause), the connection closes (ErrClosed), or the
 // subscription is already being consumed (ErrSubscriptionActive). Breaking
 // out of the loop leaves the subscription active; Unsubscribe to stop it.
-func (s *Subscription) Messages(ctx context.Context) iter.Seq2[*Msg, error] {
+// With Borrowed, each message is lent for the loop body only.
+func (s *Subscription) Messages(ctx context.Context, opts ...SubOpt) iter.Seq2[*Msg, error] {
 	return func(yield func(*Msg, error) bool) {
 		if ctx == nil {
 			yield(nil, ErrNilContext)
+			return
+		}
+		so, err := resolveSubOpts(opts)
+		if err != nil {
+			yield(nil, err)
 			return
 		}
 		if err := s.startConsuming(); err != nil {
@@ -317,15 +323,30 @@ func (s *Subscription) Messages(ctx context.Context) iter.Seq2[*Msg, error] {
 			return
 		}
 		defer s.stopConsuming()
+		if so.borrowed {
+			s.borrowBatches(nil)
+		}
+		ld := s.lend.Load()
 		var batch []*Msg
 		for {
 			var err error
 			var end bool
-			batch, end, err = s.take(ctx, batch, true, false)
+			if ld != nil {
+				ld.newBatch()
+			}
+			batch, end, err = s.take(ctx, batch, true, ld != nil)
 			for i, m := range batch {
 				batch[i] = nil
 				if !yield(m, nil) {
-					s.requeue(batch[i+1:])
+					rest := batch[i+1:]
+					if ld != nil {
+						// Lent views do not outlive this batch: what goes
+						// back to the queue must be owned.
+						for j, r := range rest {
+							rest[j] = r.clone()
+						}
+					}
+					s.requeue(rest)
 					return
 				}
 			}
@@ -366,17 +387,17 @@ func (s *Subscription) stopConsuming() {
 	s.mu.Unlock()
 }
 
-// NextBatch waits until at least one message is queued, then returns every
+// nextBatch waits until at least one message is queued, then returns every
 // queued message (at most the queue's limit), in order, in a slice the
 // caller owns until its next call. buf is handed to the subscription to
 // hold the next messages: pass the previous result (or nil) and do not use
-// it afterwards. Like NextMsg, a done ctx makes NextBatch a non-blocking
+// it afterwards. Like NextMsg, a done ctx makes nextBatch a non-blocking
 // poll; at the end of the subscription it returns ErrBadSubscription (or
 // the close error), and while Messages or a handler consumes the
 // subscription it returns ErrSubscriptionActive. It waits for the
-// connection's reader goroutine to queue messages, unless SetInlineReads
+// connection's reader goroutine to queue messages, unless setInlineReads
 // was called.
-func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
+func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -404,20 +425,20 @@ func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 	return nil, err
 }
 
-// SetInlineReads makes NextBatch read the socket itself, on the calling
+// setInlineReads makes nextBatch read the socket itself, on the calling
 // goroutine, when the queue is empty and nobody else is reading, as
 // Messages and SubscribeFunc handlers do (see the package documentation on
 // inline reads): the messages then reach the caller with no goroutine
 // hand-off. It suits a consumer that publishes nothing per message, or
-// whose per-message publishes wait for its next write (PublishLazy), and
+// whose per-message publishes wait for its next write (publishLazy), and
 // that does little work for each. A consumer that publishes each
 // acknowledgement at once, or works long on each message with cores to
 // spare, may be better served by the reader goroutine reading ahead while
 // it works (the default). Measured on 2 cores: JetStream consumers that
 // acknowledge with Publish used 12 % more CPU reading inline, and 8–17 %
-// less with PublishLazy; the ordered consumer used 9 % less; the object
+// less with publishLazy; the ordered consumer used 9 % less; the object
 // store, hashing 128 KiB chunks, read 7 % slower.
-func (s *Subscription) SetInlineReads(on bool) { s.inlineBatches.Store(on) }
+func (s *Subscription) setInlineReads(on bool) { s.inlineBatches.Store(on) }
 
 // NextMsg returns the next message, waiting until ctx ends. A queued message
 // is returned even when ctx is already done, so a done ctx makes NextMsg a
@@ -468,10 +489,14 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 func (s *Subscription) runHandler(f func(*Msg)) {
 	defer close(s.handlerDone)
 	ctx := context.Background()
+	ld := s.lend.Load() // Borrowed
 	var batch []*Msg
 	for {
 		var end bool
-		batch, end, _ = s.take(ctx, batch, true, false)
+		if ld != nil {
+			ld.newBatch()
+		}
+		batch, end, _ = s.take(ctx, batch, true, ld != nil)
 		for i, m := range batch {
 			batch[i] = nil
 			f(m)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -17,13 +18,13 @@ func TestSubscribeInline(t *testing.T) {
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx := ctxT(t)
-	if _, err := nc.SubscribeInline("x", nil); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := connx.SubscribeInline(nc, "x", nil); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("nil handler: %v", err)
 	}
 	const n = 5000
 	var kept [][]byte
 	done := make(chan struct{})
-	sub, err := nc.SubscribeInline("inl.*", func(m *conn.Msg) {
+	sub, err := connx.SubscribeInline(nc, "inl.*", func(m *conn.Msg) {
 		kept = append(kept, bytes.Clone(m.Data))
 		if m.Reply != "" {
 			m.Respond(append([]byte("re:"), m.Data...))
@@ -41,7 +42,7 @@ func TestSubscribeInline(t *testing.T) {
 	if _, err := sub.NextMsg(ctx); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextMsg on an inline subscription: %v", err)
 	}
-	if _, err := sub.NextBatch(ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
+	if _, err := connx.NextBatch(sub, ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextBatch on an inline subscription: %v", err)
 	}
 	for _, err := range sub.Messages(ctx) {

@@ -24,72 +24,112 @@ func (nc *Conn) QueueSubscribe(subject, queue string) (*Subscription, error) {
 }
 
 // SubscribeFunc calls f for each message on one goroutine of the
-// subscription, in order. f may keep the message.
-func (nc *Conn) SubscribeFunc(subject string, f func(*Msg)) (*Subscription, error) {
-	if f == nil {
-		return nil, invalid("nil handler")
-	}
-	return nc.subscribe(subject, "", f, nil)
-}
-
-// SubscribeInline calls f for each message on the goroutine that reads the
-// connection, before the next message is read: no queue, no goroutine, no
-// copy. It is for small, non-blocking bookkeeping such as matching acks to
-// pending publishes. The message and every slice and string in it are
-// borrowed: valid only until f returns (copy what must outlive the call).
-// f must not block, and must not call methods of the connection that wait
-// (Request, Flush, Drain, Close); a blocked f stalls the whole connection.
-// Publishing from f is fine. The subscription has no pending limits and
-// cannot be read with Messages or NextMsg.
-func (nc *Conn) SubscribeInline(subject string, f func(*Msg)) (*Subscription, error) {
-	if f == nil {
-		return nil, invalid("nil handler")
-	}
-	return nc.subscribeWith(subject, "", nil, f, true)
-}
-
-// SubscribeAlloc is Subscribe with the memory of each delivered Msg
-// provided by alloc: a consumer that wraps messages in a larger struct
-// embeds Msg in it, carves those from its own arrays and hands out the
-// embedded Msg, saving an allocation and a copy per message (the JetStream
-// consumers do this with jsapi.MsgSlab). alloc is called on whichever
-// goroutine reads the connection, one call at a time, before the message
-// is queued; it must return a Msg that nothing else references (its fields
-// are overwritten) and must not block.
-func (nc *Conn) SubscribeAlloc(subject string, alloc func() *Msg) (*Subscription, error) {
-	if alloc == nil {
-		return nil, invalid("nil allocator")
-	}
-	return nc.subscribeAlloc(subject, alloc)
+// subscription, in order. f may keep the message, unless Borrowed is
+// given. A slow f delays only its own subscription: messages wait in its
+// bounded queue (PendingLimits) meanwhile.
+func (nc *Conn) SubscribeFunc(subject string, f func(*Msg), opts ...SubOpt) (*Subscription, error) {
+	return nc.subscribeFunc(subject, "", f, opts)
 }
 
 // QueueSubscribeFunc is SubscribeFunc in queue group queue.
-func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg)) (*Subscription, error) {
-	if f == nil {
-		return nil, invalid("nil handler")
-	}
+func (nc *Conn) QueueSubscribeFunc(subject, queue string, f func(*Msg), opts ...SubOpt) (*Subscription, error) {
 	if queue == "" {
 		return nil, ErrBadQueue
 	}
-	return nc.subscribe(subject, queue, f, nil)
+	return nc.subscribeFunc(subject, queue, f, opts)
 }
+
+func (nc *Conn) subscribeFunc(subject, queue string, f func(*Msg), opts []SubOpt) (*Subscription, error) {
+	if f == nil {
+		return nil, invalid("nil handler")
+	}
+	so, err := resolveSubOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	return nc.register(subject, queue, f, nil, false, nil, so.borrowed)
+}
+
+// SubOpt is an option of SubscribeFunc, QueueSubscribeFunc and
+// Subscription.Messages.
+type SubOpt struct{ kind subOptKind }
+
+type subOptKind uint8
+
+const subBorrowed subOptKind = 1
+
+type subOpts struct{ borrowed bool }
+
+func resolveSubOpts(opts []SubOpt) (subOpts, error) {
+	var so subOpts
+	for _, o := range opts {
+		switch o.kind {
+		case subBorrowed:
+			so.borrowed = true
+		default:
+			return so, invalid("zero SubOpt")
+		}
+	}
+	return so, nil
+}
+
+// Borrowed lends each message instead of handing over a copy: the message
+// and every string and slice in it (Subject, Reply, Header, Data) are
+// valid only until the loop body or handler it was given to returns.
+// Respond to it there, and copy (strings.Clone, bytes.Clone) anything kept
+// longer. A borrowed message costs no copy and no allocation.
+//
+// A message is lent when the subscription's own goroutine (its handler's,
+// or the Messages loop's) read it from the socket itself, which it does
+// whenever its queue is empty and no other goroutine is reading; messages
+// the connection's reader goroutine queued meanwhile, and messages that
+// spanned two socket reads, are ordinary copies. Either way they follow
+// the rule above. Stats.BorrowedMsgs counts the lent ones.
+//
+// For Messages, the first iteration with Borrowed makes the subscription
+// lend for the rest of its life.
+func Borrowed() SubOpt { return SubOpt{kind: subBorrowed} }
 
 func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*Subscription, error) {
-	return nc.subscribeWith(subject, queue, handler, inline, false)
+	return nc.register(subject, queue, handler, inline, false, nil, false)
 }
 
-func (nc *Conn) subscribeWith(subject, queue string, handler, inline func(*Msg), borrowed bool) (*Subscription, error) {
-	return nc.register(subject, queue, handler, inline, borrowed, nil)
+// subscribeInline calls f for each message on the goroutine that reads the
+// connection, before the next message is read: no queue, no goroutine, no
+// copy. It is for natsio's own small, non-blocking bookkeeping, such as
+// matching acks to pending publishes. The message and everything in it is
+// a view of the read buffer, valid only until f returns. f must not block,
+// and must not call methods of the connection that wait (Request, Flush,
+// Drain, Close): a blocked f stalls the whole connection. Publishing from
+// f is fine. The subscription has no pending limits and cannot be read
+// with Messages or NextMsg.
+func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, error) {
+	if f == nil {
+		return nil, invalid("nil handler")
+	}
+	return nc.register(subject, "", nil, f, true, nil, false)
 }
 
+// subscribeAlloc is Subscribe with the memory of each delivered Msg
+// provided by alloc: a consumer that wraps messages in a larger struct
+// embeds Msg in it, carves those from its own arrays and hands out the
+// embedded Msg, saving an allocation and a copy per message (the JetStream
+// consumers do this). alloc is called on whichever goroutine reads the
+// connection, one call at a time, before the message is queued; it must
+// return a Msg that nothing else references (its fields are overwritten)
+// and must not block.
 func (nc *Conn) subscribeAlloc(subject string, alloc func() *Msg) (*Subscription, error) {
-	return nc.register(subject, "", nil, nil, false, alloc)
+	if alloc == nil {
+		return nil, invalid("nil allocator")
+	}
+	return nc.register(subject, "", nil, nil, false, alloc, false)
 }
 
-// register validates and registers a subscription; borrowed (with inline)
-// lends messages to inline instead of building owned ones, alloc (if set)
-// provides the Msg structs.
-func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), borrowed bool, alloc func() *Msg) (*Subscription, error) {
+// register validates and registers a subscription. inlineView (with
+// inline) hands inline views of the read buffer instead of owned messages;
+// alloc (if set) provides the Msg structs; lendHandler makes handler's
+// messages borrowed (Borrowed).
+func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inlineView bool, alloc func() *Msg, lendHandler bool) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -100,8 +140,11 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), borr
 	}
 	s := newSubscription(nc, subject, queue)
 	s.inline = inline
-	s.borrowed = borrowed
+	s.borrowed = inlineView
 	s.newMsg = alloc
+	if lendHandler {
+		s.borrowBatches(nil)
+	}
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
 		nc.mu.Unlock()

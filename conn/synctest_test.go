@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"net"
 	"runtime"
 	"strings"
@@ -273,7 +274,7 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 						}
 					})
 				})
-				opts := []conn.Option{conn.PingInterval(tc.interval, tc.maxOut), ev.opt()}
+				opts := []conn.Option{conn.PingInterval(tc.interval), conn.MaxPingsOutstanding(tc.maxOut), ev.opt()}
 				if tc.noReconnect {
 					opts = append(opts, conn.NoReconnect())
 				}
@@ -413,7 +414,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 		defer stop()
 		rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, attempts+2)}
 		nc, err := conn.Connect(context.Background(), stURL,
-			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour, 2)}, opts...)...)
+			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +438,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 	t.Run("exponential-with-jitter", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			base, maxW, jitter := time.Second, 20*time.Second, 250*time.Millisecond
-			loss, tries := run(t, conn.ReconnectWait(base, maxW, jitter))
+			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(jitter))
 			prev := loss
 			var extras []time.Duration
 			for i, at := range tries {
@@ -465,7 +466,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 	t.Run("no-jitter-exact", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			base, maxW := 500*time.Millisecond, 10*time.Second
-			loss, tries := run(t, conn.ReconnectWait(base, maxW, 0))
+			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(0))
 			prev := loss
 			for i, at := range tries {
 				if want := stDetBackoff(base, maxW, i+1); at-prev != want {
@@ -572,7 +573,7 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 		})
 		const d = 3 * time.Second
 		defer stop()
-		nc := stConnect(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour, 2))
+		nc := stConnect(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 
 		check := func(what string, want time.Duration, call func() error) {
@@ -607,7 +608,7 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 			return err
 		})
 		check("RequestWithin", 2*time.Second, func() error {
-			_, err := nc.RequestWithin(bg, "svc.d", nil, nil, 2*time.Second)
+			_, err := connx.RequestWithin(nc, bg, "svc.d", nil, nil, 2*time.Second)
 			return err
 		})
 		check("second Request (reused waiter)", d, func() error {
@@ -658,7 +659,7 @@ func TestSynctestDrainTimeout(t *testing.T) {
 					})
 				})
 				defer stop()
-				nc := stConnect(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour, 2))
+				nc := stConnect(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				got := make(chan struct{}, 1)
 				release := make(chan struct{})
@@ -742,8 +743,8 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				return l.Dial(ctx, network, addr)
 			}
 			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(dial), ev.opt(),
-				conn.PingInterval(time.Second, 2), conn.RequestTimeout(time.Minute),
-				conn.ReconnectWait(time.Second, 5*time.Second, time.Second))
+				conn.PingInterval(time.Second), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Minute),
+				conn.ReconnectBackoff(time.Second, 5*time.Second), conn.ReconnectJitter(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -816,7 +817,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 			defer stop()
 			rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, 64)}
 			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(rec.dial), ev.opt(),
-				conn.ReconnectWait(2*time.Second, 8*time.Second, 0), conn.PingInterval(time.Second, 1))
+				conn.ReconnectBackoff(2*time.Second, 8*time.Second), conn.ReconnectJitter(0), conn.PingInterval(time.Second), conn.MaxPingsOutstanding(1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1006,7 +1007,7 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 		stop := stEchoFeedServer(l, 100*time.Microsecond, push, "late")
 		defer stop()
 		defer close(push)
-		nc, sub := stFeedRequester(t, l, conn.PingInterval(time.Hour, 2))
+		nc, sub := stFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		ctx := context.Background()
 		before := nc.Stats().InlineReads
@@ -1100,7 +1101,7 @@ func TestSynctestConsumerReadsInline(t *testing.T) {
 		stop := stPushServer(l, push)
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		sub, err := nc.Subscribe("feed")
 		if err != nil {
@@ -1194,7 +1195,7 @@ func TestSynctestInlineConsumerInterrupted(t *testing.T) {
 				stop := stPushServer(l, push)
 				defer stop()
 				defer close(push)
-				nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+				nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				sub, err := nc.Subscribe("feed")
 				if err != nil {
@@ -1258,7 +1259,7 @@ func TestSynctestQuietConnectionParksLonger(t *testing.T) {
 		stop := stEchoFeedServer(l, 900*time.Microsecond, push, "first")
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(time.Hour, 2))
+		nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		ctx := context.Background()
 		loop := func(d time.Duration) {
@@ -1317,7 +1318,7 @@ func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
 		stop := stEchoFeedServer(l, 0, push, "fed")
 		defer stop()
 		defer close(push)
-		nc, sub := stFeedRequester(t, l, conn.PingInterval(100*time.Hour, 2), conn.RequestTimeout(time.Hour))
+		nc, sub := stFeedRequester(t, l, conn.PingInterval(100*time.Hour), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Hour))
 		defer nc.Close()
 		ctx := context.Background()
 		before := nc.Stats().InlineReads

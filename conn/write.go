@@ -21,44 +21,39 @@ const (
 // ErrDraining or, while disconnected with a full reconnect buffer,
 // ErrReconnectBuffer. It allocates nothing. The subject, reply, headers and
 // data are copied before it returns: the caller may reuse their memory at
-// once (also for PublishMsg, PublishRequest and Request).
+// once (also for PublishMsg and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
 	return nc.publish(subject, "", nil, data, pubNormal)
 }
 
-// PublishRequest sends data to subject with reply as the reply subject.
-func (nc *Conn) PublishRequest(subject, reply string, data []byte) error {
-	return nc.publish(subject, reply, nil, data, pubNormal)
-}
-
-// PublishRequestNow is PublishRequest for a message someone waits on, sent
+// publishNow is PublishMsg without headers for a message someone waits on, sent
 // once in a while (a pull request, a request of one's own protocol): when
 // no write is in progress the calling goroutine writes it at once, with
 // whatever else is queued, instead of waking the connection's flusher.
 // That saves a goroutine hand-off, which on a machine with few cores costs
 // more than the write. Do not use it in a loop of publishes: each call may
 // make a system call of its own, where Publish coalesces.
-func (nc *Conn) PublishRequestNow(subject, reply string, data []byte) error {
+func (nc *Conn) publishNow(subject, reply string, data []byte) error {
 	return nc.publish(subject, reply, nil, data, pubUrgent)
 }
 
-// PublishLazy is Publish for small fire-and-forget messages that may wait a
+// publishLazy is Publish for small fire-and-forget messages that may wait a
 // moment for company, such as a consumer's acknowledgements: it does not
 // wake the connection's flusher, so that many share one write. They are
 // written with the next write of the connection (a Publish, a request, a
-// Flush, a pull request), once 64 KiB are queued, or LazyDelay after the
+// Flush, a pull request), once 64 KiB are queued, or lazyDelay after the
 // first of them at the latest. Use it only where that delay is harmless:
 // a consumer whose server may be waiting for these very messages (an
 // acknowledgement under a small MaxAckPending) would wait for it. Its
 // checks and errors are Publish's; like Publish, it allocates nothing.
-func (nc *Conn) PublishLazy(subject string, data []byte) error {
+func (nc *Conn) publishLazy(subject string, data []byte) error {
 	return nc.publish(subject, "", nil, data, pubLazy)
 }
 
-// LazyDelay is the longest a PublishLazy message waits for a write.
-const LazyDelay = time.Millisecond
+// lazyDelay is the longest a publishLazy message waits for a write.
+const lazyDelay = time.Millisecond
 
-// lazyKick is how many queued bytes make PublishLazy wake the flusher at
+// lazyKick is how many queued bytes make publishLazy wake the flusher at
 // once: enough for one large write.
 const lazyKick = 64 << 10
 
@@ -68,12 +63,14 @@ type pubMode uint8
 const (
 	pubNormal pubMode = iota // wake the flusher
 	pubUrgent                // someone waits: write inline when no write is under way
-	pubLazy                  // leave it for a later write (PublishLazy)
+	pubLazy                  // leave it for a later write (publishLazy)
 )
 
-// PublishMsg sends data with headers h (nil for none) and an optional reply
-// subject. It fails with ErrHeadersUnsupported when the server does not
-// support headers, and ErrBadHeader when a key or value is invalid.
+// PublishMsg sends data with headers h (nil for none) and a reply subject
+// (empty for none): the form for everything Publish does not cover. It
+// fails like Publish, and also with ErrHeadersUnsupported when the server
+// does not support headers and ErrBadHeader when a key or value is
+// invalid, before anything is queued. It allocates nothing.
 func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) error {
 	if h == nil {
 		return nc.publish(subject, reply, nil, data, pubNormal)
@@ -84,7 +81,7 @@ func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) 
 // publish queues one message. pubUrgent marks a message someone waits on
 // (a request, a response): when no write is in progress it is written at
 // once by the calling goroutine, saving the hand-off to the flusher.
-// pubLazy leaves it for a later write (PublishLazy).
+// pubLazy leaves it for a later write (publishLazy).
 func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mode pubMode) error {
 	return nc.publishAt(subject, reply, h, data, mode, time.Time{})
 }
@@ -240,16 +237,16 @@ func (nc *Conn) kickLocked() {
 }
 
 // deferLocked notes that lazily published bytes wait in the buffer and
-// makes sure they are written within LazyDelay.
+// makes sure they are written within lazyDelay.
 func (nc *Conn) deferLocked() {
 	if nc.lazy || nc.kicked {
 		return // the timer is armed, or the flusher is about to write
 	}
 	nc.lazy = true
 	if nc.lazyTimer == nil {
-		nc.lazyTimer = time.AfterFunc(LazyDelay, nc.lazyExpired)
+		nc.lazyTimer = time.AfterFunc(lazyDelay, nc.lazyExpired)
 	} else {
-		nc.lazyTimer.Reset(LazyDelay)
+		nc.lazyTimer.Reset(lazyDelay)
 	}
 }
 
@@ -262,7 +259,7 @@ func (nc *Conn) lazyTakenLocked() {
 	}
 }
 
-// lazyExpired wakes the flusher for bytes published lazily LazyDelay ago
+// lazyExpired wakes the flusher for bytes published lazily lazyDelay ago
 // that no write has taken since.
 func (nc *Conn) lazyExpired() {
 	nc.mu.Lock()

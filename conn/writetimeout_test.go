@@ -20,7 +20,7 @@ func TestWriteTimeoutDropsBlockedLink(t *testing.T) {
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &fltEvents{}
 	const timeout = 200 * time.Millisecond
-	nc := connect(t, p.URL(), conn.WriteTimeout(timeout), conn.PingInterval(time.Hour, 2),
+	nc := connect(t, p.URL(), conn.WriteTimeout(timeout), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2),
 		fltFastReconnect(), ev.opt())
 
 	// Writes before the stall renew no deadline each time; they must

@@ -31,7 +31,7 @@ func proxied(t *testing.T) (direct *jsapi.JS, nc *conn.Conn, px *faultproxy.Prox
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { px.Close() })
-	nc = connect(t, px.URL(), conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond))
+	nc = connect(t, px.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond))
 	return newJS(t, connect(t, s.URL())), nc, px
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"iter"
 	"strconv"
 	"sync/atomic"
@@ -299,7 +300,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 		return err
 	}
 	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, r.body); err != nil {
+	if err := nc.PublishMsg(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, nil, r.body); err != nil {
 		return err
 	}
 
@@ -327,7 +328,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 		}
 		// Everything queued at once: one lock and one idle-timer reset per
 		// batch of replies, not per reply.
-		batch, err = sub.NextBatch(wctx, batch)
+		batch, err = connx.NextBatch(sub, wctx, batch)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
 				return fmt.Errorf("%w: %w", errGetTimeout, err)
@@ -411,7 +412,7 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob proto.RawHeader, 
 	b = append(b, `,"up_to_seq":`...)
 	b = strconv.AppendUint(b, upTo, 10)
 	b = append(b, '}')
-	if err := nc.PublishRequest(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, b); err != nil {
+	if err := nc.PublishMsg(r.js.Prefix()+"DIRECT.GET."+r.stream, inbox, nil, b); err != nil {
 		return false, err
 	}
 	return true, nil

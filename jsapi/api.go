@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strings"
 
 	"github.com/natsio/natsio/conn"
@@ -51,7 +52,7 @@ func (js *JS) request(ctx context.Context, subject string, req, resp any) error 
 // rawRequest is a request with the default timeout and JetStream's reading
 // of no-responders.
 func (js *JS) rawRequest(ctx context.Context, subject string, body []byte) (*conn.Msg, error) {
-	m, err := js.nc.RequestWithin(ctx, subject, nil, body, js.timeout)
+	m, err := connx.RequestWithin(js.nc, ctx, subject, nil, body, js.timeout)
 	if errors.Is(err, conn.ErrNoResponders) {
 		return nil, &noRespondersError{}
 	}

@@ -52,7 +52,7 @@ func pullOne(t testing.TB, nc *conn.Conn, stream, consumer, body string) *conn.M
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+stream+"."+consumer, inbox, []byte(body)); err != nil {
+	if err := nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT."+stream+"."+consumer, inbox, nil, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	m, err := sub.NextMsg(ctxT(t))

@@ -46,7 +46,7 @@ func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	nc := connect(t, p.URL(), conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 0))
+	nc := connect(t, p.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(0))
 	js := newJS(t, nc)
 
 	first, err := js.Publish(ctx, "f23.a", []byte("before"), jsapi.MsgID("f23-0"))

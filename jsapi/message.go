@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -53,7 +54,7 @@ func (jm *Msg) Init(nc *conn.Conn, m *conn.Msg) {
 
 // MsgSlab carves Msgs from arrays for the subscriptions of consumers on one
 // connection, so that a delivered message costs no allocation and no copy
-// of its own: subscribe with conn.SubscribeAlloc(subject, slab.Alloc), and
+// of its own: subscribe with connx.SubscribeAlloc(conn, subject, slab.Alloc), and
 // turn each *conn.Msg that subscription delivers into its Msg with
 // FromSlab. Alloc is called by whichever goroutine reads the connection,
 // one call at a time; a MsgSlab is not safe for any other concurrent use.
@@ -75,7 +76,7 @@ const slabMsgs = 128
 
 // LazyAcks makes the acknowledgements of the messages allocated from now on
 // go out with conn.Conn.PublishLazy: with the connection's next write, or
-// within conn.LazyDelay. A consumer loop that reads the socket itself and
+// within connx.LazyDelay. A consumer loop that reads the socket itself and
 // pulls again before the server could run dry uses it, so that a batch's
 // acknowledgements travel with its next pull instead of each waking the
 // connection's flusher. It returns s.
@@ -98,7 +99,7 @@ func (s *MsgSlab) Alloc() *conn.Msg {
 
 // Shell supplies the Msgs of a subscription whose batches are borrowed
 // (conn.Subscription.BorrowBatches on a subscription made with
-// conn.SubscribeAlloc(…, s.Alloc)): given nil it returns a fresh Msg from
+// connx.SubscribeAlloc(conn, …, s.Alloc)): given nil it returns a fresh Msg from
 // the slab, given one of an earlier batch it resets that one (no
 // acknowledgement sent yet) for reuse. Like Alloc it is called by whichever
 // goroutine reads the connection.
@@ -114,7 +115,7 @@ func (s *MsgSlab) Shell(reuse *conn.Msg) *conn.Msg {
 
 // FromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
 // MsgSlab's Alloc — as every message of a subscription made with
-// conn.SubscribeAlloc(…, slab.Alloc) does; for any other m the result is
+// connx.SubscribeAlloc(conn, …, slab.Alloc) does; for any other m the result is
 // undefined.
 func FromSlab(m *conn.Msg) *Msg {
 	return (*Msg)(unsafe.Pointer(m))
@@ -124,7 +125,7 @@ func FromSlab(m *conn.Msg) *Msg {
 // from a MsgSlab with lazy acknowledgements (as a pull consumer's Messages
 // loop may use) queues it with conn.Conn.PublishLazy: it is written with
 // the connection's next write, typically the consumer's next pull, or
-// within conn.LazyDelay. The same goes for Nak, Term and InProgress;
+// within connx.LazyDelay. The same goes for Nak, Term and InProgress;
 // AckSync waits for the server.
 func (jm *Msg) Ack() error { return jm.ack(ackAck, true) }
 
@@ -203,11 +204,13 @@ func (jm *Msg) ack(body []byte, terminal bool) error {
 	} else if jm.acked.Load() {
 		return ErrAlreadyAcked
 	}
-	publish := jm.nc.Publish
+	var err error
 	if jm.lazy {
-		publish = jm.nc.PublishLazy
+		err = connx.PublishLazy(jm.nc, jm.Reply, body)
+	} else {
+		err = jm.nc.Publish(jm.Reply, body)
 	}
-	if err := publish(jm.Reply, body); err != nil {
+	if err != nil {
 		if terminal {
 			jm.acked.Store(false)
 		}

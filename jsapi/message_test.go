@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestMsgAcks(t *testing.T) {
 		t.Fatalf("create consumer: %v %s", err, m.Data)
 	}
 	sub, _ := nc.Subscribe(nc.NewInbox())
-	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.P.C", sub.Subject, []byte(`{"batch":6}`)); err != nil {
+	if err := nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.P.C", sub.Subject, nil, []byte(`{"batch":6}`)); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []*jsapi.Msg
@@ -79,7 +80,7 @@ func TestMsgAcks(t *testing.T) {
 	if err := msgs[5].Nak(); err != nil {
 		t.Fatal(err)
 	}
-	nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.P.C", sub.Subject, []byte(`{"batch":1,"expires":5000000000}`))
+	nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.P.C", sub.Subject, nil, []byte(`{"batch":1,"expires":5000000000}`))
 	cm, err := sub.NextMsg(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestMsgSlabSubscribeAlloc(t *testing.T) {
 	defer nc.Close()
 	slab := jsapi.NewMsgSlab(nc, 3)
 	allocs := 0
-	sub, err := nc.SubscribeAlloc("slab.>", func() *conn.Msg { allocs++; return slab.Alloc() })
+	sub, err := connx.SubscribeAlloc(nc, "slab.>", func() *conn.Msg { allocs++; return slab.Alloc() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestMsgSlabSubscribeAlloc(t *testing.T) {
 	defer pub.Close()
 	const n = 300 // more than one array
 	for i := range n {
-		if err := pub.PublishRequest(fmt.Sprintf("slab.%d", i), fmt.Sprintf("_INBOX.r.%d", i), fmt.Appendf(nil, "m%d", i)); err != nil {
+		if err := pub.PublishMsg(fmt.Sprintf("slab.%d", i), fmt.Sprintf("_INBOX.r.%d", i), nil, fmt.Appendf(nil, "m%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +162,7 @@ func TestMsgSlabSubscribeAlloc(t *testing.T) {
 	if allocs != n {
 		t.Fatalf("allocator called %d times for %d messages", allocs, n)
 	}
-	if _, err := nc.SubscribeAlloc("x", nil); err == nil {
+	if _, err := connx.SubscribeAlloc(nc, "x", nil); err == nil {
 		t.Fatal("nil allocator accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"time"
 	"unsafe"
@@ -135,7 +136,7 @@ func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, 
 		return nil, err
 	}
 	// One server of the stream's direct-get queue group answers, once.
-	s.js.nc.ReuseReply(m)
+	connx.ReuseReply(s.js.nc, m)
 	return parseDirectGet(m)
 }
 

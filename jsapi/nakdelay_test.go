@@ -17,7 +17,7 @@ func pullFirst(t *testing.T, nc *conn.Conn, body string) *conn.Msg {
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.NAK.C", sub.Subject, []byte(body)); err != nil {
+	if err := nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.NAK.C", sub.Subject, nil, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	m, err := sub.NextMsg(ctxT(t))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"sync"
 	"time"
 
@@ -77,7 +78,7 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 	for attempt := 0; ; attempt++ {
 		// Without a deadline on ctx each attempt is bounded by the JS
 		// timeout (no context is derived: that would allocate).
-		m, err := js.nc.RequestWithin(ctx, subject, hdr, data, js.timeout)
+		m, err := connx.RequestWithin(js.nc, ctx, subject, hdr, data, js.timeout)
 		retry := false
 		if err == nil {
 			if len(m.Data) == 0 && m.Status() == 503 {
@@ -107,8 +108,8 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 // the connection themselves (kv) call it too.
 func ReuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
 	if parseErr == nil {
-		nc.ReuseReply(m)
+		connx.ReuseReply(nc, m)
 	} else if _, ok := errors.AsType[*APIError](parseErr); ok {
-		nc.ReuseReply(m)
+		connx.ReuseReply(nc, m)
 	}
 }

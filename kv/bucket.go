@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,7 +258,7 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 		return nil, err
 	}
 	// One server of the stream's direct-get queue group answers, once.
-	b.nc.ReuseReply(m)
+	connx.ReuseReply(b.nc, m)
 	h := proto.RawHeader(m.Header)
 	if code, desc := h.Status(); code != 0 {
 		if code == 404 {

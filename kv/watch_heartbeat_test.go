@@ -3,6 +3,7 @@ package kv_test
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -41,7 +42,7 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 			var creates atomic.Int64
 			// Counted on the reader: after a Flush, every create the server
 			// sent before it is counted.
-			sub, err := wr.nc.SubscribeInline("$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
+			sub, err := connx.SubscribeInline(wr.nc, "$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -113,9 +114,9 @@ func (s *Service) subscribeDiscoveryLocked() error {
 			var err error
 			switch verb {
 			case verbPing:
-				sub, err = s.nc.SubscribeInline(subject, s.answerInline(ping))
+				sub, err = connx.SubscribeInline(s.nc, subject, s.answerInline(ping))
 			case verbInfo:
-				sub, err = s.nc.SubscribeInline(subject, s.answerInline(info))
+				sub, err = connx.SubscribeInline(s.nc, subject, s.answerInline(info))
 			default:
 				sub, err = s.nc.SubscribeFunc(subject, s.answerStats)
 			}

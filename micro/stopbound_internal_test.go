@@ -49,7 +49,7 @@ func TestWaitHandlersBound(t *testing.T) {
 	if err := nc.Flush(testutil.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.PublishRequest("slow", "nowhere", nil); err != nil {
+	if err := nc.PublishMsg("slow", "nowhere", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	<-entered

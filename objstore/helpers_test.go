@@ -37,7 +37,7 @@ func envOn(t testing.TB, s *testserver.Server, url string) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, url, conn.ReconnectWait(20*time.Millisecond, 100*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, url, conn.ReconnectBackoff(20*time.Millisecond, 100*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func newEnv(t testing.TB, storage jsapi.StorageType) *env {
 	s := testserver.Start(t, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestF19GapRecovery(t *testing.T) {
 			// Pull two messages of the consumer from elsewhere.
 			inbox := e.nc.NewInbox()
 			sub, _ := e.nc.Subscribe(inbox)
-			e.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.O."+oc.ConsumerName(), inbox, []byte(`{"batch":2}`))
+			e.nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.O."+oc.ConsumerName(), inbox, nil, []byte(`{"batch":2}`))
 			for range 2 {
 				if _, err := sub.NextMsg(e.ctx); err != nil {
 					t.Fatal(err)

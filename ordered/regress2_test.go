@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,7 +149,7 @@ func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
 	e.publish(t, "o.a", 5)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	mon, err := conn.Connect(ctx, e.s.URL(), conn.ReconnectWait(10*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond))
+	mon, err := conn.Connect(ctx, e.s.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
 	var creates atomic.Int64
 	// Counted on the monitor's reader (SubscribeInline): after mon.Flush
 	// every create the server sent before the PONG is counted.
-	if _, err := mon.SubscribeInline("$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
+	if _, err := connx.SubscribeInline(mon, "$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := mon.Flush(ctx); err != nil {
@@ -236,7 +237,7 @@ func TestF05OrderedSurvivesMetaLeaderLoss(t *testing.T) {
 	cl := testserver.StartCluster(t, 3, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"sync"
 	"time"
@@ -127,7 +128,7 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 	// Acks are matched on the connection's reader as they are read: no
 	// copy of the ack, no hand-off to another goroutine (onAck keeps
 	// nothing of the borrowed message and never blocks).
-	sub, err := nc.SubscribeInline(w.prefix+"*", w.onAck)
+	sub, err := connx.SubscribeInline(nc, w.prefix+"*", w.onAck)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package pull_test
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -20,7 +21,7 @@ func TestDeadContextSendsNothing(t *testing.T) {
 	e.publish(t, 3)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	var seen []string
-	if _, err := e.nc.SubscribeInline(">", func(m *conn.Msg) { seen = append(seen, m.Subject) }); err != nil {
+	if _, err := connx.SubscribeInline(e.nc, ">", func(m *conn.Msg) { seen = append(seen, m.Subject) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.nc.Flush(e.ctx); err != nil {

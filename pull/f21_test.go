@@ -3,6 +3,7 @@ package pull_test
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 func countPulls(t *testing.T, e *env) *atomic.Int32 {
 	t.Helper()
 	var n atomic.Int32
-	if _, err := e.nc.SubscribeInline("$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
+	if _, err := connx.SubscribeInline(e.nc, "$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.nc.Flush(e.ctx); err != nil {

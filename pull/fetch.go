@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"sync/atomic"
 	"time"
 
@@ -67,7 +68,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	over := false // the pull can send nothing more: sub may serve the next Fetch
 	defer func() { c.putFetchSub(sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
-	if err := c.nc.PublishRequestNow(c.next, sub.Subject, body); err != nil {
+	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
 		return nil, err
 	}
 	c.count.pulls.Add(1)
@@ -83,7 +84,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
-		batch, err = sub.NextBatch(wctx, batch)
+		batch, err = connx.NextBatch(sub, wctx, batch)
 		if err != nil {
 			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
 				c.count.missedHeartbeats.Add(1)

@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"github.com/natsio/natsio/internal/connx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -36,7 +37,7 @@ import (
 // returns wait for the next write (jsapi.MsgSlab.LazyAcks): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;
-// outside a loop they go within conn.LazyDelay. Measured on 2 cores with
+// outside a loop they go within connx.LazyDelay. Measured on 2 cores with
 // 10 µs of work per message: 58k against 50k messages/s at 12.3 against
 // 15.2 µs of client CPU (5 alternating runs of 100k); with no work, ×0.99
 // (8 interleaved pairs of 200k).
@@ -54,14 +55,14 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 	c.mu.Unlock()
 	if sub == nil || !sub.IsValid() {
 		var err error
-		sub, err = c.nc.SubscribeAlloc(c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
+		sub, err = connx.SubscribeAlloc(c.nc, c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
 		if err != nil {
 			return nil, err
 		}
 	}
 	// An inline read registers with the Fetch's context (a few
 	// allocations): worth it for a batch, not for the one message of Next.
-	sub.SetInlineReads(n > 1)
+	connx.SetInlineReads(sub, n > 1)
 	return sub, nil
 }
 

@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
+	"github.com/natsio/natsio/internal/connx"
 	"iter"
 	"strings"
 	"sync"
@@ -81,16 +82,16 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	// own to allocate and copy).
 	inline, lazy := readMode(c.config(), s)
 	slab := jsapi.NewMsgSlab(c.nc, s.maxMsgs).LazyAcks(lazy)
-	sub, err := c.nc.SubscribeAlloc(e.prefix+"*", slab.Alloc)
+	sub, err := connx.SubscribeAlloc(c.nc, e.prefix+"*", slab.Alloc)
 	if err != nil {
 		return nil, err
 	}
 	if s.borrowed {
-		sub.BorrowBatches(slab.Shell)
+		connx.BorrowBatches(sub, slab.Shell)
 	}
 	// The queue never holds more than what was requested, plus statuses.
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
-	sub.SetInlineReads(inline)
+	connx.SetInlineReads(sub, inline)
 	e.sub = sub
 	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
 	if err := e.topUp(); err != nil {
@@ -181,7 +182,7 @@ func (e *engine) topUpLocked(force bool) error {
 	e.pendingBytes += maxBytes
 	// Written by this goroutine when no write is under way: waking the
 	// flusher for one pull costs more than the write.
-	if err := e.c.nc.PublishRequestNow(e.c.next, e.reply, e.body); err != nil {
+	if err := connx.PublishNow(e.c.nc, e.c.next, e.reply, e.body); err != nil {
 		e.pendingMsgs -= batch
 		e.pendingBytes -= maxBytes
 		if errors.Is(err, conn.ErrClosed) {
@@ -288,7 +289,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var endErr error // why the subscription ended
 	for {
 		var err error
-		batch, err = e.sub.NextBatch(ctx, batch)
+		batch, err = connx.NextBatch(e.sub, ctx, batch)
 		if err != nil {
 			endErr = err
 			break

@@ -119,7 +119,7 @@ func TestF04MessagesLeaderChange(t *testing.T) {
 	cl := testserver.StartCluster(t, 3, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 //
 // By default the loop reads inline; a consumer that acknowledges then
 // queues its acknowledgements to travel with its next pull (written within
-// conn.LazyDelay at the latest), provided MaxAckPending is at least twice
+// a millisecond at the latest), provided MaxAckPending is at least twice
 // MaxMessages or unlimited, so that the server never waits for them.
 // Otherwise the reader goroutine reads ahead. Turn it on when each message
 // costs much work (the object store hashing its chunks), so that reading

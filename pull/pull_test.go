@@ -39,7 +39,7 @@ func envOn(t testing.TB, s *testserver.Server, url string, storage jsapi.Storage
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, url, conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, url, conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func TestReadAheadIsForMessages(t *testing.T) {
 
 // Lazy acknowledgements need no later write to reach the server: while the
 // loop waits for more messages, with no pull due (70 of 100 still
-// requested), they are written within conn.LazyDelay.
+// requested), they are written within a millisecond.
 func TestLazyAcksWrittenWithoutFurtherTraffic(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	const n = 30

@@ -184,7 +184,7 @@ func TestRegressionNatsGo2063RepullAfterLeadershipChange(t *testing.T) {
 	cl := testserver.StartCluster(t, 3, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +345,8 @@ func TestRegressionNatsRs860StallSurfaced(t *testing.T) {
 	p := newProxy(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute, 2),
-		conn.ReconnectWait(20*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond))
+	nc, err := conn.Connect(ctx, p.URL(), conn.PingInterval(time.Minute), conn.MaxPingsOutstanding(2),
+		conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestRegressionNatsGo1875MessagesEndsWhenConnectionCloses(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			nc, err := conn.Connect(ctx, s.URL(), conn.MaxReconnects(2),
-				conn.ReconnectWait(10*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond))
+				conn.ReconnectBackoff(10*time.Millisecond, 20*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}

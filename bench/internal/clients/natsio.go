@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/natsio/natsio/internal/connx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -86,7 +87,7 @@ func (Natsio) NewPubSub(ctx context.Context, cfg Config) (Runner, error) {
 	case Callback:
 		p.sub, err = p.subc.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
 	case Inline:
-		p.sub, err = p.subc.SubscribeInline(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
+		p.sub, err = connx.SubscribeInline(p.subc, cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
 	case Iter, Next:
 		p.sub, err = p.subc.Subscribe(cfg.Subject)
 		if err == nil {

@@ -1,0 +1,18 @@
+package conn
+
+import "github.com/natsio/natsio/internal/connhook"
+
+// The machinery natsio's own layers use through internal/connx.
+func init() {
+	connhook.PublishNow = (*Conn).publishNow
+	connhook.PublishLazy = (*Conn).publishLazy
+	connhook.RequestWithin = (*Conn).requestWithin
+	connhook.ReuseReply = (*Conn).reuseReply
+	connhook.SubscribeAlloc = (*Conn).subscribeAlloc
+	connhook.SubscribeInline = (*Conn).subscribeInline
+	connhook.SetInlineReads = (*Subscription).setInlineReads
+	connhook.BorrowBatches = (*Subscription).borrowBatches
+	connhook.NextBatch = (*Subscription).nextBatch
+	connhook.StdSocketIO = stdSocketIO
+	connhook.LazyDelay = lazyDelay
+}

@@ -1,0 +1,71 @@
+// Package connx is the machinery of package conn that natsio's own layers
+// (jsapi, pull, pubwin, kv, extra, micro) and its tests and benchmarks
+// use, and that is not part of conn's public API: writes made at once by
+// the caller or left for a later write, requests with a layer's own
+// default timeout, reply-subject reuse, caller-provided message memory,
+// reads of the socket by a batch consumer, lent batches and inline
+// handlers.
+//
+// Each function here is conn's own unexported method, reached through
+// internal/connhook; the doc comment of that method in conn states its
+// contract.
+package connx
+
+import (
+	"context"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connhook"
+	"github.com/natsio/natsio/proto"
+)
+
+var (
+	// PublishNow publishes a message without headers that someone waits
+	// on: when no write is in progress the calling goroutine writes it at
+	// once instead of waking the connection's flusher. Not for loops of
+	// publishes.
+	PublishNow = connhook.PublishNow.(func(nc *conn.Conn, subject, reply string, data []byte) error)
+
+	// PublishLazy publishes a small fire-and-forget message (an
+	// acknowledgement) with the connection's next write, or within
+	// LazyDelay at the latest.
+	PublishLazy = connhook.PublishLazy.(func(nc *conn.Conn, subject string, data []byte) error)
+
+	// RequestWithin is RequestMsg where within, if positive, replaces the
+	// connection's default request timeout for a ctx without deadline.
+	RequestWithin = connhook.RequestWithin.(func(nc *conn.Conn, ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*conn.Msg, error))
+
+	// ReuseReply lets the reply subject of the request answered by m serve
+	// a later request: only where the protocol guarantees a single reply.
+	ReuseReply = connhook.ReuseReply.(func(nc *conn.Conn, m *conn.Msg))
+
+	// SubscribeAlloc subscribes with the memory of each delivered Msg
+	// provided by alloc, called on whichever goroutine reads the
+	// connection.
+	SubscribeAlloc = connhook.SubscribeAlloc.(func(nc *conn.Conn, subject string, alloc func() *conn.Msg) (*conn.Subscription, error))
+
+	// SubscribeInline calls f on the goroutine that reads the connection,
+	// with views of the read buffer valid until f returns; f must not
+	// block.
+	SubscribeInline = connhook.SubscribeInline.(func(nc *conn.Conn, subject string, f func(*conn.Msg)) (*conn.Subscription, error))
+
+	// SetInlineReads makes NextBatch read the socket itself when the queue
+	// is empty and nobody else reads.
+	SetInlineReads = connhook.SetInlineReads.(func(s *conn.Subscription, on bool))
+
+	// BorrowBatches makes NextBatch lend what its caller read itself,
+	// valid until the next NextBatch call; shell supplies the Msgs.
+	BorrowBatches = connhook.BorrowBatches.(func(s *conn.Subscription, shell func(reuse *conn.Msg) *conn.Msg))
+
+	// NextBatch waits for at least one queued message and returns every
+	// queued one, in a slice the caller owns until its next call.
+	NextBatch = connhook.NextBatch.(func(s *conn.Subscription, ctx context.Context, buf []*conn.Msg) ([]*conn.Msg, error))
+
+	// StdSocketIO makes the connection use net.TCPConn's own socket calls
+	// instead of the direct path on Linux.
+	StdSocketIO = connhook.StdSocketIO.(func() conn.Option)
+)
+
+// LazyDelay is the longest a PublishLazy message waits for a write.
+var LazyDelay = connhook.LazyDelay.(time.Duration)
