@@ -192,7 +192,8 @@ func (w *p1w) run(stop, abandon <-chan struct{}) {
 			w.st.attempts.Add(1)
 			start := time.Now()
 			ctx, end := ph.wd.ctx(context.Background(), "P1 js.Publish", cfg.p1Timeout)
-			err := w.js.PublishTo(ctx, &ack, subjP1, w.data, jsapi.MsgID(id))
+			var err error
+			ack, err = w.js.Publish(ctx, subjP1, w.data, jsapi.MsgID(id))
 			end()
 			took := time.Since(start)
 			if err == nil {

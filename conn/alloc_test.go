@@ -4,10 +4,10 @@ package conn_test
 
 import (
 	"context"
-	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/proto"
 )

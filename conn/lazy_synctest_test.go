@@ -1,12 +1,12 @@
 package conn_test
 
 import (
-	"github.com/natsio/natsio/internal/connx"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )

@@ -3,11 +3,11 @@ package conn_test
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/testserver"
 )
 

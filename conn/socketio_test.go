@@ -2,13 +2,13 @@ package conn_test
 
 import (
 	"context"
-	"github.com/natsio/natsio/internal/connx"
 	"net"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/testserver"
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -293,7 +294,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 			return nil, nil
 		}
 		var ack jsapi.PubAck
-		if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
+		if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
 			return nil, p.fail(batchErr(p.id, seq, err))
 		}
 		return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: unexpected PubAck", ErrInvalidResponse, p.id, seq))
@@ -303,7 +304,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		return nil, fmt.Errorf("extra: atomic batch %s commit: %w", p.id, jsapi.ErrNoStreamResponse)
 	}
 	var ack jsapi.PubAck
-	if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
+	if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
 		return nil, batchErr(p.id, seq, err)
 	}
 	stored := seq
@@ -368,7 +369,7 @@ func buildAtomic(dst *proto.Header, seq int, subject string, h *proto.Header, op
 		}
 	}
 	if len(opts) > 0 {
-		if err := jsapi.ApplyPubOpts(dst, opts); err != nil {
+		if err := jsx.ApplyPubOpts(dst, opts); err != nil {
 			return "", err
 		}
 		dst.Del(HeaderBatchID)

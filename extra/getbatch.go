@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"iter"
 	"strconv"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"

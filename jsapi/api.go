@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"strings"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 )
 
 // maxNameLen is the longest stream or consumer name the server accepts.

@@ -95,7 +95,7 @@ func TestPublishTooManyRequestsExhausted(t *testing.T) {
 	})))
 	js := newJS(t, connect(t, fs.URL()))
 	ack, err := js.Publish(ctxT(t), "orders.1", []byte("x"), jsapi.RetryOnNoResponders(retries, time.Millisecond))
-	if !errors.Is(err, jsapi.ErrTooManyRequests) || ack != nil {
+	if !errors.Is(err, jsapi.ErrTooManyRequests) || ack != (jsapi.PubAck{}) {
 		t.Fatalf("Publish: %+v, %v; want ErrTooManyRequests", ack, err)
 	}
 	if ae, ok := errors.AsType[*jsapi.APIError](err); !ok || ae.Code != 429 || ae.ErrorCode != 10167 {

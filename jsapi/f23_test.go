@@ -70,7 +70,7 @@ func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
 	p.CutAll()
 	p.Stall(faultproxy.Down, false)
 
-	var retry *jsapi.PubAck
+	var retry jsapi.PubAck
 	eventually(t, "the retry to be acknowledged", func() bool {
 		rctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()

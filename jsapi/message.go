@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 )
 
 // Msg is a message delivered by a JetStream consumer. Its fields belong to
@@ -24,14 +24,14 @@ import (
 // Respond publishes to the $JS.ACK subject, which the server reads as an
 // acknowledgement: use the methods above instead).
 type Msg struct {
-	conn.Msg // first: MsgSlab relies on it
+	conn.Msg // first: fromSlab relies on it
 
 	nc    *conn.Conn
 	acked atomic.Bool
-	lazy  bool // acknowledgements go out with PublishLazy (MsgSlab.LazyAcks)
+	lazy  bool // acknowledgements go out with the next write (msgSlab.lazy)
 }
 
-// The embedded conn.Msg must start a Msg (FromSlab).
+// The embedded conn.Msg must start a Msg (fromSlab).
 var _ [0]struct{} = [unsafe.Offsetof(Msg{}.Msg)]struct{}{}
 
 // ErrAlreadyAcked is returned by a second terminal acknowledgement.
@@ -41,52 +41,41 @@ var ErrAlreadyAcked = errors.New("jsapi: message already acknowledged")
 // a message that did not come from a consumer.
 var ErrNotJSMessage = errors.New("jsapi: not a JetStream consumer message")
 
-// NewMsg wraps a message delivered on connection nc for a consumer.
-func NewMsg(nc *conn.Conn, m *conn.Msg) *Msg {
+// newMsg wraps a message delivered on connection nc for a consumer.
+func newMsg(nc *conn.Conn, m *conn.Msg) *Msg {
 	return &Msg{Msg: *m, nc: nc}
 }
 
-// Init fills an existing Msg from m.
-func (jm *Msg) Init(nc *conn.Conn, m *conn.Msg) {
-	jm.Msg, jm.nc, jm.lazy = *m, nc, false
-	jm.acked.Store(false)
-}
-
-// MsgSlab carves Msgs from arrays for the subscriptions of consumers on one
+// msgSlab carves Msgs from arrays for the subscriptions of consumers on one
 // connection, so that a delivered message costs no allocation and no copy
-// of its own: subscribe with connx.SubscribeAlloc(conn, subject, slab.Alloc), and
-// turn each *conn.Msg that subscription delivers into its Msg with
-// FromSlab. Alloc is called by whichever goroutine reads the connection,
-// one call at a time; a MsgSlab is not safe for any other concurrent use.
-type MsgSlab struct {
+// of its own: the subscription is made with its alloc as the connection's
+// message allocator, and each *conn.Msg it delivers turned into its Msg
+// with fromSlab. alloc is called by whichever goroutine reads the
+// connection, one call at a time; a msgSlab is not safe for any other
+// concurrent use.
+type msgSlab struct {
 	nc    *conn.Conn
 	free  []Msg
 	chunk int
-	lazy  bool
-}
-
-// NewMsgSlab returns a MsgSlab for messages received on nc; hint is about
-// how many messages are expected (it sizes the first array; later ones
-// hold 128).
-func NewMsgSlab(nc *conn.Conn, hint int) *MsgSlab {
-	return &MsgSlab{nc: nc, chunk: min(max(hint, 8), slabMsgs)}
+	// lazy: acknowledgements of the messages go out with the connection's
+	// next write (connx.PublishLazy), for a consumer loop that reads the
+	// socket itself and pulls again before the server could run dry, so
+	// that a batch's acknowledgements travel with its next pull instead of
+	// each waking the connection's flusher.
+	lazy bool
 }
 
 const slabMsgs = 128
 
-// LazyAcks makes the acknowledgements of the messages allocated from now on
-// go out with conn.Conn.PublishLazy: with the connection's next write, or
-// within connx.LazyDelay. A consumer loop that reads the socket itself and
-// pulls again before the server could run dry uses it, so that a batch's
-// acknowledgements travel with its next pull instead of each waking the
-// connection's flusher. It returns s.
-func (s *MsgSlab) LazyAcks(on bool) *MsgSlab {
-	s.lazy = on
-	return s
+// newMsgSlab returns a msgSlab for messages received on nc; hint is about
+// how many messages are expected (it sizes the first array; later ones
+// hold 128).
+func newMsgSlab(nc *conn.Conn, hint int, lazy bool) *msgSlab {
+	return &msgSlab{nc: nc, chunk: min(max(hint, 8), slabMsgs), lazy: lazy}
 }
 
-// Alloc returns the conn.Msg embedded in a fresh Msg.
-func (s *MsgSlab) Alloc() *conn.Msg {
+// alloc returns the conn.Msg embedded in a fresh Msg.
+func (s *msgSlab) alloc() *conn.Msg {
 	if len(s.free) == 0 {
 		s.free = make([]Msg, s.chunk)
 		s.chunk = slabMsgs
@@ -97,27 +86,24 @@ func (s *MsgSlab) Alloc() *conn.Msg {
 	return &jm.Msg
 }
 
-// Shell supplies the Msgs of a subscription whose batches are borrowed
-// (conn.Subscription.BorrowBatches on a subscription made with
-// connx.SubscribeAlloc(conn, …, s.Alloc)): given nil it returns a fresh Msg from
-// the slab, given one of an earlier batch it resets that one (no
-// acknowledgement sent yet) for reuse. Like Alloc it is called by whichever
-// goroutine reads the connection.
-func (s *MsgSlab) Shell(reuse *conn.Msg) *conn.Msg {
+// shell supplies the Msgs of a subscription whose batches are lent
+// (connx.BorrowBatches on a subscription allocating from s): given nil it
+// returns a fresh Msg from the slab, given one of an earlier batch it
+// resets that one (no acknowledgement sent yet) for reuse. Like alloc it
+// is called by whichever goroutine reads the connection.
+func (s *msgSlab) shell(reuse *conn.Msg) *conn.Msg {
 	if reuse == nil {
-		return s.Alloc()
+		return s.alloc()
 	}
-	jm := FromSlab(reuse)
+	jm := fromSlab(reuse)
 	jm.nc, jm.lazy = s.nc, s.lazy
 	jm.acked.Store(false)
 	return reuse
 }
 
-// FromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
-// MsgSlab's Alloc — as every message of a subscription made with
-// connx.SubscribeAlloc(conn, …, slab.Alloc) does; for any other m the result is
-// undefined.
-func FromSlab(m *conn.Msg) *Msg {
+// fromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
+// msgSlab's alloc; for any other m the result is undefined.
+func fromSlab(m *conn.Msg) *Msg {
 	return (*Msg)(unsafe.Pointer(m))
 }
 

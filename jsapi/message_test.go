@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestMsgAcks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs = append(msgs, jsapi.NewMsg(nc, cm))
+		msgs = append(msgs, jsx.NewMsg(nc, cm))
 	}
 	md, err := msgs[0].Metadata()
 	if err != nil || md.Stream != "P" || md.Consumer != "C" || md.StreamSeq != 1 || md.NumDelivered != 1 || md.NumPending != 5 {
@@ -85,7 +86,7 @@ func TestMsgAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := jsapi.NewMsg(nc, cm)
+	re := jsx.NewMsg(nc, cm)
 	md, _ = re.Metadata()
 	if md.StreamSeq != 6 || md.NumDelivered != 2 {
 		t.Fatalf("redelivery %+v", md)
@@ -105,20 +106,20 @@ func TestMsgAcks(t *testing.T) {
 	}
 }
 
-// Messages built by a MsgSlab through conn.SubscribeAlloc come back whole
-// with FromSlab: the fields the connection filled, the connection for
+// Messages built by a slab (jsx.NewSlab) through connx.SubscribeAlloc come
+// back whole with jsx.FromSlab: the fields the connection filled, the connection for
 // acknowledgements, and each one distinct memory (nothing is reused). The
 // pull tests cover acknowledging such messages from real consumers.
-func TestMsgSlabSubscribeAlloc(t *testing.T) {
+func TestSlabSubscribeAlloc(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	nc, err := conn.Connect(context.Background(), s.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	slab := jsapi.NewMsgSlab(nc, 3)
+	alloc, _ := jsx.NewSlab(nc, 3, false)
 	allocs := 0
-	sub, err := connx.SubscribeAlloc(nc, "slab.>", func() *conn.Msg { allocs++; return slab.Alloc() })
+	sub, err := connx.SubscribeAlloc(nc, "slab.>", func() *conn.Msg { allocs++; return alloc() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestMsgSlabSubscribeAlloc(t *testing.T) {
 		if err != nil {
 			t.Fatalf("message %d: %v (allocator called %d times)", i, err, allocs)
 		}
-		jm := jsapi.FromSlab(m)
+		jm := jsx.FromSlab(m)
 		if jm.Subject != fmt.Sprintf("slab.%d", i) || jm.Reply != fmt.Sprintf("_INBOX.r.%d", i) ||
 			string(jm.Data) != fmt.Sprintf("m%d", i) || jm.Sub() != sub {
 			t.Fatalf("message %d: %q %q %q", i, jm.Subject, jm.Reply, jm.Data)

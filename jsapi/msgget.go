@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"strconv"
 	"time"
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/proto"
 )

@@ -34,12 +34,12 @@ type pubAckReply struct {
 // from the same stream share one string.
 var internedStream atomic.Pointer[string]
 
-// ParsePubAck decodes a publish reply. An error reply returns its
+// parsePubAck decodes a publish reply. An error reply returns its
 // *APIError; a reply without a stream, or with sequence 0 outside a batch
 // commit, is ErrBadResponse.
 // Common replies are decoded without reflection or allocation beyond the
 // strings they hold.
-func ParsePubAck(data []byte, ack *PubAck) error {
+func parsePubAck(data []byte, ack *PubAck) error {
 	if fastPubAck(data, ack) {
 		return nil
 	}

@@ -7,7 +7,7 @@ func BenchmarkParsePubAck(b *testing.B) {
 	var ack PubAck
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := ParsePubAck(body, &ack); err != nil {
+		if err := parsePubAck(body, &ack); err != nil {
 			b.Fatal(err)
 		}
 	}

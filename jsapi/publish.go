@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"sync"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/proto"
 )
@@ -23,31 +23,22 @@ var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
 // after the retries (see RetryOnNoResponders), or with the context's error
 // (also matching conn.ErrTimeout) — in which case the message may or may
 // not be stored: retry with the same MsgID to be safe.
-func (js *JS) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (*PubAck, error) {
-	ack := new(PubAck)
-	if err := js.PublishTo(ctx, ack, subject, data, opts...); err != nil {
-		return nil, err
-	}
-	return ack, nil
+func (js *JS) Publish(ctx context.Context, subject string, data []byte, opts ...PubOpt) (PubAck, error) {
+	var ack PubAck
+	err := js.publishTo(ctx, &ack, subject, nil, data, opts...)
+	return ack, err
 }
 
-// PublishTo is Publish writing the acknowledgement into ack, for callers
-// that reuse one PubAck.
-func (js *JS) PublishTo(ctx context.Context, ack *PubAck, subject string, data []byte, opts ...PubOpt) error {
-	return js.PublishMsgTo(ctx, ack, subject, nil, data, opts...)
+// PublishMsg is Publish with headers h (nil for none; not modified). The
+// options' headers are added to a copy of h.
+func (js *JS) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...PubOpt) (PubAck, error) {
+	var ack PubAck
+	err := js.publishTo(ctx, &ack, subject, h, data, opts...)
+	return ack, err
 }
 
-// PublishMsg is Publish with user headers h (not modified; may be nil).
-func (js *JS) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...PubOpt) (*PubAck, error) {
-	ack := new(PubAck)
-	if err := js.PublishMsgTo(ctx, ack, subject, h, data, opts...); err != nil {
-		return nil, err
-	}
-	return ack, nil
-}
-
-// PublishMsgTo is PublishMsg writing into ack.
-func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *proto.Header, data []byte, opts ...PubOpt) error {
+// publishTo is PublishMsg writing the acknowledgement into ack.
+func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *proto.Header, data []byte, opts ...PubOpt) error {
 	if ctx == nil {
 		return conn.ErrNilContext
 	}
@@ -83,10 +74,10 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 		if err == nil {
 			if len(m.Data) == 0 && m.Status() == 503 {
 				retry, err = true, ErrNoStreamResponse
-			} else if err = ParsePubAck(m.Data, ack); err != nil && errors.Is(err, ErrTooManyRequests) {
+			} else if err = parsePubAck(m.Data, ack); err != nil && errors.Is(err, ErrTooManyRequests) {
 				retry = true
 			}
-			ReuseAckReply(js.nc, m, err)
+			reuseAckReply(js.nc, m, err)
 		} else if errors.Is(err, conn.ErrNoResponders) {
 			retry, err = true, fmt.Errorf("%w: %w", ErrNoStreamResponse, err)
 		}
@@ -99,14 +90,14 @@ func (js *JS) PublishMsgTo(ctx context.Context, ack *PubAck, subject string, h *
 	}
 }
 
-// ReuseAckReply lets the connection reuse the reply subject of a publish
+// reuseAckReply lets the connection reuse the reply subject of a publish
 // answered by a PubAck or a JetStream error: the stream sends one reply per
 // message, so none can follow. Anything else (a status, a body that is not
 // JetStream's) leaves the subject retired.
 //
-// parseErr is what ParsePubAck returned for m. Layers that publish through
+// parseErr is what parsePubAck returned for m. Layers that publish through
 // the connection themselves (kv) call it too.
-func ReuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
+func reuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
 	if parseErr == nil {
 		connx.ReuseReply(nc, m)
 	} else if _, ok := errors.AsType[*APIError](parseErr); ok {

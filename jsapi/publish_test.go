@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
@@ -165,7 +166,7 @@ func TestPublishNoStream(t *testing.T) {
 
 func TestPublishCounter(t *testing.T) {
 	js, _, ctx := pubEnv(t, `,"allow_msg_counter":true`)
-	var ack *jsapi.PubAck
+	var ack jsapi.PubAck
 	var err error
 	for _, d := range []int64{5, 10, -3} {
 		if ack, err = js.Publish(ctx, "p.count", nil, jsapi.Incr(d)); err != nil {
@@ -224,7 +225,7 @@ func TestParsePubAck(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got jsapi.PubAck
-		err := jsapi.ParsePubAck([]byte(c.in), &got)
+		err := jsx.ParsePubAck([]byte(c.in), &got)
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
 				t.Errorf("%s: got %v, want %v", c.in, err, c.err)

@@ -283,9 +283,10 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 	return ps, nil
 }
 
-// ApplyPubOpts validates opts and adds their headers to h, for publishers
-// built on this package (pubwin). Retry options are ignored.
-func ApplyPubOpts(h *proto.Header, opts []PubOpt) error {
+// applyPubOptHeaders validates opts and adds their headers to h, for
+// publishers built on this package (pubwin, kv, extra). Retry options are
+// ignored.
+func applyPubOptHeaders(h *proto.Header, opts []PubOpt) error {
 	_, err := applyPubOpts(h, opts)
 	return err
 }

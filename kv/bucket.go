@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
 	"strconv"
 	"strings"
 	"sync"
@@ -345,18 +346,18 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...
 	if len(opts) > 0 {
 		h = headers.Get().(*proto.Header)
 		defer func() { h.Reset(); headers.Put(h) }()
-		if err := jsapi.ApplyPubOpts(h, opts); err != nil {
+		if err := jsx.ApplyPubOpts(h, opts); err != nil {
 			return 0, err
 		}
 	}
 	var ack jsapi.PubAck
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
-		err = jsapi.ParsePubAck(m.Data, &ack)
-		jsapi.ReuseAckReply(b.nc, m, err)
+		err = jsx.ParsePubAck(m.Data, &ack)
+		jsx.ReuseAckReply(b.nc, m, err)
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
-		err = b.js.PublishTo(ctx, &ack, view(subj), value, opts...)
+		ack, err = b.js.Publish(ctx, view(subj), value, opts...)
 	}
 	if err != nil {
 		if errors.Is(err, jsapi.ErrNoStreamResponse) {

@@ -3,13 +3,13 @@ package kv_test
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
 	"iter"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/kv"

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/internal/testserver"
-	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -14,11 +13,10 @@ func BenchmarkSyncPublish128(b *testing.B) {
 	s := testserver.StartProcess(b, true)
 	js, _, ctx := setup(b, s.URL(), "")
 	data := make([]byte, 128)
-	var ack jsapi.PubAck
 	b.ReportAllocs()
 	b.SetBytes(128)
 	for b.Loop() {
-		if err := js.PublishTo(ctx, &ack, "w.a", data); err != nil {
+		if _, err := js.Publish(ctx, "w.a", data); err != nil {
 			b.Fatal(err)
 		}
 	}

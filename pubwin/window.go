@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
 	"strconv"
 	"sync"
 	"time"
@@ -254,7 +255,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 				ph.Add(k, v)
 			}
 		}
-		if err := jsapi.ApplyPubOpts(ph, opts); err != nil {
+		if err := jsx.ApplyPubOpts(ph, opts); err != nil {
 			return nil, err
 		}
 		hdr = ph
@@ -348,7 +349,7 @@ func (w *Window) onAck(m *conn.Msg) {
 	if len(m.Data) == 0 && m.Status() == 503 {
 		err = jsapi.ErrNoStreamResponse
 	} else {
-		err = jsapi.ParsePubAck(m.Data, &ack)
+		err = jsx.ParsePubAck(m.Data, &ack)
 	}
 	if err != nil && w.retryLater(tok, err) {
 		return // still pending, sent again after the wait

@@ -3,10 +3,10 @@ package pull_test
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pubwin"
 )

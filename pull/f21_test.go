@@ -3,12 +3,12 @@ package pull_test
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )

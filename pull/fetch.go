@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
 	"sync/atomic"
 	"time"
 
@@ -123,7 +124,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				return out, serr
 			}
 			c.notePin(s.group, m)
-			out = append(out, jsapi.FromSlab(m))
+			out = append(out, jsx.FromSlab(m))
 			if len(out) == n {
 				// The whole batch: without MaxBytes the server ends the
 				// pull silently.

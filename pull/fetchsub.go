@@ -2,10 +2,10 @@ package pull
 
 import (
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/jsapi"
 )
 
 // Fetch subscriptions.
@@ -34,7 +34,7 @@ import (
 // for one message, as Next asks, the six allocations of registering the
 // inline read with the context were not worth it), and every Fetch writes
 // its pull itself (conn.PublishRequestNow). The acknowledgements of the messages it
-// returns wait for the next write (jsapi.MsgSlab.LazyAcks): in a loop they
+// returns wait for the next write (jsx.NewSlab with lazy): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;
 // outside a loop they go within connx.LazyDelay. Measured on 2 cores with
@@ -55,7 +55,7 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 	c.mu.Unlock()
 	if sub == nil || !sub.IsValid() {
 		var err error
-		sub, err = connx.SubscribeAlloc(c.nc, c.nc.NewInbox(), jsapi.NewMsgSlab(c.nc, n+1).LazyAcks(true).Alloc)
+		sub, err = connx.SubscribeAlloc(c.nc, c.nc.NewInbox(), slabAlloc(c.nc, n+1))
 		if err != nil {
 			return nil, err
 		}
@@ -98,4 +98,11 @@ func (c *Consumer) expireFetchSub() {
 	if sub != nil {
 		_ = sub.Unsubscribe()
 	}
+}
+
+// slabAlloc returns the allocator of a slab of jsapi.Msgs whose
+// acknowledgements go out with the connection's next write.
+func slabAlloc(nc *conn.Conn, hint int) func() *conn.Msg {
+	alloc, _ := jsx.NewSlab(nc, hint, true)
+	return alloc
 }

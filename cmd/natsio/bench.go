@@ -722,10 +722,9 @@ func (a *app) runJSBench(c *cobra.Command, subject string, f *benchFlags) error 
 		lat := make([]time.Duration, 0, counts[i])
 		t0 := time.Now()
 		if f.async == 0 {
-			var ack jsapi.PubAck
 			for j := 0; j < counts[i]; j++ {
 				s := time.Now()
-				if err := pjs.PublishTo(ctx, &ack, subject, payload); err != nil {
+				if _, err := pjs.Publish(ctx, subject, payload); err != nil {
 					return err
 				}
 				lat = append(lat, time.Since(s))

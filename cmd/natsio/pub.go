@@ -165,7 +165,7 @@ func (a *app) runPub(c *cobra.Command, args []string, f *pubFlags) error {
 			if err != nil {
 				return err
 			}
-			res.Acks = append(res.Acks, ack)
+			res.Acks = append(res.Acks, &ack)
 			if !a.json && !f.quiet {
 				dup := ""
 				if ack.Duplicate {

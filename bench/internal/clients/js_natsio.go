@@ -62,8 +62,7 @@ type natsioJSPubSync struct {
 	seq     uint64 // last sequence acknowledged
 }
 
-// NewJSPublishSync implements JSSyncPublisher: jsapi.JS.PublishTo with one
-// reused PubAck.
+// NewJSPublishSync implements JSSyncPublisher: jsapi.JS.Publish.
 func (Natsio) NewJSPublishSync(ctx context.Context, cfg Config) (LatencyRunner, error) {
 	c, err := natsioJSConnect(ctx, cfg, "bench-jspub")
 	if err != nil {
@@ -79,7 +78,8 @@ func (p *natsioJSPubSync) Run(lat []time.Duration) error {
 	ctx := context.Background()
 	for i := range lat {
 		t0 := time.Now()
-		if err := p.js.PublishTo(ctx, &p.ack, p.subject, p.data); err != nil {
+		var err error
+		if p.ack, err = p.js.Publish(ctx, p.subject, p.data); err != nil {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
 		lat[i] = time.Since(t0)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 )
 
 // Natsio runs the scenarios with this repository's client.

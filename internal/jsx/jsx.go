@@ -1,0 +1,47 @@
+// Package jsx is the machinery of package jsapi that natsio's own layers
+// (pull, pubwin, kv, extra) and its tests use, and that is not part of
+// jsapi's public API: message memory carved from slabs, wrapping a
+// delivered message as a JetStream message, reply-subject reuse after a
+// publish acknowledgement, and publish options applied and
+// acknowledgements parsed by publishers built on jsapi.
+//
+// Each function here is jsapi's own unexported function, reached through
+// internal/jshook; its doc comment in jsapi states its contract.
+package jsx
+
+import (
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jshook"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
+)
+
+var (
+	// NewSlab returns the message allocator and the lent-batch shell
+	// supplier of a slab of jsapi.Msgs for consumer subscriptions on nc
+	// (connx.SubscribeAlloc and connx.BorrowBatches); hint sizes the first
+	// array. With lazy, acknowledgements go out with the connection's
+	// next write.
+	NewSlab = jshook.NewSlab.(func(nc *conn.Conn, hint int, lazy bool) (alloc func() *conn.Msg, shell func(reuse *conn.Msg) *conn.Msg))
+
+	// FromSlab returns the jsapi.Msg whose embedded conn.Msg is m, which
+	// must come from a NewSlab allocator.
+	FromSlab = jshook.FromSlab.(func(m *conn.Msg) *jsapi.Msg)
+
+	// NewMsg wraps a message delivered on nc for a consumer (a copy of m's
+	// fields in a new jsapi.Msg).
+	NewMsg = jshook.NewMsg.(func(nc *conn.Conn, m *conn.Msg) *jsapi.Msg)
+
+	// ReuseAckReply lets nc reuse the reply subject of a publish answered
+	// by m with a PubAck or a JetStream error; parseErr is ParsePubAck's
+	// result for m.
+	ReuseAckReply = jshook.ReuseAckReply.(func(nc *conn.Conn, m *conn.Msg, parseErr error))
+
+	// ApplyPubOpts validates opts and adds their headers to h. Retry
+	// options are ignored.
+	ApplyPubOpts = jshook.ApplyPubOpts.(func(h *proto.Header, opts []jsapi.PubOpt) error)
+
+	// ParsePubAck decodes a publish reply: an error reply returns its
+	// *jsapi.APIError.
+	ParsePubAck = jshook.ParsePubAck.(func(data []byte, ack *jsapi.PubAck) error)
+)
