@@ -87,7 +87,7 @@ type BatchPublisher struct {
 // It does not contact the server; options are validated at once.
 func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (*BatchPublisher, error) {
 	if js == nil {
-		return nil, fmt.Errorf("%w: nil JetStream", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
 	}
 	set, err := atomicOptions(opts)
 	if err != nil {

@@ -186,7 +186,7 @@ func TestAtomicDuplicateMsgID(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := b.Add(ctx, "dup.b", []byte("2"), jsapi.MsgID("m-1"))
-	if !errors.Is(err, jsapi.ErrAtomicDuplicateMsgID) || !errors.Is(err, extra.ErrInvalidOption) {
+	if !errors.Is(err, jsapi.ErrAtomicDuplicateMsgID) || !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 	if b.IsClosed() || b.Size() != 1 {
@@ -271,11 +271,11 @@ func TestAtomicLimitsAndValidation(t *testing.T) {
 	if _, err := extra.NewBatchPublisher(js, extra.BatchID(strings.Repeat("x", 65))); !errors.Is(err, jsapi.ErrAtomicInvalidBatchID) {
 		t.Fatalf("long batch id: %v", err)
 	}
-	if _, err := extra.NewBatchPublisher(js, extra.BatchID("a b")); !errors.Is(err, extra.ErrInvalidOption) {
+	if _, err := extra.NewBatchPublisher(js, extra.BatchID("a b")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("batch id with a space: %v", err)
 	}
 	for _, o := range []extra.BatchOpt{extra.AckEvery(-1), extra.AckTimeout(0), extra.Flow(10), extra.Gap(extra.GapOK)} {
-		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, extra.ErrInvalidOption) {
+		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}
 	}

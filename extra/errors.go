@@ -19,10 +19,6 @@ import (
 // jsapi.ErrBatchInvalidID, jsapi.ErrBatchUnknownID,
 // jsapi.ErrBatchTooManyInflight for fast batches.
 var (
-	// ErrInvalidOption: an option, argument or message was rejected before
-	// anything was sent. It is the same value as jsapi.ErrInvalidOption.
-	ErrInvalidOption = jsapi.ErrInvalidOption
-
 	// ErrBatchClosed: the publisher was committed, closed, discarded,
 	// aborted, or failed earlier.
 	ErrBatchClosed = errors.New("extra: batch publisher closed")
@@ -191,9 +187,9 @@ func (e *matchErr) Is(t error) bool {
 
 // Local validation failures that mirror a server error code.
 var (
-	errInvalidBatchID    = &matchErr{"extra: invalid batch ID", []error{ErrInvalidOption, jsapi.ErrAtomicInvalidBatchID}}
+	errInvalidBatchID    = &matchErr{"extra: invalid batch ID", []error{conn.ErrInvalidOption, jsapi.ErrAtomicInvalidBatchID}}
 	errTooLarge          = &matchErr{"extra: atomic batch too large", []error{ErrBatchTooLarge, jsapi.ErrAtomicTooLarge}}
-	errDuplicateMsgID    = &matchErr{"extra: duplicate message ID in atomic batch", []error{ErrInvalidOption, jsapi.ErrAtomicDuplicateMsgID}}
-	errUnsupportedHeader = &matchErr{"extra: header not supported in atomic batch", []error{ErrInvalidOption, jsapi.ErrAtomicUnsupportedHeader}}
-	errTooManySubjects   = &matchErr{"extra: too many subjects", []error{ErrInvalidOption, ErrTooManyResults}}
+	errDuplicateMsgID    = &matchErr{"extra: duplicate message ID in atomic batch", []error{conn.ErrInvalidOption, jsapi.ErrAtomicDuplicateMsgID}}
+	errUnsupportedHeader = &matchErr{"extra: header not supported in atomic batch", []error{conn.ErrInvalidOption, jsapi.ErrAtomicUnsupportedHeader}}
+	errTooManySubjects   = &matchErr{"extra: too many subjects", []error{conn.ErrInvalidOption, ErrTooManyResults}}
 )

@@ -98,7 +98,7 @@ var cancelledCtx = func() context.Context {
 // js. It does not contact the server; options are validated at once.
 func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (*FastPublisher, error) {
 	if js == nil {
-		return nil, fmt.Errorf("%w: nil JetStream", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
 	}
 	set, err := fastOptions(opts)
 	if err != nil {

@@ -347,11 +347,11 @@ func TestFastErrors(t *testing.T) {
 	for _, o := range []extra.BatchOpt{extra.Flow(0), extra.Flow(65536), extra.MaxOutstandingAcks(0), extra.MaxOutstandingAcks(4),
 		extra.AckTimeout(-1), extra.PingInterval(0), extra.AckEvery(2), extra.AckFirst(false), extra.BatchID("x"),
 		extra.OnError(func(error) {}), extra.Gap(7)} {
-		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, extra.ErrInvalidOption) {
+		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}
 	}
-	if _, err := extra.NewFastPublisher(js, extra.AckTimeout(time.Second), extra.PingInterval(2*time.Second)); !errors.Is(err, extra.ErrInvalidOption) {
+	if _, err := extra.NewFastPublisher(js, extra.AckTimeout(time.Second), extra.PingInterval(2*time.Second)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("ping interval above ack timeout: %v", err)
 	}
 
@@ -399,7 +399,7 @@ func TestFastErrors(t *testing.T) {
 	if _, err := p.Add(ctx, "tm.*", nil); !errors.Is(err, conn.ErrBadSubject) {
 		t.Fatalf("wildcard subject: %v", err)
 	}
-	if _, err := p.Add(ctx, "tm.a", nil, jsapi.TTL(time.Millisecond)); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := p.Add(ctx, "tm.a", nil, jsapi.TTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("bad option: %v", err)
 	}
 	if _, err := p.Add(ctx, "tm.a", make([]byte, 2<<20)); !errors.Is(err, conn.ErrMaxPayload) || !errors.Is(err, extra.ErrPublishFailed) {

@@ -50,7 +50,7 @@ type StoredMsg struct {
 // when nothing matched, a *StatusError for another status (503: no such
 // stream, or no direct get), ErrBatchUnsupported from a server before
 // 2.11, ErrInvalidResponse, or the context's error. Invalid arguments are
-// yielded as ErrInvalidOption before anything is sent. Without a deadline
+// yielded as conn.ErrInvalidOption before anything is sent. Without a deadline
 // on ctx, each message must arrive within jsapi.DefaultTimeout.
 // Breaking out of the loop, or cancelling ctx, ends the iteration at once
 // and removes the reply subscription.
@@ -100,10 +100,10 @@ type getRequest struct {
 
 func (r *getRequest) common() error {
 	if r.js == nil {
-		return fmt.Errorf("%w: nil JetStream", ErrInvalidOption)
+		return fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
 	}
 	if err := jsapi.ValidateName(r.stream); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		return fmt.Errorf("%w: %w", conn.ErrInvalidOption, err)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
 		return err
 	}
 	if batch < 1 {
-		return fmt.Errorf("%w: batch %d", ErrInvalidOption, batch)
+		return fmt.Errorf("%w: batch %d", conn.ErrInvalidOption, batch)
 	}
 	var (
 		seq      uint64
@@ -127,30 +127,30 @@ func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
 		switch o.kind {
 		case getStartSeq:
 			if o.n == 0 {
-				return fmt.Errorf("%w: StartSeq 0", ErrInvalidOption)
+				return fmt.Errorf("%w: StartSeq 0", conn.ErrInvalidOption)
 			}
 			seq = o.n
 		case getStartTime:
 			if o.t.IsZero() {
-				return fmt.Errorf("%w: zero StartTime", ErrInvalidOption)
+				return fmt.Errorf("%w: zero StartTime", conn.ErrInvalidOption)
 			}
 			start, hasStart = o.t, true
 		case getNextBySubject:
 			if err := proto.ValidateSubscribeSubject(o.s); err != nil {
-				return fmt.Errorf("%w: NextBySubject %q", ErrInvalidOption, o.s)
+				return fmt.Errorf("%w: NextBySubject %q", conn.ErrInvalidOption, o.s)
 			}
 			subject = o.s
 		case getMaxBytes:
 			if o.i < 1 {
-				return fmt.Errorf("%w: MaxBytes %d", ErrInvalidOption, o.i)
+				return fmt.Errorf("%w: MaxBytes %d", conn.ErrInvalidOption, o.i)
 			}
 			maxBytes = o.i
 		default:
-			return fmt.Errorf("%w: option does not apply to GetBatch", ErrInvalidOption)
+			return fmt.Errorf("%w: option does not apply to GetBatch", conn.ErrInvalidOption)
 		}
 	}
 	if seq > 0 && hasStart {
-		return fmt.Errorf("%w: StartSeq and StartTime are mutually exclusive", ErrInvalidOption)
+		return fmt.Errorf("%w: StartSeq and StartTime are mutually exclusive", conn.ErrInvalidOption)
 	}
 	if seq == 0 && !hasStart {
 		seq = 1 // the server needs an explicit start
@@ -199,35 +199,35 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 		switch o.kind {
 		case getMaxMsgs:
 			if o.i < 1 {
-				return fmt.Errorf("%w: MaxMsgs %d", ErrInvalidOption, o.i)
+				return fmt.Errorf("%w: MaxMsgs %d", conn.ErrInvalidOption, o.i)
 			}
 			limit = o.i
 		case getMaxBytes:
 			if o.i < 1 {
-				return fmt.Errorf("%w: MaxBytes %d", ErrInvalidOption, o.i)
+				return fmt.Errorf("%w: MaxBytes %d", conn.ErrInvalidOption, o.i)
 			}
 			maxBytes = o.i
 		case getUpToSeq:
 			if o.n == 0 {
-				return fmt.Errorf("%w: UpToSeq 0", ErrInvalidOption)
+				return fmt.Errorf("%w: UpToSeq 0", conn.ErrInvalidOption)
 			}
 			upToSeq = o.n
 		case getUpToTime:
 			if o.t.IsZero() {
-				return fmt.Errorf("%w: zero UpToTime", ErrInvalidOption)
+				return fmt.Errorf("%w: zero UpToTime", conn.ErrInvalidOption)
 			}
 			upTo, hasTime = o.t, true
 		default:
-			return fmt.Errorf("%w: option does not apply to GetLastMsgsFor", ErrInvalidOption)
+			return fmt.Errorf("%w: option does not apply to GetLastMsgsFor", conn.ErrInvalidOption)
 		}
 	}
 	if upToSeq > 0 && hasTime {
-		return fmt.Errorf("%w: UpToSeq and UpToTime are mutually exclusive", ErrInvalidOption)
+		return fmt.Errorf("%w: UpToSeq and UpToTime are mutually exclusive", conn.ErrInvalidOption)
 	}
 	n := 32
 	for _, s := range subjects {
 		if err := proto.ValidateSubscribeSubject(s); err != nil {
-			return fmt.Errorf("%w: subject %q", ErrInvalidOption, s)
+			return fmt.Errorf("%w: subject %q", conn.ErrInvalidOption, s)
 		}
 		n += len(s) + 3
 	}

@@ -180,7 +180,7 @@ func TestGetBatchErrors(t *testing.T) {
 		"bad last subj":   extra.GetLastMsgsFor(ctx, js, "G", []string{"g. a"}),
 	}
 	for name, it := range invalid {
-		if _, err := collect(t, it); !errors.Is(err, extra.ErrInvalidOption) {
+		if _, err := collect(t, it); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -294,7 +294,7 @@ func TestGetLastMsgsForLimit(t *testing.T) {
 	}
 	// More than 1024 subjects named: refused before any request.
 	_, err = collect(t, extra.GetLastMsgsFor(ctx, js, "L", append(subjects, "l.x")))
-	if !errors.Is(err, extra.ErrTooManyResults) || !errors.Is(err, extra.ErrInvalidOption) || errors.As(err, &se) {
+	if !errors.Is(err, extra.ErrTooManyResults) || !errors.Is(err, conn.ErrInvalidOption) || errors.As(err, &se) {
 		t.Fatalf("1025 subjects named: %v", err)
 	}
 }

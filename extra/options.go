@@ -3,8 +3,10 @@ package extra
 import (
 	"context"
 	"fmt"
-	"github.com/natsio/natsio/internal/pause"
 	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/pause"
 )
 
 // Limits and defaults.
@@ -73,7 +75,7 @@ const (
 
 // BatchOpt configures an atomic BatchPublisher (and PublishBatch) or a
 // FastPublisher. Options are plain values; one that does not apply to the
-// publisher it is given to is rejected with ErrInvalidOption.
+// publisher it is given to is rejected with conn.ErrInvalidOption.
 type BatchOpt struct {
 	kind optKind
 	n    int
@@ -149,7 +151,7 @@ type startRetry struct {
 
 func (r *startRetry) set(o BatchOpt) error {
 	if o.n < 0 || (o.n > 0 && o.d <= 0) {
-		return fmt.Errorf("%w: RetryStart(%d, %v)", ErrInvalidOption, o.n, o.d)
+		return fmt.Errorf("%w: RetryStart(%d, %v)", conn.ErrInvalidOption, o.n, o.d)
 	}
 	r.attempts, r.wait = o.n, o.d
 	return nil
@@ -183,12 +185,12 @@ func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
 			s.ackFirst = o.n == 1
 		case optAckEvery:
 			if o.n < 0 {
-				return s, fmt.Errorf("%w: AckEvery %d", ErrInvalidOption, o.n)
+				return s, fmt.Errorf("%w: AckEvery %d", conn.ErrInvalidOption, o.n)
 			}
 			s.ackEvery = o.n
 		case optAckTimeout:
 			if o.d <= 0 {
-				return s, fmt.Errorf("%w: AckTimeout %v", ErrInvalidOption, o.d)
+				return s, fmt.Errorf("%w: AckTimeout %v", conn.ErrInvalidOption, o.d)
 			}
 			s.timeout = o.d
 		case optBatchID:
@@ -197,7 +199,7 @@ func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
 			}
 			s.id = o.s
 		default:
-			return s, fmt.Errorf("%w: option does not apply to an atomic batch", ErrInvalidOption)
+			return s, fmt.Errorf("%w: option does not apply to an atomic batch", conn.ErrInvalidOption)
 		}
 	}
 	return s, nil
@@ -226,43 +228,43 @@ func fastOptions(opts []BatchOpt) (fastSettings, error) {
 			}
 		case optFlow:
 			if o.n < 1 || o.n > MaxFlow {
-				return s, fmt.Errorf("%w: Flow %d (1..%d)", ErrInvalidOption, o.n, MaxFlow)
+				return s, fmt.Errorf("%w: Flow %d (1..%d)", conn.ErrInvalidOption, o.n, MaxFlow)
 			}
 			s.flow = o.n
 		case optMaxOutstanding:
 			if o.n < 1 || o.n > 3 {
-				return s, fmt.Errorf("%w: MaxOutstandingAcks %d (1..3)", ErrInvalidOption, o.n)
+				return s, fmt.Errorf("%w: MaxOutstandingAcks %d (1..3)", conn.ErrInvalidOption, o.n)
 			}
 			s.maxOut = o.n
 		case optAckTimeout:
 			if o.d <= 0 {
-				return s, fmt.Errorf("%w: AckTimeout %v", ErrInvalidOption, o.d)
+				return s, fmt.Errorf("%w: AckTimeout %v", conn.ErrInvalidOption, o.d)
 			}
 			s.timeout = o.d
 		case optPingInterval:
 			if o.d <= 0 {
-				return s, fmt.Errorf("%w: PingInterval %v", ErrInvalidOption, o.d)
+				return s, fmt.Errorf("%w: PingInterval %v", conn.ErrInvalidOption, o.d)
 			}
 			s.ping, s.pingSet = o.d, true
 		case optGapMode:
 			if o.n != int(GapFail) && o.n != int(GapOK) {
-				return s, fmt.Errorf("%w: gap mode %d", ErrInvalidOption, o.n)
+				return s, fmt.Errorf("%w: gap mode %d", conn.ErrInvalidOption, o.n)
 			}
 			s.gap = GapMode(o.n)
 		case optOnError:
 			s.onError = o.f
 		default:
-			return s, fmt.Errorf("%w: option does not apply to a fast batch", ErrInvalidOption)
+			return s, fmt.Errorf("%w: option does not apply to a fast batch", conn.ErrInvalidOption)
 		}
 	}
 	if !s.pingSet && s.ping > s.timeout {
 		s.ping = s.timeout / 2
 	}
 	if s.ping > s.timeout {
-		return s, fmt.Errorf("%w: PingInterval %v exceeds AckTimeout %v", ErrInvalidOption, s.ping, s.timeout)
+		return s, fmt.Errorf("%w: PingInterval %v exceeds AckTimeout %v", conn.ErrInvalidOption, s.ping, s.timeout)
 	}
 	if s.onError != nil && s.gap != GapOK {
-		return s, fmt.Errorf("%w: OnError needs Gap(GapOK)", ErrInvalidOption)
+		return s, fmt.Errorf("%w: OnError needs Gap(GapOK)", conn.ErrInvalidOption)
 	}
 	return s, nil
 }
@@ -294,7 +296,7 @@ const (
 
 // GetOpt narrows GetBatch or GetLastMsgsFor. Options are plain values;
 // one that does not apply to the call, or contradicts another, is
-// rejected with ErrInvalidOption before any request.
+// rejected with conn.ErrInvalidOption before any request.
 type GetOpt struct {
 	kind getKind
 	n    uint64

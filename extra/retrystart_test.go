@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/jsapi"
 )
@@ -128,10 +130,10 @@ func TestRetryStartGivesUp(t *testing.T) {
 	}
 
 	for _, o := range []extra.BatchOpt{extra.RetryStart(-1, time.Second), extra.RetryStart(1, 0)} {
-		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, extra.ErrInvalidOption) {
+		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("fast %+v: %v", o, err)
 		}
-		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, extra.ErrInvalidOption) {
+		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("atomic %+v: %v", o, err)
 		}
 	}

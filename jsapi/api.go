@@ -39,7 +39,7 @@ func (js *JS) request(ctx context.Context, subject string, req, resp any) error 
 	if req != nil {
 		var err error
 		if body, err = json.Marshal(req); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidOption, err)
+			return fmt.Errorf("%w: %v", conn.ErrInvalidOption, err)
 		}
 	}
 	m, err := js.rawRequest(ctx, js.prefix+subject, body)

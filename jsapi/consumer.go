@@ -6,6 +6,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -27,7 +28,7 @@ type createConsumerRequest struct {
 // Durable, else "" (the server picks one).
 func consumerName(cfg *ConsumerConfig) (string, error) {
 	if cfg.Name != "" && cfg.Durable != "" && cfg.Name != cfg.Durable {
-		return "", fmt.Errorf("%w: consumer name %q and durable name %q differ", ErrInvalidOption, cfg.Name, cfg.Durable)
+		return "", fmt.Errorf("%w: consumer name %q and durable name %q differ", conn.ErrInvalidOption, cfg.Name, cfg.Durable)
 	}
 	name := cfg.Name
 	if name == "" {
@@ -57,7 +58,7 @@ func (js *JS) upsertConsumer(ctx context.Context, stream string, cfg ConsumerCon
 	subject := "CONSUMER.CREATE." + stream
 	if name == "" {
 		if action == actionUpdate {
-			return nil, fmt.Errorf("%w: updating a consumer needs its name", ErrInvalidOption)
+			return nil, fmt.Errorf("%w: updating a consumer needs its name", conn.ErrInvalidOption)
 		}
 	} else {
 		subject += "." + name
@@ -85,7 +86,7 @@ func (js *JS) CreateConsumer(ctx context.Context, stream string, cfg ConsumerCon
 
 // UpdateConsumer changes the configuration of an existing consumer. It
 // fails with ErrConsumerDoesNotExist when there is none, with
-// ErrInvalidOption when cfg names no consumer, and with the server's error
+// conn.ErrInvalidOption when cfg names no consumer, and with the server's error
 // for a change it refuses (for example the deliver policy).
 func (js *JS) UpdateConsumer(ctx context.Context, stream string, cfg ConsumerConfig) (*ConsumerInfo, error) {
 	return js.upsertConsumer(ctx, stream, cfg, actionUpdate)
@@ -266,14 +267,14 @@ type unpinRequest struct {
 // 2.11+). An unknown group or a consumer without it fails with an error
 // matching ErrPriorityGroupConfig; a missing consumer or stream with
 // ErrConsumerNotFound or ErrStreamNotFound; ErrInvalidName and an empty
-// group (ErrInvalidOption) before any I/O.
+// group (conn.ErrInvalidOption) before any I/O.
 func (js *JS) UnpinConsumer(ctx context.Context, stream, consumer, group string) error {
 	subject, err := consumerSubject("CONSUMER.UNPIN", stream, consumer)
 	if err != nil {
 		return err
 	}
 	if group == "" {
-		return fmt.Errorf("%w: empty priority group", ErrInvalidOption)
+		return fmt.Errorf("%w: empty priority group", conn.ErrInvalidOption)
 	}
 	return js.request(ctx, subject, unpinRequest{Group: group}, nil)
 }

@@ -104,7 +104,7 @@ func TestConsumerCRUD(t *testing.T) {
 	if _, err := st.UpdateConsumer(ctx, jsapi.ConsumerConfig{Durable: "missing"}); !errors.Is(err, jsapi.ErrConsumerDoesNotExist) {
 		t.Fatalf("update missing: %v", err)
 	}
-	if _, err := st.UpdateConsumer(ctx, jsapi.ConsumerConfig{}); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := st.UpdateConsumer(ctx, jsapi.ConsumerConfig{}); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("update without name: %v", err)
 	}
 	// A change the server refuses.
@@ -153,7 +153,7 @@ func TestConsumerCRUD(t *testing.T) {
 	}
 
 	// Client-side checks, before any I/O.
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Name: "a", Durable: "b"}); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Name: "a", Durable: "b"}); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("name/durable mismatch: %v", err)
 	}
 	for _, name := range []string{"a.b", "a b", "a*", "a>"} {
@@ -405,7 +405,7 @@ func TestConsumerUnpin(t *testing.T) {
 	if err := js.UnpinConsumer(ctx, "PIN", "pc", "B"); !errors.Is(err, jsapi.ErrPriorityGroupConfig) {
 		t.Fatalf("unknown group: %v", err)
 	}
-	if err := st.UnpinConsumer(ctx, "pc", ""); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if err := st.UnpinConsumer(ctx, "pc", ""); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("empty group: %v", err)
 	}
 	if err := st.UnpinConsumer(ctx, "nope", "A"); !errors.Is(err, jsapi.ErrConsumerNotFound) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -49,7 +51,7 @@ func TestCounterBigTotals(t *testing.T) {
 
 	out := nc.Stats().OutMsgs
 	for _, o := range []jsapi.PubOpt{jsapi.IncrBig(nil)} {
-		if _, err := js.Publish(ctx, "p.hits", nil, o); !errors.Is(err, jsapi.ErrInvalidOption) {
+		if _, err := js.Publish(ctx, "p.hits", nil, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("bad increment: %v", err)
 		}
 	}

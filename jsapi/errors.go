@@ -127,9 +127,6 @@ var (
 	// ErrInvalidName: a stream or consumer name is empty, longer than 255
 	// bytes, or holds one of ". *>/\" or whitespace.
 	ErrInvalidName = errors.New("jsapi: invalid stream or consumer name")
-	// ErrInvalidOption: a publish or request option is invalid (rejected
-	// before anything is sent).
-	ErrInvalidOption = errors.New("jsapi: invalid option")
 	// ErrBadResponse: the server's reply could not be understood.
 	ErrBadResponse = errors.New("jsapi: malformed API response")
 	// ErrNoStreamResponse: a publish got no PubAck (no stream matched, or

@@ -69,7 +69,7 @@ func ExampleJS_Publish_ttl() {
 	fmt.Println(ack.Sequence, err)
 	// Below a second is rejected before anything is sent.
 	_, err = js.Publish(ctx, "session.42", []byte("token"), jsapi.TTL(time.Millisecond))
-	fmt.Println(errors.Is(err, jsapi.ErrInvalidOption))
+	fmt.Println(errors.Is(err, conn.ErrInvalidOption))
 	// Output:
 	// 1 <nil>
 	// true

@@ -140,7 +140,7 @@ func (jm *Msg) TermWithReason(reason string) error {
 		return jm.Term()
 	}
 	if strings.ContainsAny(reason, "\r\n") {
-		return fmt.Errorf("%w: reason with CR or LF", ErrInvalidOption)
+		return fmt.Errorf("%w: reason with CR or LF", conn.ErrInvalidOption)
 	}
 	return jm.ack([]byte("+TERM "+reason), true)
 }

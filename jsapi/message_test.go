@@ -72,7 +72,7 @@ func TestMsgAcks(t *testing.T) {
 	if err := msgs[3].TermWithReason("bad input"); err != nil {
 		t.Fatal(err)
 	}
-	if err := msgs[4].TermWithReason("a\r\nb"); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if err := msgs[4].TermWithReason("a\r\nb"); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("reason with CRLF: %v", err)
 	}
 	msgs[4].Ack()

@@ -48,7 +48,7 @@ type msgGetResponse struct {
 
 // GetMsg returns the message with sequence seq. It fails with
 // ErrMsgNotFound when the stream has no such message (never stored,
-// deleted or expired), and with ErrInvalidOption for seq 0 before any I/O.
+// deleted or expired), and with conn.ErrInvalidOption for seq 0 before any I/O.
 //
 // Streams with AllowDirect (as of the handle's cached information, see
 // Stream.Info) are read with Direct Get, from any replica or mirror that
@@ -60,7 +60,7 @@ type msgGetResponse struct {
 // server's "bad request", matches ErrBadRequest).
 func (s *Stream) GetMsg(ctx context.Context, seq uint64) (*StoredMsg, error) {
 	if seq == 0 {
-		return nil, fmt.Errorf("%w: sequence 0", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: sequence 0", conn.ErrInvalidOption)
 	}
 	return s.getMsg(ctx, msgGetRequest{Seq: seq})
 }
@@ -70,7 +70,7 @@ func (s *Stream) GetMsg(ctx context.Context, seq uint64) (*StoredMsg, error) {
 // there is none; see GetMsg.
 func (s *Stream) GetLastMsgForSubject(ctx context.Context, subject string) (*StoredMsg, error) {
 	if proto.ValidateSubscribeSubject(subject) != nil {
-		return nil, fmt.Errorf("%w: subject %q", ErrInvalidOption, subject)
+		return nil, fmt.Errorf("%w: subject %q", conn.ErrInvalidOption, subject)
 	}
 	return s.getMsg(ctx, msgGetRequest{LastFor: subject})
 }
@@ -80,7 +80,7 @@ func (s *Stream) GetLastMsgForSubject(ctx context.Context, subject string) (*Sto
 // with ErrMsgNotFound when there is none; see GetMsg.
 func (s *Stream) GetNextMsgForSubject(ctx context.Context, subject string, fromSeq uint64) (*StoredMsg, error) {
 	if proto.ValidateSubscribeSubject(subject) != nil {
-		return nil, fmt.Errorf("%w: subject %q", ErrInvalidOption, subject)
+		return nil, fmt.Errorf("%w: subject %q", conn.ErrInvalidOption, subject)
 	}
 	return s.getMsg(ctx, msgGetRequest{NextFor: subject, Seq: fromSeq})
 }
@@ -128,7 +128,7 @@ func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, 
 	default:
 		var err error
 		if body, err = json.Marshal(req); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+			return nil, fmt.Errorf("%w: %v", conn.ErrInvalidOption, err)
 		}
 	}
 	m, err := s.js.rawRequest(ctx, subject, body)
@@ -268,7 +268,7 @@ func (s *Stream) SecureDeleteMsg(ctx context.Context, seq uint64) error {
 
 func (s *Stream) deleteMsg(ctx context.Context, req msgDeleteRequest) error {
 	if req.Seq == 0 {
-		return fmt.Errorf("%w: sequence 0", ErrInvalidOption)
+		return fmt.Errorf("%w: sequence 0", conn.ErrInvalidOption)
 	}
 	return s.js.request(ctx, "STREAM.MSG.DELETE."+s.name, req, nil)
 }

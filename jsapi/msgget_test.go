@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -121,13 +123,13 @@ func TestGetMsg(t *testing.T) {
 			if err := st.DeleteMsg(ctx, 1); !errors.As(err, &ae) {
 				t.Fatalf("delete twice: %v", err)
 			}
-			if err := st.DeleteMsg(ctx, 0); !errors.Is(err, jsapi.ErrInvalidOption) {
+			if err := st.DeleteMsg(ctx, 0); !errors.Is(err, conn.ErrInvalidOption) {
 				t.Fatalf("delete 0: %v", err)
 			}
-			if _, err := st.GetMsg(ctx, 0); !errors.Is(err, jsapi.ErrInvalidOption) {
+			if _, err := st.GetMsg(ctx, 0); !errors.Is(err, conn.ErrInvalidOption) {
 				t.Fatalf("get 0: %v", err)
 			}
-			if _, err := st.GetLastMsgForSubject(ctx, "a..b"); !errors.Is(err, jsapi.ErrInvalidOption) {
+			if _, err := st.GetLastMsgForSubject(ctx, "a..b"); !errors.Is(err, conn.ErrInvalidOption) {
 				t.Fatalf("bad subject: %v", err)
 			}
 		})

@@ -18,7 +18,7 @@ var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
 // Publish stores data on subject in the stream that captures it and returns
 // the stream's acknowledgement. opts add a message ID, expectations, a TTL
 // or headers; they are validated before anything is sent
-// (ErrInvalidOption). It fails with the stream's *APIError (for example
+// (conn.ErrInvalidOption). It fails with the stream's *APIError (for example
 // ErrWrongLastSequence), with ErrNoStreamResponse when no stream answered
 // after the retries (see RetryOnNoResponders), or with the context's error
 // (also matching conn.ErrTimeout) — in which case the message may or may

@@ -120,14 +120,13 @@ func TestPublishRejectedLocally(t *testing.T) {
 	bad := [][]jsapi.PubOpt{
 		{jsapi.ExpectLastSubjectSeqFor("p.z")},
 		{jsapi.TTL(500 * time.Millisecond)},
-		{jsapi.MsgID("")},
 		{jsapi.Header("bad key", "v")},
 		{jsapi.Header("K", "a\r\nInjected: 1")},
 		{jsapi.ExpectStream("a.b")},
 		{{}},
 	}
 	for _, opts := range bad {
-		if _, err := js.Publish(ctx, "p.a", nil, opts...); !errors.Is(err, jsapi.ErrInvalidOption) {
+		if _, err := js.Publish(ctx, "p.a", nil, opts...); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Errorf("%+v: got %v", opts, err)
 		}
 	}
@@ -136,6 +135,40 @@ func TestPublishRejectedLocally(t *testing.T) {
 	}
 	if n := nc.Stats().OutMsgs - before; n != 0 {
 		t.Fatalf("%d messages sent for rejected publishes", n)
+	}
+}
+
+// An empty message ID means no ID: the message is stored without a
+// Nats-Msg-Id header, and two such publishes are two messages.
+func TestPublishEmptyMsgID(t *testing.T) {
+	js, nc, ctx := pubEnv(t, "")
+	sub, err := nc.Subscribe("p.noid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for range 2 {
+		ack, err := js.Publish(ctx, "p.noid", []byte("x"), jsapi.MsgID(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Duplicate {
+			t.Fatalf("ack %+v: duplicate", ack)
+		}
+		seqs = append(seqs, ack.Sequence)
+	}
+	if seqs[0] == seqs[1] {
+		t.Fatalf("both publishes acked with sequence %d", seqs[0])
+	}
+	m, err := sub.NextMsg(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Header.Lookup(jsapi.HeaderMsgID); ok {
+		t.Fatalf("header %q sent for an empty message ID", jsapi.HeaderMsgID)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -74,7 +75,7 @@ type PubOpt struct {
 // MsgID sets Nats-Msg-Id: the stream stores a message with an ID it has
 // seen within its duplicate window only once and acks the retry with the
 // original sequence and Duplicate set. Retries of one logical message must
-// reuse its ID.
+// reuse its ID. An empty id means no ID: the option does nothing.
 func MsgID(id string) PubOpt { return PubOpt{kind: optMsgID, s: id} }
 
 // ExpectStream fails the publish (ErrWrongStream) unless it lands in stream.
@@ -208,12 +209,12 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 		switch o.kind {
 		case optMsgID:
 			if o.s == "" {
-				return ps, fmt.Errorf("%w: empty message ID", ErrInvalidOption)
+				continue // no ID
 			}
 			h.Set(HeaderMsgID, o.s)
 		case optExpectStream:
 			if ValidateName(o.s) != nil {
-				return ps, fmt.Errorf("%w: expected stream %q", ErrInvalidOption, o.s)
+				return ps, fmt.Errorf("%w: expected stream %q", conn.ErrInvalidOption, o.s)
 			}
 			h.Set(HeaderExpectedStream, o.s)
 		case optExpectLastSeq:
@@ -223,62 +224,62 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			h.Set(HeaderExpectedLastSubjSeq, strconv.FormatUint(o.n, 10))
 		case optExpectLastSubjSeqSubj:
 			if proto.ValidateSubscribeSubject(o.s) != nil {
-				return ps, fmt.Errorf("%w: expected-last-subject filter %q", ErrInvalidOption, o.s)
+				return ps, fmt.Errorf("%w: expected-last-subject filter %q", conn.ErrInvalidOption, o.s)
 			}
 			subjSeqFor = true
 			h.Set(HeaderExpectedLastSubjSeqSubj, o.s)
 		case optExpectLastMsgID:
 			if o.s == "" {
-				return ps, fmt.Errorf("%w: empty expected last message ID", ErrInvalidOption)
+				return ps, fmt.Errorf("%w: empty expected last message ID", conn.ErrInvalidOption)
 			}
 			h.Set(HeaderExpectedLastMsgID, o.s)
 		case optTTL:
 			if o.d != TTLNever && o.d < time.Second {
-				return ps, fmt.Errorf("%w: TTL %v is below one second", ErrInvalidOption, o.d)
+				return ps, fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, o.d)
 			}
 			h.Set(HeaderTTL, ttlValue(o.d))
 		case optHeader:
 			h.Add(o.s, o.v)
 		case optSchedule:
 			if strings.HasPrefix(o.v, "@every ") && o.d < time.Second {
-				return ps, fmt.Errorf("%w: schedule interval %v is below one second", ErrInvalidOption, o.d)
+				return ps, fmt.Errorf("%w: schedule interval %v is below one second", conn.ErrInvalidOption, o.d)
 			}
 			if o.v == "" {
-				return ps, fmt.Errorf("%w: empty schedule", ErrInvalidOption)
+				return ps, fmt.Errorf("%w: empty schedule", conn.ErrInvalidOption)
 			}
 			schedule = o.v
 			h.Set(HeaderSchedule, o.v)
 		case optScheduleTZ:
 			if o.v == "" {
-				return ps, fmt.Errorf("%w: empty schedule time zone", ErrInvalidOption)
+				return ps, fmt.Errorf("%w: empty schedule time zone", conn.ErrInvalidOption)
 			}
 			tz = true
 			h.Set(HeaderScheduleTimeZone, o.v)
 		case optCancelSchedule:
 			if proto.ValidatePublishSubject(o.s) != nil {
-				return ps, fmt.Errorf("%w: schedule subject %q", ErrInvalidOption, o.s)
+				return ps, fmt.Errorf("%w: schedule subject %q", conn.ErrInvalidOption, o.s)
 			}
 			h.Set(HeaderScheduleNext, HeaderScheduleNextValuePurge)
 			h.Set(HeaderScheduler, o.s)
 		case optIncr:
 			if !validIncrement(o.v) {
-				return ps, fmt.Errorf("%w: counter increment %q", ErrInvalidOption, o.v)
+				return ps, fmt.Errorf("%w: counter increment %q", conn.ErrInvalidOption, o.v)
 			}
 			h.Set(HeaderIncr, o.v)
 		case optRetry:
 			ps.retries, ps.retryWait = int(o.n), o.d
 		default:
-			return ps, fmt.Errorf("%w: zero PubOpt", ErrInvalidOption)
+			return ps, fmt.Errorf("%w: zero PubOpt", conn.ErrInvalidOption)
 		}
 	}
 	if tz && (schedule == "" || strings.HasPrefix(schedule, "@at ") || strings.HasPrefix(schedule, "@every ")) {
-		return ps, fmt.Errorf("%w: a schedule time zone applies to cron schedules only", ErrInvalidOption)
+		return ps, fmt.Errorf("%w: a schedule time zone applies to cron schedules only", conn.ErrInvalidOption)
 	}
 	if subjSeqFor && !subjSeq {
-		return ps, fmt.Errorf("%w: ExpectLastSubjectSeqFor needs ExpectLastSubjectSeq", ErrInvalidOption)
+		return ps, fmt.Errorf("%w: ExpectLastSubjectSeqFor needs ExpectLastSubjectSeq", conn.ErrInvalidOption)
 	}
 	if err := h.Validate(); err != nil {
-		return ps, fmt.Errorf("%w: %v", ErrInvalidOption, err)
+		return ps, fmt.Errorf("%w: %v", conn.ErrInvalidOption, err)
 	}
 	return ps, nil
 }

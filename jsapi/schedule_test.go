@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -105,7 +107,7 @@ func TestScheduleLocalChecks(t *testing.T) {
 		"empty cron":           {jsapi.ScheduleCron(""), jsapi.ScheduleTarget("p.t")},
 		"cancel bad subject":   {jsapi.CancelSchedule("p.*")},
 	} {
-		if _, err := js.Publish(ctx, "p.sched.bad", nil, opts...); !errors.Is(err, jsapi.ErrInvalidOption) {
+		if _, err := js.Publish(ctx, "p.sched.bad", nil, opts...); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"iter"
 	"maps"
 	"sync"
+
+	"github.com/natsio/natsio/conn"
 )
 
 // Stream is a handle on a stream: its name and the information last
@@ -211,7 +213,7 @@ func (js *JS) Streams(ctx context.Context, subjectFilter string) iter.Seq2[*Stre
 // stream does.
 func (js *JS) StreamNameBySubject(ctx context.Context, subject string) (string, error) {
 	if subject == "" {
-		return "", fmt.Errorf("%w: empty subject", ErrInvalidOption)
+		return "", fmt.Errorf("%w: empty subject", conn.ErrInvalidOption)
 	}
 	var resp streamNamesResponse
 	if err := js.request(ctx, "STREAM.NAMES", streamNamesRequest{Subject: subject}, &resp); err != nil {
@@ -338,7 +340,7 @@ func PurgeSequence(seq uint64) PurgeOption {
 
 // Purge removes the stream's messages (all, or as narrowed by the options)
 // and returns how many it removed. PurgeKeep with PurgeSequence fails with
-// ErrInvalidOption before any I/O; a stream with DenyPurge fails with the
+// conn.ErrInvalidOption before any I/O; a stream with DenyPurge fails with the
 // server's error; a missing stream with ErrStreamNotFound.
 func (s *Stream) Purge(ctx context.Context, opts ...PurgeOption) (uint64, error) {
 	var req purgeRequest
@@ -346,7 +348,7 @@ func (s *Stream) Purge(ctx context.Context, opts ...PurgeOption) (uint64, error)
 		o(&req)
 	}
 	if req.Keep > 0 && req.Sequence > 0 {
-		return 0, fmt.Errorf("%w: purge keep and sequence are mutually exclusive", ErrInvalidOption)
+		return 0, fmt.Errorf("%w: purge keep and sequence are mutually exclusive", conn.ErrInvalidOption)
 	}
 	var body any
 	if req != (purgeRequest{}) {

@@ -351,7 +351,7 @@ func TestStreamNameBySubject(t *testing.T) {
 	if _, err := js.StreamNameBySubject(ctx, "c.x"); !errors.Is(err, jsapi.ErrStreamNotFound) {
 		t.Fatalf("no stream: %v", err)
 	}
-	if _, err := js.StreamNameBySubject(ctx, ""); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := js.StreamNameBySubject(ctx, ""); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("empty subject: %v", err)
 	}
 }
@@ -454,7 +454,7 @@ func TestStreamPurge(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("purge all: %d %v", n, err)
 	}
-	if _, err := st.Purge(ctx, jsapi.PurgeKeep(1), jsapi.PurgeSequence(3)); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := st.Purge(ctx, jsapi.PurgeKeep(1), jsapi.PurgeSequence(3)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("keep+seq: %v", err)
 	}
 	deny := mustCreateStream(t, js, jsapi.StreamConfig{Name: "NOPURGE", DenyPurge: true})

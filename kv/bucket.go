@@ -215,7 +215,7 @@ func (b *Bucket) Get(ctx context.Context, key string) (*Entry, error) {
 // that revision is a delete or purge marker.
 func (b *Bucket) GetRevision(ctx context.Context, key string, revision uint64) (*Entry, error) {
 	if revision == 0 {
-		return nil, fmt.Errorf("%w: revision 0", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: revision 0", conn.ErrInvalidOption)
 	}
 	e, err := b.get(ctx, key, revision)
 	if err != nil {
@@ -392,7 +392,7 @@ func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d} }
 // header value is a Go duration, as nats.go writes it.
 func ttlOpt(d time.Duration) (jsapi.PubOpt, error) {
 	if d < time.Second {
-		return jsapi.PubOpt{}, fmt.Errorf("%w: TTL %v is below one second", ErrInvalidOption, d)
+		return jsapi.PubOpt{}, fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, d)
 	}
 	return jsapi.Header(jsapi.HeaderTTL, d.String()), nil
 }

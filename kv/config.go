@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -77,7 +78,7 @@ func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamCo
 		history = int64(cfg.History)
 	}
 	if cfg.TTL < 0 || cfg.MaxBytes < -1 || cfg.MaxValueSize < -1 || cfg.Replicas < 0 {
-		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", ErrInvalidOption)
+		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", conn.ErrInvalidOption)
 	}
 	replicas := cfg.Replicas
 	if replicas == 0 {
@@ -121,7 +122,7 @@ func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamCo
 	}
 	if cfg.LimitMarkerTTL != 0 {
 		if cfg.LimitMarkerTTL < time.Second {
-			return jsapi.StreamConfig{}, fmt.Errorf("%w: LimitMarkerTTL %v is below one second", ErrInvalidOption, cfg.LimitMarkerTTL)
+			return jsapi.StreamConfig{}, fmt.Errorf("%w: LimitMarkerTTL %v is below one second", conn.ErrInvalidOption, cfg.LimitMarkerTTL)
 		}
 		lvl, err := js.APILevel(ctx)
 		if err != nil {

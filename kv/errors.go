@@ -18,9 +18,6 @@ var (
 	// or a watch filter is not such a key with "*" / ">" tokens. Nothing
 	// was sent.
 	ErrInvalidKey = errors.New("kv: invalid key")
-	// ErrInvalidOption: an option or configuration value is invalid.
-	// Nothing was sent.
-	ErrInvalidOption = errors.New("kv: invalid option")
 	// ErrHistoryTooLarge: Config.History is above MaxHistory.
 	ErrHistoryTooLarge = errors.New("kv: history limited to a max of 64")
 	// ErrBucketNotFound: the bucket (stream KV_<bucket>) does not exist.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 )
@@ -74,7 +76,7 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 	if err := b.Purge(ctx, "a>"); !errors.Is(err, kv.ErrInvalidKey) {
 		t.Fatalf("Purge: %v", err)
 	}
-	if _, err := b.Create(ctx, "x", nil, kv.KeyTTL(time.Millisecond)); !errors.Is(err, kv.ErrInvalidOption) {
+	if _, err := b.Create(ctx, "x", nil, kv.KeyTTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Create with short TTL: %v", err)
 	}
 	if err := b.Delete(ctx, "x", kv.PurgeTTL(time.Hour)); !errors.Is(err, kv.ErrTTLOnDelete) {
@@ -88,7 +90,7 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 		}
 	}
 	for _, err := range b.WatchAll(ctx, kv.IncludeHistory(), kv.UpdatesOnly()) {
-		if !errors.Is(err, kv.ErrInvalidOption) {
+		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("Watch options: %v", err)
 		}
 	}

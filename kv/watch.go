@@ -79,23 +79,23 @@ func resolveWatch(opts []WatchOpt) (watchOpts, error) {
 			o.updatesOnly = true
 		case watchResume:
 			if opt.rev == 0 {
-				return o, fmt.Errorf("%w: resume from revision 0", ErrInvalidOption)
+				return o, fmt.Errorf("%w: resume from revision 0", conn.ErrInvalidOption)
 			}
 			o.resume = opt.rev
 		case watchHeartbeat:
 			if opt.d < 100*time.Millisecond {
-				return o, fmt.Errorf("%w: watch heartbeat %v below 100ms", ErrInvalidOption, opt.d)
+				return o, fmt.Errorf("%w: watch heartbeat %v below 100ms", conn.ErrInvalidOption, opt.d)
 			}
 			o.heartbeat = opt.d
 		default:
-			return o, fmt.Errorf("%w: zero WatchOpt", ErrInvalidOption)
+			return o, fmt.Errorf("%w: zero WatchOpt", conn.ErrInvalidOption)
 		}
 	}
 	if o.history && o.updatesOnly {
-		return o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", ErrInvalidOption)
+		return o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", conn.ErrInvalidOption)
 	}
 	if o.resume > 0 && o.updatesOnly {
-		return o, fmt.Errorf("%w: ResumeFromRevision with UpdatesOnly", ErrInvalidOption)
+		return o, fmt.Errorf("%w: ResumeFromRevision with UpdatesOnly", conn.ErrInvalidOption)
 	}
 	return o, nil
 }
@@ -129,7 +129,7 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // with a final (nil, err) only for what it cannot recover from: ctx's
 // error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed,
 // ErrUnknownOperation (an entry that is neither a value nor a marker), or
-// an invalid filter or option (ErrInvalidKey, ErrInvalidOption, before any
+// an invalid filter or option (ErrInvalidKey, conn.ErrInvalidOption, before any
 // I/O). Ranging over the iterator again starts a new watch.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
 	return func(yield func(*Entry, error) bool) {

@@ -92,7 +92,7 @@ func TestWatchHeartbeatValidated(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "hbv"})
 	for _, err := range b.WatchAll(e.ctx, kv.WatchHeartbeat(10*time.Millisecond)) {
-		if !errors.Is(err, kv.ErrInvalidOption) {
+		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("10ms heartbeat: %v, want ErrInvalidOption", err)
 		}
 		return

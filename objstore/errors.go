@@ -8,9 +8,6 @@ var (
 	// ErrInvalidStoreName: a store name is empty or holds a character other
 	// than a-z, A-Z, 0-9, '_' and '-'. Nothing was sent.
 	ErrInvalidStoreName = errors.New("objstore: invalid store name")
-	// ErrInvalidOption: an option or configuration value is invalid.
-	// Nothing was sent.
-	ErrInvalidOption = errors.New("objstore: invalid option")
 	// ErrBucketNotFound: the store (stream OBJ_<bucket>) does not exist.
 	ErrBucketNotFound = errors.New("objstore: store not found")
 	// ErrBucketExists: CreateStore found the store with a different

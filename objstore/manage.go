@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/nats-io/nuid"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -93,7 +96,7 @@ func (s *Store) AddBucketLink(ctx context.Context, name string, target *Store) (
 		return nil, ErrNameRequired
 	}
 	if target == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: nil store", conn.ErrInvalidOption)
 	}
 	return s.addLink(ctx, name, &Link{Bucket: target.name})
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/objstore"
 )
@@ -60,7 +62,7 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 		t.Fatalf("AddLink to link: %v", err)
 	}
 	for _, err := range s.Watch(ctx, objstore.IncludeHistory(), objstore.UpdatesOnly()) {
-		if !errors.Is(err, objstore.ErrInvalidOption) {
+		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("Watch options: %v", err)
 		}
 	}
@@ -254,7 +256,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 	if _, err := s.Get(ctx, "nothing"); !errors.Is(err, objstore.ErrObjectNotFound) {
 		t.Fatalf("Get missing: %v", err)
 	}
-	if _, err := s.Put(ctx, objstore.Meta{Name: "huge", Opts: &objstore.MetaOptions{ChunkSize: 64 << 20}}, bytes.NewReader(data)); !errors.Is(err, objstore.ErrInvalidOption) {
+	if _, err := s.Put(ctx, objstore.Meta{Name: "huge", Opts: &objstore.MetaOptions{ChunkSize: 64 << 20}}, bytes.NewReader(data)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("chunk above max payload: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader) (*Info, error) 
 		}
 	}
 	if mp := s.js.Conn().MaxPayload(); int64(chunk) > mp {
-		return nil, fmt.Errorf("%w: chunk size %d above the server's max payload %d", ErrInvalidOption, chunk, mp)
+		return nil, fmt.Errorf("%w: chunk size %d above the server's max payload %d", conn.ErrInvalidOption, chunk, mp)
 	}
 	meta.Opts = &MetaOptions{ChunkSize: chunk}
 	if r == nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -62,7 +64,7 @@ func streamConfig(cfg Config) (jsapi.StreamConfig, error) {
 		return jsapi.StreamConfig{}, err
 	}
 	if cfg.TTL < 0 || cfg.MaxBytes < -1 || cfg.Replicas < 0 {
-		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", ErrInvalidOption)
+		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", conn.ErrInvalidOption)
 	}
 	replicas := cfg.Replicas
 	if replicas == 0 {

@@ -80,11 +80,11 @@ func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (*ordered.Consumer
 		case watchUpdatesOnly:
 			o.updatesOnly = true
 		default:
-			return nil, o, fmt.Errorf("%w: zero WatchOpt", ErrInvalidOption)
+			return nil, o, fmt.Errorf("%w: zero WatchOpt", conn.ErrInvalidOption)
 		}
 	}
 	if o.history && o.updatesOnly {
-		return nil, o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", ErrInvalidOption)
+		return nil, o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", conn.ErrInvalidOption)
 	}
 	oo := ordered.Options{FilterSubjects: []string{s.metaPre + ">"}}
 	switch {

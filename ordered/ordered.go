@@ -309,7 +309,7 @@ func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 			return cons.CachedInfo(), nil
 		}
 		if errors.Is(err, jsapi.ErrStreamNotFound) || errors.Is(err, conn.ErrClosed) ||
-			errors.Is(err, jsapi.ErrInvalidName) || errors.Is(err, jsapi.ErrInvalidOption) {
+			errors.Is(err, jsapi.ErrInvalidName) || errors.Is(err, conn.ErrInvalidOption) {
 			return nil, err
 		}
 		var ae *jsapi.APIError

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -34,17 +35,17 @@ type Retry struct {
 }
 
 // resolveRetry checks o.Retry; a bad value is an error matching
-// jsapi.ErrInvalidOption.
+// conn.ErrInvalidOption.
 func resolveRetry(r Retry) (Retry, error) {
 	switch {
 	case r.Attempts < 0 || r.Attempts > maxRetryAttempts:
-		return Retry{}, fmt.Errorf("%w: Retry.Attempts %d is outside 0..%d", jsapi.ErrInvalidOption, r.Attempts, maxRetryAttempts)
+		return Retry{}, fmt.Errorf("%w: Retry.Attempts %d is outside 0..%d", conn.ErrInvalidOption, r.Attempts, maxRetryAttempts)
 	case r.Attempts > 0 && r.Wait <= 0:
-		return Retry{}, fmt.Errorf("%w: Retry.Wait %v must be positive", jsapi.ErrInvalidOption, r.Wait)
+		return Retry{}, fmt.Errorf("%w: Retry.Wait %v must be positive", conn.ErrInvalidOption, r.Wait)
 	case r.Attempts > 0 && r.Wait > math.MaxInt64>>(r.Attempts-1):
-		return Retry{}, fmt.Errorf("%w: Retry.Wait %v doubled %d times overflows", jsapi.ErrInvalidOption, r.Wait, r.Attempts-1)
+		return Retry{}, fmt.Errorf("%w: Retry.Wait %v doubled %d times overflows", conn.ErrInvalidOption, r.Wait, r.Attempts-1)
 	case r.Attempts == 0 && r.Wait < 0:
-		return Retry{}, fmt.Errorf("%w: negative Retry.Wait", jsapi.ErrInvalidOption)
+		return Retry{}, fmt.Errorf("%w: negative Retry.Wait", conn.ErrInvalidOption)
 	}
 	return r, nil
 }

@@ -33,7 +33,7 @@ func TestRetryOptionValidation(t *testing.T) {
 		{Attempts: 32, Wait: time.Hour}, // the last wait overflows
 		{Attempts: 0, Wait: -time.Millisecond},
 	} {
-		if w, err := pubwin.New(js, pubwin.Options{Retry: r}); !errors.Is(err, jsapi.ErrInvalidOption) || w != nil {
+		if w, err := pubwin.New(js, pubwin.Options{Retry: r}); !errors.Is(err, conn.ErrInvalidOption) || w != nil {
 			t.Errorf("Retry%+v: %v, want ErrInvalidOption", r, err)
 		}
 	}

@@ -55,7 +55,7 @@ type Options struct {
 	// doubling for each next attempt. The zero Retry (the default) sends
 	// nothing again: such a future fails at once. DefaultRetry is
 	// jsapi.Publish's policy, 2 attempts from 250 ms. Invalid values fail
-	// New with jsapi.ErrInvalidOption. The future keeps its slot
+	// New with conn.ErrInvalidOption. The future keeps its slot
 	// while retried and ends with the PubAck of the attempt that was
 	// stored, or with the last reply's error (jsapi.ErrNoStreamResponse,
 	// jsapi.ErrTooManyRequests) once the attempts are used up or the next
@@ -109,7 +109,7 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 		o.AckTimeout = DefaultAckTimeout
 	}
 	if o.MaxPending < 0 || o.StallWait < 0 || o.AckTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative window option", jsapi.ErrInvalidOption)
+		return nil, fmt.Errorf("%w: negative window option", conn.ErrInvalidOption)
 	}
 	retry, err := resolveRetry(o.Retry)
 	if err != nil {

@@ -99,7 +99,7 @@ func TestWindowStreamErrors(t *testing.T) {
 	if _, err := f.Wait(ctx); !errors.Is(err, jsapi.ErrNoStreamResponse) {
 		t.Fatalf("no stream: %v", err)
 	}
-	if _, err := w.Publish(ctx, "w.a", nil, jsapi.TTL(time.Millisecond)); !errors.Is(err, jsapi.ErrInvalidOption) {
+	if _, err := w.Publish(ctx, "w.a", nil, jsapi.TTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("bad option: %v", err)
 	}
 	if w.Pending() != 0 {
