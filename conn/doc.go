@@ -22,37 +22,42 @@
 // reconnect loop, plus one goroutine per SubscribeFunc handler and one for
 // OnEvent. Close stops every one of them before it returns.
 //
-// # Inline reads
+// # Messages and their memory
+//
+// Messages delivered to a subscription belong to the receiver: the client
+// never reuses their memory, so a message may be kept and passed to other
+// goroutines. They are carved from shared slabs, so delivering a message
+// allocates far less than once per message.
+//
+// Borrowed is the one opt-in that lends messages instead: given to
+// SubscribeFunc, QueueSubscribeFunc or Subscription.Messages, it makes
+// each message valid only until the handler or loop body it was given to
+// returns. A lent message costs no copy and no allocation;
+// Stats.BorrowedMsgs counts them. The JetStream consumers (pull, ordered)
+// have a Borrowed option with the same meaning.
+//
+// # Who reads the socket
 //
 // Over TCP and TLS the socket is read by whoever needs its next bytes: a
-// Request reads its own response, and a Messages iterator, a SubscribeFunc
-// handler or, after setInlineReads, nextBatch's caller reads the socket
-// itself when its queue is empty and the reader goroutine has stepped
-// aside. Everything read meanwhile is dispatched as the reader goroutine
-// would. This saves a hand-off between goroutines per response
-// or batch, which on a machine with an idle core also wakes a thread;
-// Stats.InlineReads and Stats.InlineBatches count it happening.
+// Request reads its own response, and a Messages iterator or a
+// SubscribeFunc handler reads the socket itself when its queue is empty
+// and the reader goroutine has stepped aside. Everything read meanwhile is
+// dispatched as the reader goroutine would. This saves a hand-off between
+// goroutines per response or batch; Stats.InlineReads and
+// Stats.InlineBatches count it happening.
 //
 // On Linux, TCP sockets (also under TLS and WebSocket) are read and written
 // with non-blocking system calls made through syscall.RawConn, without the
 // runtime's per-call bookkeeping; deadlines, Close and waiting for readiness
 // are unchanged (docs/core.md, "Socket I/O on Linux").
 //
-// Messages delivered to a subscription belong to the receiver: the client
-// never reuses their memory. They are carved from shared slabs, so
-// delivering a message allocates far less than once per message.
-//
-// Two opt-ins lend messages instead, named as such: a SubscribeInline
-// handler gets a view of the read buffer valid during the call, and after
-// Subscription.borrowBatches, nextBatch lends what its caller read itself,
-// valid until its next call (the read buffer is set aside, not reused,
-// while such a batch may still refer to it). A lent message costs no copy
-// and no allocation; Stats.BorrowedMsgs counts them.
-//
 // # Errors
 //
 // Every blocking call takes a context and ends by it, by its default timeout,
-// or by Close. Errors are matched with errors.Is: ErrTimeout,
+// or by Close. A call that ends because its context's deadline or its
+// default timeout passed returns an error matching both ErrTimeout and
+// context.DeadlineExceeded; one whose context was canceled, an error
+// matching context.Canceled. Errors are matched with errors.Is: ErrTimeout,
 // ErrNoResponders, ErrDisconnected, ErrClosed, ErrMaxPayload, ErrBadSubject…
 // Server -ERR messages arrive as *ServerError, classified by kind
 // (ErrAuthorization, ErrPermissions, …). Bytes from the server that break the
@@ -61,6 +66,6 @@
 // # Liveness
 //
 // The client pings every PingInterval (10 s) and drops a connection after
-// MaxPingsOut (2) unanswered pings, so a dead link is noticed within 30 s
+// MaxPingsOutstanding (2) unanswered pings, so a dead link is noticed within 30 s
 // even while the client keeps publishing.
 package conn

@@ -33,29 +33,26 @@ const (
 	Iter Mode = "iter"
 	// Next: natsio NextMsg, nats.go SubscribeSync + NextMsg.
 	Next Mode = "next"
-	// Inline: natsio SubscribeInline, the opt-in zero-copy handler that
-	// runs on the reading goroutine with a borrowed message (no queue, no
-	// copy). nats.go has no equivalent (n/a); the raw client reads in place
-	// in every mode.
-	Inline Mode = "inline"
 	// Ctx (requests): the caller passes a context with a deadline, made
 	// once per timed section (natsio Request(ctx), nats.go
 	// RequestWithContext). Without it, requests use each client's plain
 	// call: natsio Request(context.Background()), which applies the default
 	// timeout itself, and nats.go Request(subject, data, timeout).
 	Ctx Mode = "ctx"
-	// Borrowed (JetStream consumers): natsio's opt-in lent messages
-	// (pull.Borrowed, ordered Options.Borrowed), valid until the loop
-	// body returns: no copy, no allocation. nats.go has no equivalent
-	// (n/a); the raw client reads in place in every mode.
+	// Borrowed: natsio's opt-in lent messages (conn.Borrowed for a
+	// SubscribeFunc handler, pull.Borrowed and ordered.Borrowed for the
+	// JetStream consumers), valid until the handler or loop body returns:
+	// no copy, no allocation. nats.go has no equivalent (n/a); the raw
+	// client reads in place in every mode.
 	Borrowed Mode = "borrowed"
 )
 
-// InlineSubscriber marks the clients that can run the Inline pub/sub mode.
-type InlineSubscriber interface{ inlineSubscriber() }
+// BorrowingSubscriber marks the clients that can run the Borrowed pub/sub
+// mode.
+type BorrowingSubscriber interface{ borrowingSubscriber() }
 
-func (Natsio) inlineSubscriber() {}
-func (Raw) inlineSubscriber()    {}
+func (Natsio) borrowingSubscriber() {}
+func (Raw) borrowingSubscriber()    {}
 
 // BorrowingConsumer marks the clients that can run the Borrowed consumer
 // mode.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 // Natsio runs the scenarios with this repository's client.
@@ -86,8 +85,8 @@ func (Natsio) NewPubSub(ctx context.Context, cfg Config) (Runner, error) {
 	switch cfg.Mode {
 	case Callback:
 		p.sub, err = p.subc.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
-	case Inline:
-		p.sub, err = connx.SubscribeInline(p.subc, cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) })
+	case Borrowed:
+		p.sub, err = p.subc.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { p.cnt.add(len(m.Data)) }, conn.Borrowed())
 	case Iter, Next:
 		p.sub, err = p.subc.Subscribe(cfg.Subject)
 		if err == nil {

@@ -134,7 +134,7 @@ var Registry = []Scenario{
 	{Name: "pubsub.sep.cb.16", Kind: PubSub, Size: 16, Mode: clients.Callback, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, callback subscriber"},
 	{Name: "pubsub.sep.iter.16", Kind: PubSub, Size: 16, Mode: clients.Iter, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, iterator (natsio Messages, nats.go Msgs)"},
 	{Name: "pubsub.sep.next.16", Kind: PubSub, Size: 16, Mode: clients.Next, Count: 1_000_000, Warmup: 100_000, Note: "two connections, NextMsg loop"},
-	{Name: "pubsub.sep.inline.16", Kind: PubSub, Size: 16, Mode: clients.Inline, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, natsio's opt-in zero-copy SubscribeInline handler (borrowed message; nats.go n/a)"},
+	{Name: "pubsub.sep.borrow.16", Kind: PubSub, Size: 16, Mode: clients.Borrowed, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "two connections, natsio's opt-in zero-copy SubscribeFunc handler with conn.Borrowed (lent messages; nats.go n/a)"},
 	{Name: "pubsub.sep.cb.1024", Kind: PubSub, Size: 1024, Mode: clients.Callback, Count: 400_000, Warmup: 40_000, Default: true, Note: "two connections, callback subscriber"},
 	{Name: "pubsub.sep.iter.1024", Kind: PubSub, Size: 1024, Mode: clients.Iter, Count: 400_000, Warmup: 40_000, Default: true, Note: "two connections, iterator"},
 	{Name: "pubsub.sep.next.1024", Kind: PubSub, Size: 1024, Mode: clients.Next, Count: 400_000, Warmup: 40_000, Note: "two connections, NextMsg loop"},
@@ -152,7 +152,7 @@ var Registry = []Scenario{
 	{Name: "jsconsume.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "continuous consume, 500 requested and refilled at half, ack each message"},
 	{Name: "jsordered.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "ordered consumer read-through of the stream (consumer created in the timed section)"},
 	{Name: "jsconsume.borrow.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsconsume.128 with natsio's opt-in lent messages (pull.Borrowed; nats.go n/a)"},
-	{Name: "jsordered.borrow.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsordered.128 with natsio's opt-in lent messages (ordered Options.Borrowed; nats.go n/a)"},
+	{Name: "jsordered.borrow.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsordered.128 with natsio's opt-in lent messages (ordered.Borrowed; nats.go n/a)"},
 	{Name: "kvput.mem.128", Kind: KVPut, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV put over 1000 keys (memory bucket, history 1)"},
 	{Name: "kvget.mem.128", Kind: KVGet, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV get over 1000 stored keys (direct get)"},
 
@@ -238,8 +238,8 @@ func (s Scenario) Supports(c clients.Client) bool {
 		_, ok = c.(clients.Publisher)
 	case PubSub:
 		_, ok = c.(clients.PubSuber)
-		if ok && s.Mode == clients.Inline {
-			_, ok = c.(clients.InlineSubscriber)
+		if ok && s.Mode == clients.Borrowed {
+			_, ok = c.(clients.BorrowingSubscriber)
 		}
 	case Request:
 		_, ok = c.(clients.Requester)
