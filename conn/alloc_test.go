@@ -229,3 +229,83 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 		}
 	}
 }
+
+// conn.Borrowed, on a SubscribeFunc handler and on a Messages loop: a lent
+// message allocates nothing. As for TestNextBatchBorrowedAllocs, the
+// borrowed run's allocations are compared with what its copied messages
+// alone cost at the owned run's rate, measured in the same test.
+func TestBorrowedAllocs(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	pub := connect(t, s.URL())
+	const n = 20000
+	data := make([]byte, 128)
+	for _, form := range []string{"handler", "messages"} {
+		t.Run(form, func(t *testing.T) {
+			var ownedRate float64
+			for _, borrow := range []bool{false, true} {
+				sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
+				var opts []conn.SubOpt
+				if borrow {
+					opts = append(opts, conn.Borrowed())
+				}
+				got := make(chan struct{}, 1)
+				count := 0
+				onMsg := func(*conn.Msg) {
+					if count++; count%n == 0 {
+						got <- struct{}{}
+					}
+				}
+				var sub *conn.Subscription
+				var err error
+				ctx, cancel := context.WithCancel(context.Background())
+				loopDone := make(chan struct{})
+				if form == "handler" {
+					sub, err = sc.SubscribeFunc("alloc.lend", onMsg, opts...)
+					close(loopDone)
+				} else {
+					sub, err = sc.Subscribe("alloc.lend")
+					go func() {
+						defer close(loopDone)
+						for m, err := range sub.Messages(ctx, opts...) {
+							if err != nil {
+								return
+							}
+							onMsg(m)
+						}
+					}()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc.Flush(ctx)
+				run := func() {
+					for range n {
+						pub.Publish("alloc.lend", data)
+					}
+					<-got
+				}
+				run() // warm up
+				lent0 := sc.Stats().BorrowedMsgs
+				allocs := testing.AllocsPerRun(3, run) // 4 runs with its warm-up
+				lent := float64(sc.Stats().BorrowedMsgs-lent0) / 4
+				cancel()
+				<-loopDone
+				sc.Close()
+				if !borrow {
+					ownedRate = allocs / n
+					t.Logf("owned: %.4f allocs per message", ownedRate)
+					continue
+				}
+				copied := n - lent
+				t.Logf("borrowed: %.0f allocs per run of %d messages, %.0f of them lent, %.0f copied (%.1f allocs expected for the copies)",
+					allocs, n, lent, copied, ownedRate*copied)
+				if lent == 0 {
+					t.Fatal("nothing was lent")
+				}
+				if allocs > 2*ownedRate*copied+8 {
+					t.Fatalf("borrowed run: %.0f allocs, where its %.0f copied messages account for %.1f", allocs, copied, ownedRate*copied)
+				}
+			}
+		})
+	}
+}
