@@ -282,7 +282,8 @@ type Stats struct {
 	// buffer while disconnected (bounded by the ReconnectBuffer option).
 	ReconnectBufferFull uint64
 	ReconnectBufferPeak int
-	// Requests counts requests sent (Request, RequestMsg, requestWithin);
+	// Requests counts requests sent (Request, RequestMsg, and the
+	// JetStream layers' requests);
 	// RequestTimeouts those that ended by their deadline or context, and
 	// NoResponders those answered by the server's 503. RequestsPending is
 	// how many wait for their response now: 0 once every call returned.
@@ -293,10 +294,11 @@ type Stats struct {
 	// messages, instead of waiting for the reader goroutine (see the
 	// package documentation on inline reads).
 	InlineReads, InlineBatches uint64
-	// BorrowedMsgs counts messages nextBatch lent instead of copying
-	// (Subscription.borrowBatches), and BorrowedBuffers the read buffers
-	// set aside because lent messages still referred to them when the
-	// socket was read again (a spare was read into instead).
+	// BorrowedMsgs counts messages lent instead of copied (Borrowed, and
+	// the Borrowed options of the JetStream consumers), and
+	// BorrowedBuffers the read buffers set aside because lent messages
+	// still referred to them when the socket was read again (a spare was
+	// read into instead).
 	BorrowedMsgs, BorrowedBuffers uint64
 }
 

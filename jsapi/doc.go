@@ -7,9 +7,26 @@
 // A *JS is a lightweight, stateless view of a connection: create it with New
 // as often as convenient. It runs no goroutine.
 //
-//	js := jsapi.New(nc)
+//	js, err := jsapi.New(nc)
 //	st, err := js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
 //	ack, err := js.Publish(ctx, "orders.new", data, jsapi.MsgID("o-1"))
+//
+// Publish returns the PubAck by value and allocates nothing.
+//
+// # Deadlines
+//
+// Every API call and publish waits for its answer until its context ends
+// or, for a context without deadline, until the JS's Timeout (default 5 s)
+// passes; either deadline gives an error matching conn.ErrTimeout and
+// context.DeadlineExceeded, and a canceled context one matching
+// context.Canceled.
+//
+// # Consumers
+//
+// ConsumerConfig describes a consumer at the server. Its zero AckPolicy
+// means AckExplicit: every consumer natsio creates acknowledges each
+// message unless AckNone or AckAll is asked for by name. The consumer
+// packages read them: pull (Fetch, Next, Messages, Consume) and ordered.
 //
 // # Errors
 //
