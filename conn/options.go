@@ -13,20 +13,20 @@ import (
 
 // Defaults for options left unset.
 const (
-	DefaultConnectTimeout   = 5 * time.Second
-	DefaultReconnectWait    = 2 * time.Second
-	DefaultMaxReconnectWait = 30 * time.Second
-	DefaultReconnectJitter  = 100 * time.Millisecond
-	DefaultReconnectBuffer  = 8 << 20
-	DefaultPingInterval     = 10 * time.Second
-	DefaultMaxPingsOut      = 2
-	DefaultPendingMsgs      = 512 * 1024
-	DefaultPendingBytes     = 64 << 20
-	DefaultConnPendingBytes = 256 << 20
-	DefaultDrainTimeout     = 30 * time.Second
-	DefaultWriteTimeout     = 10 * time.Second
-	DefaultRequestTimeout   = 5 * time.Second
-	DefaultInboxPrefix      = "_INBOX"
+	DefaultConnectTimeout      = 5 * time.Second
+	DefaultReconnectWait       = 2 * time.Second
+	DefaultMaxReconnectWait    = 30 * time.Second
+	DefaultReconnectJitter     = 100 * time.Millisecond
+	DefaultReconnectBuffer     = 8 << 20
+	DefaultPingInterval        = 10 * time.Second
+	DefaultMaxPingsOutstanding = 2
+	DefaultPendingMsgs         = 512 * 1024
+	DefaultPendingBytes        = 64 << 20
+	DefaultConnPendingBytes    = 256 << 20
+	DefaultDrainTimeout        = 30 * time.Second
+	DefaultWriteTimeout        = 10 * time.Second
+	DefaultRequestTimeout      = 5 * time.Second
+	DefaultInboxPrefix         = "_INBOX"
 )
 
 // Option configures a connection; pass options to Connect.
@@ -86,7 +86,7 @@ func defaultOptions() options {
 		reconnectJitter:  DefaultReconnectJitter,
 		reconnectBuf:     DefaultReconnectBuffer,
 		pingInterval:     DefaultPingInterval,
-		maxPingsOut:      DefaultMaxPingsOut,
+		maxPingsOut:      DefaultMaxPingsOutstanding,
 		inboxPrefix:      DefaultInboxPrefix,
 		pendingMsgs:      DefaultPendingMsgs,
 		pendingBytes:     DefaultPendingBytes,
