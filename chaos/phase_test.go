@@ -300,7 +300,7 @@ func (ph *phase) setup() {
 	ph.p2 = &p2w{ph: ph, trk: &pubTrack{src: "p2"}, data: data, futures: make(chan p2item, 2*cfg.window),
 		pubDone: make(chan struct{}), waitDone: make(chan struct{})}
 	ph.p2.js = ph.js(ph.connect("p2", true))
-	win, err := pubwin.New(ph.p2.js, pubwin.Options{MaxPending: cfg.window, AckTimeout: cfg.p2AckTimeout})
+	win, err := pubwin.New(ph.p2.js, pubwin.MaxPending(cfg.window), pubwin.AckTimeout(cfg.p2AckTimeout))
 	if err != nil {
 		t.Fatalf("pubwin.New: %v", err)
 	}

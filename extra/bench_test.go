@@ -75,7 +75,7 @@ func BenchmarkFastPublish128(b *testing.B) {
 
 func BenchmarkWindowPublish128(b *testing.B) {
 	js, _, ctx := benchJS(b)
-	w, err := pubwin.New(js, pubwin.Options{})
+	w, err := pubwin.New(js)
 	if err != nil {
 		b.Fatal(err)
 	}

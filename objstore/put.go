@@ -112,7 +112,7 @@ func (s *Store) putChunks(ctx context.Context, info *Info, r io.Reader, chunk ui
 	}
 
 	n := window(chunk, putInflight)
-	w, err := pubwin.New(s.js, pubwin.Options{MaxPending: n, StallWait: time.Minute, AckTimeout: 30 * time.Second})
+	w, err := pubwin.New(s.js, pubwin.MaxPending(n), pubwin.StallWait(time.Minute), pubwin.AckTimeout(30*time.Second))
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func BenchmarkSyncPublish128(b *testing.B) {
 func BenchmarkWindowPublish128(b *testing.B) {
 	s := testserver.StartProcess(b, true)
 	js, _, ctx := setup(b, s.URL(), "")
-	w, err := pubwin.New(js, pubwin.Options{})
+	w, err := pubwin.New(js)
 	if err != nil {
 		b.Fatal(err)
 	}

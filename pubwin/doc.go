@@ -2,37 +2,58 @@
 // publishes in flight, each acknowledged by its stream later, with a bound
 // on how many acks may be outstanding.
 //
-//	w, err := pubwin.New(js, pubwin.Options{})
-//	defer w.Close()
-//	for _, o := range orders {
-//		f, err := w.Publish(ctx, "orders.new", o, jsapi.MsgID(o.ID))
+//	w, err := pubwin.New(js, pubwin.MaxPending(1000))
+//	if err != nil {
 //		…
 //	}
-//	err = w.Complete(ctx) // every publish acknowledged (or failed)
+//	defer w.Close()
+//	for _, o := range orders {
+//		f, err := w.Publish(ctx, "orders.new", o.Data, jsapi.MsgID(o.ID))
+//		…
+//	}
+//	err = w.Complete(ctx) // nil: every publish acknowledged
+//
+// # Options
+//
+// New takes options, each with its default: MaxPending (4000), StallWait
+// (200 ms), AckTimeout (5 s) and RetryOnNoResponders (off). An invalid
+// value fails New with an error matching conn.ErrInvalidOption.
 //
 // # Bounds and failure
 //
-// At most MaxPending publishes wait for their acks (default 4000). When the
-// window is full, Publish waits up to StallWait (default 200 ms, and its
-// context) for a slot, then fails with ErrTooManyStalled. Every future ends:
-// with its PubAck, the stream's *jsapi.APIError, ErrAckTimeout after
-// AckTimeout (default 5 s), or — when the connection is lost or closed —
-// ErrAckLost at once, freeing its slot.
+// At most MaxPending publishes wait for their acks. When the window is
+// full, Publish waits up to StallWait (and its context) for a slot, then
+// fails with ErrTooManyStalled. Every future ends: with its PubAck, the
+// stream's *jsapi.APIError, ErrAckTimeout after AckTimeout, ErrAckLost at
+// once when the connection is lost, or ErrClosed when the window is
+// closed, freeing its slot. A future's outcome is recorded, and counted in
+// Stats, before its slot is freed and before Wait or Complete wake, so
+// when Complete returns, the futures and Stats agree.
+//
+// # Complete
+//
+// Complete waits until no publish is pending and reports on the publishes
+// that ended since the previous Complete: nil when all were acknowledged,
+// otherwise a *CompleteError such as "pubwin: 3 of 300 publishes failed:
+// 2 × pubwin: timed out waiting for ack; 1 × jsapi: wrong last sequence:
+// 7 (code 400, err_code 10071)". errors.Is and errors.As match each of its
+// causes; it keeps at most 16 distinct causes, counting the rest. Wait on
+// the futures themselves to know which publishes failed.
 //
 // # Retries on 503 and 429
 //
 // A reply saying that no stream is listening (a 503 no-responders status:
 // a leader election, a stream not created yet) or that the stream is
 // pushing back (429, jsapi.ErrTooManyRequests) means the message was not
-// stored. The window then sends the very same message again (subject,
-// headers with its Nats-Msg-Id, data) after a doubling wait, as
-// Options.Retry says (off by default, since the copy each pending message
-// then needs costs about a fifth more client CPU; DefaultRetry retries as
-// jsapi.Publish does, twice from 250 ms). The future stays pending, holding its slot,
-// and ends with the PubAck of the attempt that was stored or with the last
-// reply's error. Close and a disconnect end a waiting retry like any
-// pending publish. The connection's reader never waits: a timer sends the
-// retry.
+// stored. With RetryOnNoResponders the window then sends the very same
+// message again (subject, headers with its Nats-Msg-Id, data) after a
+// doubling wait; RetryOnNoResponders(2, 250*time.Millisecond) retries as
+// jsapi.Publish does. Retries are off by default, since the copy each
+// pending message then needs costs client CPU. The future stays pending,
+// holding its slot, and ends with the PubAck of the attempt that was
+// stored or with the last reply's error. Close and a disconnect end a
+// waiting retry like any pending publish. The connection's reader never
+// waits: a timer sends the retry.
 //
 // # Retrying safely
 //

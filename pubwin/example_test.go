@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pubwin"
@@ -27,7 +28,7 @@ func Example() {
 	js, _ := jsapi.New(nc)
 	js.CreateStream(ctx, jsapi.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}})
 
-	w, _ := pubwin.New(js, pubwin.Options{MaxPending: 256})
+	w, _ := pubwin.New(js, pubwin.MaxPending(256))
 	defer w.Close()
 	var futures []*pubwin.Future
 	for i := range 1000 {

@@ -15,7 +15,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	before := leakcheck.Snapshot()
 	js, nc, ctx := setup(t, s.URL(), "")
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: 50})
+	w, err := pubwin.New(js, pubwin.MaxPending(50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second window closed with publishes still awaiting acks.
-	w2, _ := pubwin.New(js, pubwin.Options{})
+	w2, _ := pubwin.New(js)
 	var fs []*pubwin.Future
 	for range 20 {
 		f, err := w2.Publish(ctx, "w.b", nil)

@@ -21,7 +21,7 @@ func TestRegressionNatsGo1346WindowNotStuckFullAfterDisconnect(t *testing.T) {
 	// no_ack: no ack ever comes, so the window fills up.
 	js, nc, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	const max = 20
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: max, StallWait: 100 * time.Millisecond, AckTimeout: time.Hour})
+	w, err := pubwin.New(js, pubwin.MaxPending(max), pubwin.StallWait(100*time.Millisecond), pubwin.AckTimeout(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,53 +2,12 @@ package pubwin
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"sync"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
-
-// DefaultRetry is jsapi.Publish's retry policy: 2 retries, after 250 ms
-// and then 500 ms. Set Options.Retry to it to retry as Publish does.
-var DefaultRetry = Retry{Attempts: 2, Wait: 250 * time.Millisecond}
-
-// maxRetryAttempts bounds Retry.Attempts.
-const maxRetryAttempts = 32
-
-// Retry says how a publish answered with "no stream is listening" (a 503
-// no-responders status: a leader election, a stream not created yet) or
-// "too many requests" (429, err_code 10167: the stream's ingest queue is
-// full) is sent again. Neither reply means the message was stored, and a
-// retry sends exactly the same message (subject, headers with the
-// Nats-Msg-Id, data), so a retry cannot store it twice.
-type Retry struct {
-	// Attempts is how many times a message is sent again after such a
-	// reply; 0 disables retries. At most 32.
-	Attempts int
-	// Wait is the wait before the first retry; it doubles for each
-	// further one. It must be positive when Attempts is.
-	Wait time.Duration
-}
-
-// resolveRetry checks o.Retry; a bad value is an error matching
-// conn.ErrInvalidOption.
-func resolveRetry(r Retry) (Retry, error) {
-	switch {
-	case r.Attempts < 0 || r.Attempts > maxRetryAttempts:
-		return Retry{}, fmt.Errorf("%w: Retry.Attempts %d is outside 0..%d", conn.ErrInvalidOption, r.Attempts, maxRetryAttempts)
-	case r.Attempts > 0 && r.Wait <= 0:
-		return Retry{}, fmt.Errorf("%w: Retry.Wait %v must be positive", conn.ErrInvalidOption, r.Wait)
-	case r.Attempts > 0 && r.Wait > math.MaxInt64>>(r.Attempts-1):
-		return Retry{}, fmt.Errorf("%w: Retry.Wait %v doubled %d times overflows", conn.ErrInvalidOption, r.Wait, r.Attempts-1)
-	case r.Attempts == 0 && r.Wait < 0:
-		return Retry{}, fmt.Errorf("%w: negative Retry.Wait", conn.ErrInvalidOption)
-	}
-	return r, nil
-}
 
 // retryable reports whether a reply's error asks for the same message to
 // be sent again: jsapi.Publish retries the same two.
@@ -112,16 +71,16 @@ func (fr *frame) release() {
 // used up, or the retry could not be sent before the message's ack
 // timeout. The caller then ends the future with err.
 func (w *Window) retryLater(tok uint64, err error) bool {
-	if w.retry.Attempts == 0 || !retryable(err) {
+	if w.o.retryAttempts == 0 || !retryable(err) {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := w.pending.get(tok)
-	if f == nil || w.closed || f.fr == nil || int(f.attempt) >= w.retry.Attempts {
+	if f == nil || w.closed || f.fr == nil || int(f.attempt) >= w.o.retryAttempts {
 		return false
 	}
-	wait := w.retry.Wait << f.attempt
+	wait := w.o.retryWait << f.attempt
 	if time.Now().Add(wait).After(f.deadline) {
 		return false
 	}
@@ -157,7 +116,7 @@ func (w *Window) resend(f *Future) {
 	err := w.send(fr.subject, f.token, fr.header(), fr.data)
 	f.doneSending()
 	if err != nil {
-		w.complete(f.token, err)
+		w.end(f.token, nil, err)
 	}
 }
 

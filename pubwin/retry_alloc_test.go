@@ -4,6 +4,7 @@ package pubwin_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
@@ -19,9 +20,9 @@ func TestWindowPublishAllocs(t *testing.T) {
 	data := make([]byte, 128)
 	for _, c := range []struct {
 		name  string
-		retry pubwin.Retry
-	}{{"retry", pubwin.DefaultRetry}, {"noretry", pubwin.Retry{}}} {
-		w, err := pubwin.New(js, pubwin.Options{MaxPending: 1 << 14, Retry: c.retry})
+		retry pubwin.Option
+	}{{"retry", pubwin.RetryOnNoResponders(2, 250*time.Millisecond)}, {"noretry", pubwin.RetryOnNoResponders(0, 0)}} {
+		w, err := pubwin.New(js, pubwin.MaxPending(1<<14), c.retry)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestRetryServer429Frame(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Storage: jsapi.StorageMemory, NoAck: true}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(js, Options{AckTimeout: 2 * time.Hour, Retry: Retry{Attempts: 1, Wait: time.Hour}})
+	w, err := New(js, AckTimeout(2*time.Hour), RetryOnNoResponders(1, time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

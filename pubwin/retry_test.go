@@ -21,35 +21,6 @@ var (
 	eventually = testutil.Eventually
 )
 
-func TestRetryOptionValidation(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
-	js, nc, _ := setup(t, s.URL(), "")
-	out := nc.Stats().OutMsgs
-	for _, r := range []pubwin.Retry{
-		{Attempts: -1, Wait: time.Millisecond},
-		{Attempts: 33, Wait: time.Millisecond},
-		{Attempts: 1},
-		{Attempts: 1, Wait: -time.Millisecond},
-		{Attempts: 32, Wait: time.Hour}, // the last wait overflows
-		{Attempts: 0, Wait: -time.Millisecond},
-	} {
-		if w, err := pubwin.New(js, pubwin.Options{Retry: r}); !errors.Is(err, conn.ErrInvalidOption) || w != nil {
-			t.Errorf("Retry%+v: %v, want ErrInvalidOption", r, err)
-		}
-	}
-	for _, r := range []pubwin.Retry{{}, pubwin.DefaultRetry, {Attempts: 32, Wait: time.Millisecond}, {Attempts: 0, Wait: time.Second}} {
-		w, err := pubwin.New(js, pubwin.Options{Retry: r})
-		if err != nil {
-			t.Errorf("Retry %+v: %v", r, err)
-			continue
-		}
-		w.Close()
-	}
-	if n := nc.Stats().OutMsgs; n != out {
-		t.Fatalf("%d messages sent by New", n-out)
-	}
-}
-
 // TestRetryStreamCreatedLate: 50 publishes to a subject no stream captures
 // yet get 503s; the stream is created once the first 503 has arrived, and
 // the retries store every message exactly once.
@@ -57,8 +28,8 @@ func TestRetryStreamCreatedLate(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, nc, ctx := setup(t, s.URL(), "")
 	// Generous retries: the stream's creation must land between two.
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: 64, AckTimeout: 30 * time.Second,
-		Retry: pubwin.Retry{Attempts: 8, Wait: 50 * time.Millisecond}})
+	w, err := pubwin.New(js, pubwin.MaxPending(64), pubwin.AckTimeout(30*time.Second),
+		pubwin.RetryOnNoResponders(8, 50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +79,7 @@ func TestRetryDisabled(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: n, StallWait: time.Second}) // retries off: the default
+	w, err := pubwin.New(js, pubwin.MaxPending(n), pubwin.StallWait(time.Second)) // retries off: the default
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +94,8 @@ func TestRetryExhausted(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: n, StallWait: time.Second,
-		Retry: pubwin.Retry{Attempts: 2, Wait: time.Millisecond}})
+	w, err := pubwin.New(js, pubwin.MaxPending(n), pubwin.StallWait(time.Second),
+		pubwin.RetryOnNoResponders(2, time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +105,7 @@ func TestRetryExhausted(t *testing.T) {
 
 // failAll publishes n messages that no stream captures and checks that each
 // fails with ErrNoStreamResponse after sends attempts, then that the whole
-// window is free again.
+// window is free again and Complete reports the failures.
 func failAll(t *testing.T, w *pubwin.Window, nc *conn.Conn, n, sends int) {
 	t.Helper()
 	ctx := t.Context()
@@ -166,6 +137,11 @@ func failAll(t *testing.T, w *pubwin.Window, nc *conn.Conn, n, sends int) {
 			t.Fatalf("publish %d after the failures: %v", i, err)
 		}
 	}
+	// Complete reports the failures, once.
+	err := w.Complete(ctx)
+	if ce, ok := errors.AsType[*pubwin.CompleteError](err); !ok || ce.Failed != n || ce.Total != 2*n || !errors.Is(err, jsapi.ErrNoStreamResponse) {
+		t.Fatalf("Complete: %v, want %d of %d failed with ErrNoStreamResponse", err, n, 2*n)
+	}
 	if err := w.Complete(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +152,7 @@ func failAll(t *testing.T, w *pubwin.Window, nc *conn.Conn, n, sends int) {
 func TestRetryNotPastAckTimeout(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
-	w, _ := pubwin.New(js, pubwin.Options{AckTimeout: time.Minute, Retry: pubwin.Retry{Attempts: 3, Wait: time.Hour}})
+	w, _ := pubwin.New(js, pubwin.AckTimeout(time.Minute), pubwin.RetryOnNoResponders(3, time.Hour))
 	defer w.Close()
 	f, err := w.Publish(ctx, "none.x", nil)
 	if err != nil {
@@ -191,7 +167,7 @@ func TestRetryNotPastAckTimeout(t *testing.T) {
 // retry.
 func waitingWindow(t *testing.T, js *jsapi.JS) (*pubwin.Window, *pubwin.Future) {
 	t.Helper()
-	w, err := pubwin.New(js, pubwin.Options{AckTimeout: 2 * time.Hour, Retry: pubwin.Retry{Attempts: 1, Wait: time.Hour}})
+	w, err := pubwin.New(js, pubwin.AckTimeout(2*time.Hour), pubwin.RetryOnNoResponders(1, time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +253,7 @@ func TestRetryTooManyRequests(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
-	w, _ := pubwin.New(js, pubwin.Options{Retry: pubwin.Retry{Attempts: 3, Wait: 10 * time.Millisecond}})
+	w, _ := pubwin.New(js, pubwin.RetryOnNoResponders(3, 10*time.Millisecond))
 	defer w.Close()
 	var h proto.Header
 	h.Add("App", "v1")
@@ -330,7 +306,7 @@ func TestRetryTooManyRequestsExhausted(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
-	w, _ := pubwin.New(js, pubwin.Options{Retry: pubwin.Retry{Attempts: 1, Wait: time.Millisecond}})
+	w, _ := pubwin.New(js, pubwin.RetryOnNoResponders(1, time.Millisecond))
 	defer w.Close()
 	f, err := w.Publish(ctx, "tmr.x", []byte("payload"), jsapi.MsgID("m-1"))
 	if err != nil {

@@ -6,8 +6,9 @@ import (
 )
 
 // Stats are a window's counters since New. Every future ends exactly once,
-// so Published = Acked + Failed + TimedOut + Lost + Pending at any moment
-// no publish is in the middle of being sent.
+// and is counted before its slot is freed and before the window reports
+// idle (Complete), so a Stats value always has Published = Acked + Failed
+// + TimedOut + Lost + Pending.
 type Stats struct {
 	// Published counts futures created: publishes that took a slot.
 	Published uint64
@@ -21,7 +22,7 @@ type Stats struct {
 	// ErrAckLost (the connection went) or ErrClosed. The messages of both
 	// may or may not be stored.
 	TimedOut, Lost uint64
-	// Retries counts messages sent again (Options.Retry).
+	// Retries counts messages sent again (RetryOnNoResponders).
 	Retries uint64
 	// Stalls counts publishes that found the window full and waited;
 	// StallFailures those that gave up with ErrTooManyStalled.
@@ -31,8 +32,9 @@ type Stats struct {
 	Pending, PeakPending, MaxPending int
 }
 
-// counters are the window's atomic counts (the rest of Stats is read under
-// w.mu).
+// counters are the window's atomic counts. The outcome counts are added
+// under w.mu, with the future leaving the pending set, and Stats reads them
+// under w.mu too; the stall counts are added without it.
 type counters struct {
 	acked, failed, timedOut, lost, retries, stalls, stallFailures atomic.Uint64
 }
@@ -51,15 +53,16 @@ func (c *counters) settled(err error) {
 	}
 }
 
-// Stats returns the window's counters.
+// Stats returns the window's counters. It may be called at any time, also
+// after Close.
 func (w *Window) Stats() Stats {
 	w.mu.Lock()
-	s := Stats{Published: w.next, Pending: w.pending.len(), PeakPending: w.peak, MaxPending: w.opts.MaxPending}
-	w.mu.Unlock()
+	s := Stats{Published: w.next, Pending: w.pending.len(), PeakPending: w.peak, MaxPending: w.o.maxPending}
 	s.Acked = w.count.acked.Load()
 	s.Failed = w.count.failed.Load()
 	s.TimedOut = w.count.timedOut.Load()
 	s.Lost = w.count.lost.Load()
+	w.mu.Unlock()
 	s.Retries = w.count.retries.Load()
 	s.Stalls = w.count.stalls.Load()
 	s.StallFailures = w.count.stallFailures.Load()

@@ -24,7 +24,7 @@ func TestWindowStats(t *testing.T) {
 	if err := nc.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: 4, StallWait: time.Second, AckTimeout: 3 * time.Second})
+	w, err := pubwin.New(js, pubwin.MaxPending(4), pubwin.StallWait(time.Second), pubwin.AckTimeout(3*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

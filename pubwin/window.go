@@ -3,24 +3,17 @@ package pubwin
 import (
 	"context"
 	"errors"
-	"fmt"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"strconv"
 	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/jsx"
+
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
-)
-
-// Defaults for zero Options fields.
-const (
-	DefaultMaxPending = 4000
-	DefaultStallWait  = 200 * time.Millisecond
-	DefaultAckTimeout = 5 * time.Second
 )
 
 // Errors of the window. Failures reported by the stream are
@@ -39,46 +32,18 @@ var (
 	ErrClosed = errors.New("pubwin: window closed")
 )
 
-// Options configure a Window; zero fields take the defaults.
-type Options struct {
-	// MaxPending bounds publishes awaiting acks (default 4000).
-	MaxPending int
-	// StallWait is how long Publish waits for a free slot (default 200 ms).
-	StallWait time.Duration
-	// AckTimeout fails a future whose ack has not arrived (default 5 s).
-	// It bounds a publish with all its retries.
-	AckTimeout time.Duration
-	// Retry says how a message whose reply is a 503 no-responders status
-	// (no stream listening: a leader election, a stream not yet created)
-	// or a 429 too-many-requests error is sent again: the very same
-	// subject, headers (Nats-Msg-Id included) and data, after Wait,
-	// doubling for each next attempt. The zero Retry (the default) sends
-	// nothing again: such a future fails at once. DefaultRetry is
-	// jsapi.Publish's policy, 2 attempts from 250 ms. Invalid values fail
-	// New with conn.ErrInvalidOption. The future keeps its slot
-	// while retried and ends with the PubAck of the attempt that was
-	// stored, or with the last reply's error (jsapi.ErrNoStreamResponse,
-	// jsapi.ErrTooManyRequests) once the attempts are used up or the next
-	// one could not be sent before AckTimeout. Close (ErrClosed) and a
-	// disconnect (ErrAckLost) end a waiting retry like any pending
-	// publish. Retries are off by default because they cost: each pending
-	// message's data is copied into a pooled buffer (no allocation once
-	// warm), released when its future ends — about 20 % more client CPU
-	// per 128-byte publish, measured. jsapi.RetryOnNoResponders passed to
-	// Publish has no effect.
-	Retry Retry
-}
-
-// Window publishes asynchronously. It is safe for concurrent use.
+// Window publishes asynchronously. It is safe for concurrent use. It lives
+// from New until Close; Close it when done, or its inbox subscription and
+// timer stay.
 //
 // A publish whose reply says that no stream is listening (503) or that the
 // stream is pushing back (429) is sent again, byte for byte, after a
-// doubling wait, as Options.Retry says; its future stays pending, holding
-// its slot, until an attempt is acknowledged or the attempts are used up.
+// doubling wait, when RetryOnNoResponders is set; its future stays
+// pending, holding its slot, until an attempt is acknowledged or the
+// attempts are used up.
 type Window struct {
 	nc     *conn.Conn
-	opts   Options
-	retry  Retry  // resolved Options.Retry
+	o      options
 	prefix string // "<inbox>." ; acks arrive on "<inbox>.<token>"
 	sub    *conn.Subscription
 	slots  chan struct{}
@@ -92,37 +57,31 @@ type Window struct {
 	closed  bool
 	idle    chan struct{} // closed and replaced when pending becomes empty
 	peak    int           // most futures pending at once
+	ended   tally         // futures ended since the last Complete's report
 
 	count counters
 }
 
-// New creates a window publishing through js's connection. Close it when
-// done.
-func New(js *jsapi.JS, o Options) (*Window, error) {
-	if o.MaxPending == 0 {
-		o.MaxPending = DefaultMaxPending
-	}
-	if o.StallWait == 0 {
-		o.StallWait = DefaultStallWait
-	}
-	if o.AckTimeout == 0 {
-		o.AckTimeout = DefaultAckTimeout
-	}
-	if o.MaxPending < 0 || o.StallWait < 0 || o.AckTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative window option", conn.ErrInvalidOption)
-	}
-	retry, err := resolveRetry(o.Retry)
-	if err != nil {
-		return nil, err
+// New creates a window publishing through js's connection, configured by
+// opts (MaxPending, StallWait, AckTimeout, RetryOnNoResponders; each
+// documents its default). An invalid option fails New with an error
+// matching conn.ErrInvalidOption, before anything is subscribed; New also
+// fails when the connection cannot subscribe the window's inbox (it is
+// closed, for example). Close the window when done.
+func New(js *jsapi.JS, opts ...Option) (*Window, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	nc := js.Conn()
 	w := &Window{
 		nc:      nc,
-		opts:    o,
-		retry:   retry,
+		o:       o,
 		prefix:  nc.NewInbox() + ".",
-		slots:   make(chan struct{}, o.MaxPending),
-		pending: newPendingSet(o.MaxPending),
+		slots:   make(chan struct{}, o.maxPending),
+		pending: newPendingSet(o.maxPending),
 		idle:    make(chan struct{}),
 	}
 	close(w.idle)
@@ -141,7 +100,10 @@ func New(js *jsapi.JS, o Options) (*Window, error) {
 }
 
 // Future is the outcome of one publish. Wait for it with Wait, or for the
-// whole window with Complete.
+// whole window with Complete. Every future ends, once: with its PubAck,
+// the stream's error, ErrAckTimeout, ErrAckLost or ErrClosed. Its outcome
+// and the window's Stats are recorded before its slot is freed and before
+// anyone waiting for it, or for the window, is woken.
 type Future struct {
 	w        *Window
 	token    uint64
@@ -196,31 +158,46 @@ func (f *Future) result() (*jsapi.PubAck, error) {
 	return &f.ack, nil
 }
 
-// finish records the outcome once, counts it and frees the future's slot,
-// then wakes Wait; it reports whether this call did. The message's frame
-// is released, unless a retry is being sent from it. Only a future taken
-// out of the window (pending set) is finished.
-func (f *Future) finish(err error) bool {
+// settleLocked ends f, which has just been taken out of the pending set,
+// with ack (when err is nil) or err: it records the result, counts it in
+// Stats, and frees f's slot, in that order. w.mu is held, so the window's
+// idle signal, which the caller sends after this (and after counting f in
+// w.ended, Complete's tally), cannot come before the outcome is recorded. What must wait until w.mu is
+// released is returned in the wakeup: closing the channel a Wait blocks on
+// (after the slot is free: a Publish right after Wait never stalls on it),
+// and releasing the message's frame (unless a retry is being sent from it).
+func (w *Window) settleLocked(f *Future, ack *jsapi.PubAck, err error) wakeup {
 	f.mu.Lock()
-	if f.done {
+	if f.done { // cannot happen: a future leaves the pending set once
 		f.mu.Unlock()
-		return false
+		return wakeup{}
 	}
 	f.done = true
 	f.err = err
-	// Counted, and its slot freed, before anyone waiting is woken: after
-	// Wait returns, Stats includes this future and its slot is free.
-	f.w.count.settled(err)
-	<-f.w.slots
-	if f.ch != nil {
-		close(f.ch)
+	if err == nil && ack != nil {
+		f.ack = *ack
 	}
-	fr := f.takeFrameLocked()
+	wk := wakeup{ch: f.ch, fr: f.takeFrameLocked()}
 	f.mu.Unlock()
-	if fr != nil {
-		fr.release()
+	w.count.settled(err)
+	<-w.slots
+	return wk
+}
+
+// wakeup is what remains to do for a future once it is settled and the
+// window's lock is released.
+type wakeup struct {
+	ch chan struct{}
+	fr *frame
+}
+
+func (wk wakeup) run() {
+	if wk.ch != nil {
+		close(wk.ch)
 	}
-	return true
+	if wk.fr != nil {
+		wk.fr.release()
+	}
 }
 
 // Pending reports how many publishes await their acks.
@@ -270,7 +247,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 		return nil, err
 	}
 	f := &Future{w: w}
-	if w.retry.Attempts > 0 {
+	if w.o.retryAttempts > 0 {
 		f.fr = newFrame(subject, hdr, data)
 	}
 	w.mu.Lock()
@@ -284,7 +261,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	}
 	w.next++
 	f.token = w.next
-	f.deadline = time.Now().Add(w.opts.AckTimeout)
+	f.deadline = time.Now().Add(w.o.ackTimeout)
 	if w.pending.len() == 0 {
 		w.idle = make(chan struct{})
 	}
@@ -292,12 +269,12 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	w.peak = max(w.peak, w.pending.len())
 	w.order = append(w.order, f)
 	if len(w.order) == 1 {
-		w.timer.Reset(w.opts.AckTimeout)
+		w.timer.Reset(w.o.ackTimeout)
 	}
 	w.mu.Unlock()
 
 	if err := w.send(subject, f.token, hdr, data); err != nil {
-		w.complete(f.token, err)
+		w.end(f.token, nil, err)
 		return nil, err
 	}
 	return f, nil
@@ -323,7 +300,11 @@ func (w *Window) acquire(ctx context.Context) error {
 	default:
 	}
 	w.count.stalls.Add(1)
-	t := time.NewTimer(w.opts.StallWait)
+	if w.o.stallWait == 0 {
+		w.count.stallFailures.Add(1)
+		return ErrTooManyStalled
+	}
+	t := time.NewTimer(w.o.stallWait)
 	defer t.Stop()
 	select {
 	case w.slots <- struct{}{}:
@@ -354,33 +335,28 @@ func (w *Window) onAck(m *conn.Msg) {
 	if err != nil && w.retryLater(tok, err) {
 		return // still pending, sent again after the wait
 	}
-	f := w.take(tok)
-	if f == nil {
-		return // late ack for a future that already failed
-	}
-	// f is out of the window: nothing else writes its result now.
-	f.ack = ack
-	f.finish(err)
+	// A late ack, for a future that already failed, finds nothing to end.
+	w.end(tok, &ack, err)
 }
 
-// complete ends the future of tok with err (nil: acked) and frees its slot.
-func (w *Window) complete(tok uint64, err error) {
-	if f := w.take(tok); f != nil {
-		f.finish(err)
-	}
-}
-
-// take removes the future of tok from the window (nil if it is gone).
-func (w *Window) take(tok uint64) *Future {
+// end takes the future of tok out of the window and ends it with ack (err
+// nil) or err: settled, then the window's idle signal if it was the last
+// pending one, then its waiter woken. A token no longer pending (the
+// future already ended) is ignored.
+func (w *Window) end(tok uint64, ack *jsapi.PubAck, err error) {
 	w.mu.Lock()
 	f := w.pending.remove(tok)
-	if f != nil {
-		f.stopRetryLocked()
-		w.trimLocked()
-		w.releaseIdleLocked()
+	if f == nil {
+		w.mu.Unlock()
+		return
 	}
+	f.stopRetryLocked()
+	wk := w.settleLocked(f, ack, err)
+	w.ended.add(err, 1)
+	w.trimLocked()
+	w.releaseIdleLocked()
 	w.mu.Unlock()
-	return f
+	wk.run()
 }
 
 // trimLocked drops completed futures from the head of the timeout order;
@@ -408,10 +384,12 @@ func (w *Window) releaseIdleLocked() {
 	}
 }
 
-// expire fails futures whose ack timeout passed and re-arms the timer.
+// expire fails futures whose ack timeout passed and re-arms the timer. Each
+// is settled before the idle signal.
 func (w *Window) expire() {
 	now := time.Now()
-	var expired []*Future
+	var woken []wakeup
+	expired := 0
 	w.mu.Lock()
 	i := 0
 	for ; i < len(w.order); i++ {
@@ -424,8 +402,12 @@ func (w *Window) expire() {
 		}
 		w.pending.remove(f.token)
 		f.stopRetryLocked()
-		expired = append(expired, f)
+		if wk := w.settleLocked(f, nil, ErrAckTimeout); wk != (wakeup{}) {
+			woken = append(woken, wk)
+		}
+		expired++
 	}
+	w.ended.add(ErrAckTimeout, expired)
 	clear(w.order[:i])
 	w.order = w.order[i:]
 	if len(w.order) > 0 && !w.closed {
@@ -433,22 +415,28 @@ func (w *Window) expire() {
 	}
 	w.releaseIdleLocked()
 	w.mu.Unlock()
-	for _, f := range expired {
-		f.finish(ErrAckTimeout)
+	for _, wk := range woken {
+		wk.run()
 	}
 }
 
-// failAll fails every outstanding future with err.
+// failAll fails every outstanding future with err. Each is settled before
+// the idle signal.
 func (w *Window) failAll(err error) {
 	w.mu.Lock()
 	fs := w.pending.drain(make([]*Future, 0, w.pending.len()))
+	woken := make([]wakeup, 0, len(fs))
 	for _, f := range fs {
 		f.stopRetryLocked()
+		if wk := w.settleLocked(f, nil, err); wk != (wakeup{}) {
+			woken = append(woken, wk)
+		}
 	}
+	w.ended.add(err, len(fs))
 	w.releaseIdleLocked()
 	w.mu.Unlock()
-	for _, f := range fs {
-		f.finish(err)
+	for _, wk := range woken {
+		wk.run()
 	}
 }
 
@@ -461,21 +449,51 @@ func (e *lostError) Is(t error) bool {
 }
 func (e *lostError) Unwrap() error { return e.reason }
 
-// Complete waits until no publish awaits its ack, or ctx ends.
+// Complete waits until no publish awaits its ack, or ctx ends, and reports
+// on the publishes that ended since the previous Complete that reported
+// (or since New): nil when every one was acknowledged, otherwise a
+// *CompleteError counting the failures by cause (ErrAckTimeout,
+// ErrAckLost, ErrClosed, the stream's *jsapi.APIError, ...). It counts
+// the same futures as Stats, so a publish whose send failed at once, which
+// Publish already returned as its error, is counted here too; a Publish
+// that got no slot (ErrTooManyStalled) or was refused before taking one is
+// not.
+//
+// When Complete returns, every future that ended before the window became
+// idle is Done and counted in Stats. Publishes made meanwhile by other
+// goroutines may still be pending.
+//
+// When ctx ends first, Complete returns ctx's error (context.Cause) and
+// reports nothing: the failures stay counted for the next Complete. With
+// nothing pending it reports even when ctx is already done. Concurrent
+// calls report each failure once, in whichever call takes it. A nil ctx
+// fails with conn.ErrNilContext.
 func (w *Window) Complete(ctx context.Context) error {
+	if ctx == nil {
+		return conn.ErrNilContext
+	}
 	w.mu.Lock()
 	idle := w.idle
 	w.mu.Unlock()
 	select {
 	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	default:
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
+	w.mu.Lock()
+	err := w.ended.report()
+	w.mu.Unlock()
+	return err
 }
 
 // Close fails outstanding futures with ErrClosed, stops the timer and
-// removes the window's subscription.
+// removes the window's subscription. Publish fails with ErrClosed after
+// it; Wait, Complete, Pending and Stats still work. Close is idempotent;
+// it returns an error only when the subscription could not be removed.
 func (w *Window) Close() error {
 	w.mu.Lock()
 	if w.closed {

@@ -43,7 +43,7 @@ func setup(t testing.TB, url string, streamCfg string) (*jsapi.JS, *conn.Conn, c
 func TestWindowPublishesAndAcks(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
-	w, err := pubwin.New(js, pubwin.Options{MaxPending: 64})
+	w, err := pubwin.New(js, pubwin.MaxPending(64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestWindowPublishesAndAcks(t *testing.T) {
 func TestWindowStreamErrors(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), "")
-	w, _ := pubwin.New(js, pubwin.Options{})
+	w, _ := pubwin.New(js)
 	defer w.Close()
 	f, err := w.Publish(ctx, "w.a", nil, jsapi.ExpectLastSeq(42))
 	if err != nil {
@@ -112,7 +112,7 @@ func TestWindowStreamErrors(t *testing.T) {
 func TestF22WindowNoAckStream(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), `,"no_ack":true`)
-	w, _ := pubwin.New(js, pubwin.Options{MaxPending: 5, StallWait: 20 * time.Millisecond, AckTimeout: 300 * time.Millisecond})
+	w, _ := pubwin.New(js, pubwin.MaxPending(5), pubwin.StallWait(20*time.Millisecond), pubwin.AckTimeout(300*time.Millisecond))
 	defer w.Close()
 	var fs []*pubwin.Future
 	for range 5 {
@@ -142,7 +142,7 @@ func TestF22WindowNoAckStream(t *testing.T) {
 func TestWindowFailsOnDisconnect(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, nc, ctx := setup(t, s.URL(), `,"no_ack":true`)
-	w, _ := pubwin.New(js, pubwin.Options{MaxPending: 100, AckTimeout: time.Hour})
+	w, _ := pubwin.New(js, pubwin.MaxPending(100), pubwin.AckTimeout(time.Hour))
 	defer w.Close()
 	var fs []*pubwin.Future
 	for range 50 {

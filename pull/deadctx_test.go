@@ -29,7 +29,7 @@ func TestDeadContextSendsNothing(t *testing.T) {
 	}
 	dead, cancel := context.WithCancel(context.Background())
 	cancel()
-	w, err := pubwin.New(e.js, pubwin.Options{})
+	w, err := pubwin.New(e.js)
 	if err != nil {
 		t.Fatal(err)
 	}

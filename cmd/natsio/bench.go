@@ -731,7 +731,7 @@ func (a *app) runJSBench(c *cobra.Command, subject string, f *benchFlags) error 
 				prog.done.Add(1)
 			}
 		} else {
-			w, err := pubwin.New(pjs, pubwin.Options{MaxPending: f.async, StallWait: a.conn.timeout, AckTimeout: a.conn.timeout})
+			w, err := pubwin.New(pjs, pubwin.MaxPending(f.async), pubwin.StallWait(a.conn.timeout), pubwin.AckTimeout(a.conn.timeout))
 			if err != nil {
 				return err
 			}

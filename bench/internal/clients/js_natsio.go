@@ -107,7 +107,7 @@ func (Natsio) NewJSPublishAsync(ctx context.Context, cfg Config) (Runner, error)
 	if err != nil {
 		return nil, err
 	}
-	w, err := pubwin.New(c.js, pubwin.Options{MaxPending: cfg.Window})
+	w, err := pubwin.New(c.js, pubwin.MaxPending(cfg.Window))
 	if err != nil {
 		c.Close()
 		return nil, err
