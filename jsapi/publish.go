@@ -16,7 +16,8 @@ var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
 
 // Publish stores data on subject in the stream that captures it and returns
 // the stream's acknowledgement. opts add a message ID, expectations, a TTL
-// or headers; they are validated before anything is sent
+// or other JetStream headers (user headers go with PublishMsg); they are
+// validated before anything is sent
 // (ErrInvalidOption). It fails with the stream's *APIError (for example
 // ErrWrongLastSequence), with ErrNoStreamResponse when no stream answered
 // after the retries (see RetryOnNoResponders), or with the context's error
@@ -36,7 +37,11 @@ func (js *JS) PublishTo(ctx context.Context, ack *PubAck, subject string, data [
 	return js.PublishMsgTo(ctx, ack, subject, nil, data, opts...)
 }
 
-// PublishMsg is Publish with user headers h (not modified; may be nil).
+// PublishMsg is Publish with user headers h (not modified; may be nil). h
+// may be a received message's header: without opts it is sent as the block
+// it was received as; with opts its fields are copied and the options'
+// headers added after them. An invalid h fails with ErrInvalidOption when
+// opts are given, with proto.ErrBadHeader otherwise.
 func (js *JS) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...PubOpt) (*PubAck, error) {
 	ack := new(PubAck)
 	if err := js.PublishMsgTo(ctx, ack, subject, h, data, opts...); err != nil {

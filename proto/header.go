@@ -313,8 +313,8 @@ func (h *Header) Clone() *Header {
 
 // Validate checks every key is an RFC 7230 token and no value holds CR, LF
 // or NUL; for an unmodified received header, it checks the block as
-// ValidateHeaderBlock does. It returns an error matching ErrBadHeader
-// otherwise.
+// ValidateHeaderBlock does (which lets a NUL in a value through, as the
+// server does). It returns an error matching ErrBadHeader otherwise.
 func (h *Header) Validate() error {
 	if h == nil {
 		return nil
