@@ -170,7 +170,7 @@ func (c *c1w) handle(m *jsapi.Msg) {
 	if err == nil {
 		c.advance(md.StreamSeq)
 	}
-	id := string(m.Header.Get(jsapi.HeaderMsgID))
+	id := m.Header.Get(jsapi.HeaderMsgID)
 	var count uint16
 	ok := false
 	if src, n, valid := parseID(id); valid {
@@ -334,7 +334,7 @@ func (c *c2w) onReset(reason error) {
 func (c *c2w) handle(m *jsapi.Msg) {
 	c.lastDelivery.Store(time.Now().UnixNano())
 	md, err := m.Metadata()
-	id := string(m.Header.Get(jsapi.HeaderMsgID))
+	id := m.Header.Get(jsapi.HeaderMsgID)
 	known := false
 	if src, n, ok := parseID(id); ok {
 		if trk := c.ph.track(src); trk != nil {

@@ -554,7 +554,7 @@ func (ph *phase) finalRead() *finalState {
 			fs.seqAnoms = append(fs.seqAnoms, "replay: seq "+u64(md.StreamSeq)+" after "+u64(prev))
 		}
 		prev = md.StreamSeq
-		fs.ids[md.StreamSeq] = string(m.Header.Get(jsapi.HeaderMsgID))
+		fs.ids[md.StreamSeq] = m.Header.Get(jsapi.HeaderMsgID)
 		fs.readCount++
 	}
 	end()
@@ -577,8 +577,8 @@ func (ph *phase) finalRead() *finalState {
 			switch {
 			case err != nil:
 				fs.spotBad = append(fs.spotBad, "get "+u64(seq)+": "+err.Error())
-			case string(sm.Header.Get(jsapi.HeaderMsgID)) != fs.ids[seq]:
-				fs.spotBad = append(fs.spotBad, "seq "+u64(seq)+": direct get "+string(sm.Header.Get(jsapi.HeaderMsgID))+", replay "+fs.ids[seq])
+			case sm.Header.Get(jsapi.HeaderMsgID) != fs.ids[seq]:
+				fs.spotBad = append(fs.spotBad, "seq "+u64(seq)+": direct get "+sm.Header.Get(jsapi.HeaderMsgID)+", replay "+fs.ids[seq])
 			}
 		}
 	}
@@ -591,8 +591,8 @@ func (ph *phase) finalRead() *finalState {
 			fs.seqAnoms = append(fs.seqAnoms, "batch replay: "+err.Error())
 			break
 		}
-		id := string(m.Header.Get(hdrBatch))
-		idx, _ := atoiSafe(string(m.Header.Get(hdrBatchIdx)))
+		id := m.Header.Get(hdrBatch)
+		idx, _ := atoiSafe(m.Header.Get(hdrBatchIdx))
 		fs.batches[id] = append(fs.batches[id], idx)
 	}
 	end()
@@ -604,8 +604,8 @@ func (ph *phase) finalRead() *finalState {
 			fs.fastErr = err.Error()
 			break
 		}
-		id := string(m.Header.Get(hdrFast))
-		idx, _ := atoiSafe(string(m.Header.Get(hdrBatchIdx)))
+		id := m.Header.Get(hdrFast)
+		idx, _ := atoiSafe(m.Header.Get(hdrBatchIdx))
 		fs.fast[id] = append(fs.fast[id], idx)
 	}
 	end()

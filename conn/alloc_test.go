@@ -50,6 +50,54 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	}
 }
 
+// A delivered message's header is read in place, and published again
+// unmodified (forwarded) it is written as received: neither allocates.
+func TestReceivedHeaderAllocatesNothing(t *testing.T) {
+	s := testserver.StartProcess(t, false)
+	nc := connect(t, s.URL())
+	sub, err := nc.Subscribe("alloc.hdr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush(context.Background())
+	var h proto.Header
+	h.Add("Nats-Msg-Id", "abc")
+	h.Add("X-Multi", "1")
+	h.Add("X-Multi", "2")
+	if err := nc.PublishMsg("alloc.hdr", "", &h, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		if v, ok := m.Header.Lookup("Nats-Msg-Id"); !ok || v != "abc" || m.Header.Get("X-Multi") != "1" {
+			t.Fatal("lookup")
+		}
+		n := 0
+		for k, v := range m.Header.All() {
+			n += len(k) + len(v)
+		}
+		for v := range m.Header.Values("X-Multi") {
+			n += len(v)
+		}
+		if code, _ := m.Header.Status(); code != 0 || n == 0 || m.Header.Len() != 3 || m.Status() != 0 {
+			t.Fatal("read")
+		}
+	}
+	if n := testing.AllocsPerRun(1000, read); n != 0 {
+		t.Errorf("reading a received header: %v allocs", n)
+	}
+	for range 1000 {
+		nc.PublishMsg("alloc.fwd", "", &m.Header, m.Data)
+	}
+	nc.Flush(context.Background())
+	if n := testing.AllocsPerRun(1000, func() { nc.PublishMsg("alloc.fwd", "", &m.Header, m.Data) }); n != 0 {
+		t.Errorf("forwarding a received header: %v allocs", n)
+	}
+}
+
 func TestDeliveryAllocsAmortised(t *testing.T) {
 	s := testserver.StartProcess(t, false)
 	pub := connect(t, s.URL())

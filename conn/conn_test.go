@@ -109,19 +109,34 @@ func TestHeadersRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.Header.Lookup("Nats-TTL"); string(v) != "5s" {
+	if v, _ := m.Header.Lookup("Nats-TTL"); v != "5s" {
 		t.Fatalf("Nats-TTL = %q", v)
 	}
 	if _, ok := m.Header.Lookup("Nats-Ttl"); ok {
 		t.Fatal("header keys must match case-sensitively")
 	}
-	got, _ := m.Header.Header()
+	if err := m.Header.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	var vals []string
-	for v := range got.Values("X-Multi") {
+	for v := range m.Header.Values("X-Multi") {
 		vals = append(vals, v)
 	}
 	if strings.Join(vals, ",") != "1,2" || m.Reply != "r.1" || string(m.Data) != "body" {
 		t.Fatalf("got %v reply %q data %q", vals, m.Reply, m.Data)
+	}
+	// The received header is published again as it was received.
+	fwd, _ := nc.Subscribe("h.fwd")
+	nc.Flush(ctxT(t))
+	if err := nc.PublishMsg("h.fwd", "", &m.Header, m.Data); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fwd.NextMsg(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.String() != m.Header.String() || f.Header.String() != "NATS/1.0\r\nNats-TTL: 5s\r\nX-Multi: 1\r\nX-Multi: 2\r\n\r\n" {
+		t.Fatalf("forwarded header %q, received %q", f.Header.String(), m.Header.String())
 	}
 	// Invalid headers are refused before anything is written.
 	var bad proto.Header
@@ -435,7 +450,7 @@ func TestLargeAndSplitMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		sz := sizes[i%len(sizes)] + i
-		if len(m.Data) != sz || string(m.Header.Get("K")) != "v" {
+		if len(m.Data) != sz || m.Header.Get("K") != "v" {
 			t.Fatalf("msg %d: %d bytes (want %d), header %q", i, len(m.Data), sz, m.Header)
 		}
 		for j, b := range m.Data {

@@ -93,7 +93,7 @@ func ExampleConn_PublishMsg() {
 
 	m, _ := sub.NextMsg(ctx)
 	id, _ := m.Header.Lookup("Nats-Msg-Id")
-	fmt.Println(string(id))
+	fmt.Println(id)
 	for k, v := range m.Header.All() {
 		fmt.Printf("%s=%s\n", k, v)
 	}

@@ -387,7 +387,7 @@ func TestF14MaxPayloadWithHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := sub.NextMsg(ctxT(t))
-	if err != nil || len(m.Data) != 1024-hl || string(m.Header.Get("X-Test")) != "value" {
+	if err != nil || len(m.Data) != 1024-hl || m.Header.Get("X-Test") != "value" {
 		t.Fatalf("max-size message: %v %v", m, err)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil || !nc.IsConnected() {

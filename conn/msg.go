@@ -17,9 +17,10 @@ import (
 type Msg struct {
 	Subject string
 	Reply   string
-	// Header is the raw header block, nil when the message has none. Read
-	// it with its methods (Lookup, Status), or copy it with Header().
-	Header proto.RawHeader
+	// Header is the message's header, read in place (see proto.Header): its
+	// strings are views of the message's memory, with the message's
+	// lifetime. It is zero (IsZero) when the message has none.
+	Header proto.Header
 	Data   []byte
 	sub    *Subscription
 }
@@ -30,9 +31,6 @@ func (m *Msg) Sub() *Subscription { return m.sub }
 // Status returns the status code of a status message (for example 503 for
 // no responders, 100 for a JetStream heartbeat), or 0.
 func (m *Msg) Status() int {
-	if len(m.Header) == 0 {
-		return 0
-	}
 	code, _ := m.Header.Status()
 	return code
 }
@@ -63,11 +61,15 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 // its batch.
 func (m *Msg) clone() *Msg {
 	c := &Msg{sub: m.sub, Subject: strings.Clone(m.Subject), Reply: strings.Clone(m.Reply)}
-	body := make([]byte, len(m.Header)+len(m.Data))
-	n := copy(body, m.Header)
+	block := m.Header.Block()
+	body := make([]byte, len(block)+len(m.Data))
+	n := copy(body, block)
 	copy(body[n:], m.Data)
-	if n > 0 {
-		c.Header = proto.RawHeader(body[:n:n])
+	switch {
+	case n > 0:
+		c.Header = proto.HeaderFromBlock(body[:n:n])
+	case !m.Header.IsZero():
+		c.Header = *m.Header.Clone()
 	}
 	c.Data = body[n:len(body):len(body)]
 	return c
@@ -138,11 +140,7 @@ func fillView(m *Msg, op *proto.Op, sub *Subscription) {
 	m.Subject = unsafeString(op.Subject)
 	m.Reply = unsafeString(op.Reply)
 	h := len(op.Header)
-	if h > 0 {
-		m.Header = proto.RawHeader(op.Body[:h:h])
-	} else {
-		m.Header = nil
-	}
+	m.Header = proto.HeaderFromBlock(op.Body[:h:h])
 	m.Data = op.Body[h:len(op.Body):len(op.Body)]
 }
 
@@ -179,11 +177,7 @@ func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 		copy(body, op.Body)
 	}
 	h := len(op.Header)
-	if h > 0 {
-		m.Header = proto.RawHeader(body[:h:h])
-	} else {
-		m.Header = nil
-	}
+	m.Header = proto.HeaderFromBlock(body[:h:h])
 	m.Data = body[h:len(body):len(body)]
 	return m
 }

@@ -114,7 +114,7 @@ func (nc *Conn) deliver(l *link, op *proto.Op) {
 		nc.stats.unknownSID.Add(1)
 		return
 	}
-	if len(op.Header) > 0 && proto.RawHeader(op.Header).Validate() != nil {
+	if proto.ValidateHeaderBlock(op.Header) != nil {
 		nc.stats.badHeaders.Add(1)
 		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
 		return

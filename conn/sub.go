@@ -150,7 +150,7 @@ func (s *Subscription) IsValid() bool {
 // consumer once per read from the socket (link.deferWake), not once per
 // message.
 func (s *Subscription) push(m *Msg) (wasEmpty bool) {
-	size := len(m.Data) + len(m.Header)
+	size := len(m.Data) + len(m.Header.Block())
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -189,7 +189,7 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 	}
 	size := 0
 	for _, m := range ms {
-		size += len(m.Data) + len(m.Header)
+		size += len(m.Data) + len(m.Header.Block())
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -372,7 +372,7 @@ func (s *Subscription) requeue(rest []*Msg) {
 	s.q = q
 	n := 0
 	for _, m := range rest {
-		n += len(m.Data) + len(m.Header)
+		n += len(m.Data) + len(m.Header.Block())
 	}
 	s.qBytes += n
 	if !s.closed {
@@ -461,7 +461,7 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 			m := s.q[0]
 			s.q[0] = nil
 			s.q = s.q[1:]
-			n := len(m.Data) + len(m.Header)
+			n := len(m.Data) + len(m.Header.Block())
 			s.qBytes -= n
 			s.releaseLocked(n)
 			s.mu.Unlock()

@@ -155,7 +155,7 @@ func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data
 // Content-Encoding header says.
 func decodeTrace(m *Msg) (*TraceEvent, error) {
 	body := m.Data
-	enc := string(m.Header.Get("Content-Encoding"))
+	enc := m.Header.Get("Content-Encoding")
 	var r io.Reader
 	switch strings.ToLower(enc) {
 	case "", "identity":

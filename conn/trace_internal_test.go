@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/natsio/natsio/proto"
 )
 
 // TestDecodeTraceBoundsDecompression: a compressed report is read up to
@@ -20,7 +22,7 @@ func TestDecodeTraceBoundsDecompression(t *testing.T) {
 		zw.Close()
 		return b.Bytes()
 	}
-	hdr := []byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n")
+	hdr := proto.HeaderFromBlock([]byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n"))
 	ok := &Msg{Header: hdr, Data: gz(`{"server":{"name":"n1"},"events":[{"type":"in","subj":"a"}]}`)}
 	if ev, err := decodeTrace(ok); err != nil || ev.Server.Name != "n1" || ev.Ingress() == nil {
 		t.Fatalf("normal report: %+v %v", ev, err)

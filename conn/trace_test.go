@@ -86,7 +86,7 @@ func TestTraceDelivered(t *testing.T) {
 	if err != nil || string(m.Data) != "hello" {
 		t.Fatalf("subscriber: %v %v", m, err)
 	}
-	if dest := string(m.Header.Get(conn.HeaderTraceDest)); dest == "" {
+	if dest := m.Header.Get(conn.HeaderTraceDest); dest == "" {
 		t.Fatal("delivered message lost its trace header")
 	}
 	if len(evs) != 1 {

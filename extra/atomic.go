@@ -111,7 +111,7 @@ func (p *BatchPublisher) IsClosed() bool { return p.closed }
 
 // Add sends a message of the batch. opts are publish options for this
 // message (jsapi.MsgID, jsapi.ExpectLastSeq on the first message only,
-// jsapi.ExpectLastSubjectSeq, jsapi.TTL, jsapi.Header…).
+// jsapi.ExpectLastSubjectSeq, jsapi.TTL…); user headers go with AddMsg.
 func (p *BatchPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) error {
 	_, err := p.send(ctx, subject, nil, data, opts, commitNone)
 	return err

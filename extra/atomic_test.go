@@ -60,10 +60,10 @@ func TestAtomicCommitStoresAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.Header.Lookup("X-Source"); string(v) != "import" {
+	if v, _ := m.Header.Lookup("X-Source"); v != "import" {
 		t.Fatalf("custom header lost: %q", m.Header)
 	}
-	if v, _ := m.Header.Lookup(extra.HeaderBatchSeq); string(v) == "77" {
+	if v, _ := m.Header.Lookup(extra.HeaderBatchSeq); v == "77" {
 		t.Fatalf("caller's batch header was sent: %q", m.Header)
 	}
 	_ = nc
@@ -157,10 +157,10 @@ func TestAtomicAckEvery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v, _ := m.Header.Lookup(extra.HeaderBatchSeq); string(v) != fmt.Sprint(seq) {
+			if v, _ := m.Header.Lookup(extra.HeaderBatchSeq); v != fmt.Sprint(seq) {
 				t.Fatalf("message %d has batch sequence %q", seq, v)
 			}
-			if v, _ := m.Header.Lookup(extra.HeaderBatchID); string(v) != b.BatchID() {
+			if v, _ := m.Header.Lookup(extra.HeaderBatchID); v != b.BatchID() {
 				t.Fatalf("message %d has batch id %q", seq, v)
 			}
 			_, commit := m.Header.Lookup(extra.HeaderBatchCommit)

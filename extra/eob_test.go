@@ -56,7 +56,7 @@ func TestAtomicCommitEOB(t *testing.T) {
 	if last.Subject != "eob.c" || string(last.Data) != "eob.c" {
 		t.Fatalf("last stored message %s %q", last.Subject, last.Data)
 	}
-	if v := string(last.Header.Get(extra.HeaderBatchCommit)); v != "1" {
+	if v := last.Header.Get(extra.HeaderBatchCommit); v != "1" {
 		t.Fatalf("last stored message's commit header %q, want 1", v)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
 
 func fastStream(t *testing.T, js *jsapi.JS, name string) *jsapi.Stream {
@@ -279,7 +280,7 @@ func TestFastCloseAndCommitAcks(t *testing.T) {
 
 	// Headers and options travel with fast messages.
 	p, _ = extra.NewFastPublisher(js)
-	if _, err := p.Add(ctx, "cl.c", []byte("h"), jsapi.Header("X-K", "v"), jsapi.MsgID("id-1")); err != nil {
+	if _, err := p.AddMsg(ctx, "cl.c", proto.NewHeader("X-K", "v"), []byte("h"), jsapi.MsgID("id-1")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Commit(ctx, "cl.c", nil); err != nil {
@@ -289,7 +290,7 @@ func TestFastCloseAndCommitAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.Header.Lookup("X-K"); string(v) != "v" {
+	if v, _ := m.Header.Lookup("X-K"); v != "v" {
 		t.Fatalf("header %q", m.Header)
 	}
 }

@@ -29,9 +29,10 @@ type StoredMsg struct {
 	Data     []byte
 	// Time is when the stream stored the message.
 	Time time.Time
-	// Header is the message's own header block, or nil; the fields the
-	// server adds to a direct get reply are removed.
-	Header proto.RawHeader
+	// Header is the message's own header, read in place (see
+	// proto.Header), or zero; the fields the server adds to a direct get
+	// reply are removed.
+	Header proto.Header
 	// NumPending is how many matching messages remain after this one
 	// (at the time of the request); LastSequence is the sequence of the
 	// previous message of this batch (0 for the first).
@@ -342,11 +343,11 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if len(m.Header) > 0 {
+			if !m.Header.IsZero() {
 				if code, desc := m.Header.Status(); code != 0 {
 					switch {
 					case code == 204 && r.multi:
-						more, err := r.nextPage(nc, inbox, m.Header, n)
+						more, err := r.nextPage(nc, inbox, &m.Header, n)
 						if err != nil || !more {
 							return err
 						}
@@ -354,14 +355,14 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 						continue
 					case code == 204:
 						return nil // end of batch
-					case code == 408 && string(desc) == "Empty Request":
+					case code == 408 && desc == "Empty Request":
 						// A server before 2.11 ignores multi_last and
 						// start_time; every request here names one of
 						// them or a sequence, so a 2.11+ server never
 						// finds it empty.
 						return fmt.Errorf("%w: request seen as empty", ErrBatchUnsupported)
 					}
-					return &StatusError{Code: code, Description: string(desc)}
+					return &StatusError{Code: code, Description: desc}
 				}
 			}
 			if len(slab) == 0 {
@@ -392,7 +393,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 // nextPage reads a multi_last end-of-batch marker eob, after n messages
 // yielded in all: when the server reports more matches and MaxMsgs allows,
 // it requests the next page on inbox and reports true.
-func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob proto.RawHeader, n int) (bool, error) {
+func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob *proto.Header, n int) (bool, error) {
 	pending, ok := proto.ParseUint(eob.Get(jsapi.HeaderNumPending))
 	if !ok || pending == 0 || (r.limit > 0 && n >= r.limit) {
 		return false, nil
@@ -424,8 +425,8 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob proto.RawHeader, 
 // belongs to the receiver), so that sm.Header holds the stored headers
 // only, without allocating; the subject is a view of the reply too.
 func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
-	h := m.Header
-	// The connection validated the block (proto.RawHeader.Validate): a
+	h := m.Header.Block()
+	// The connection validated the block (proto.ValidateHeaderBlock): a
 	// status line, then "Key: Value" lines each ending in CRLF, then an
 	// empty line. Only its start is checked again here.
 	if len(h) < len("NATS/1.0\r\n\r\n") || !bytes.HasPrefix(h, []byte("NATS/1.0")) {
@@ -493,10 +494,10 @@ func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
 		return false, fmt.Errorf("%w: direct get reply without subject or sequence", ErrInvalidResponse)
 	}
 	if cut == first {
-		sm.Header = nil
+		sm.Header = proto.Header{}
 	} else {
 		h[cut], h[cut+1] = '\r', '\n'
-		sm.Header = h[:cut+2]
+		sm.Header = proto.HeaderFromBlock(h[:cut+2])
 	}
 	sm.Data = m.Data
 	return hasPending, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
 
 // collect ranges over a batch get and returns the messages, or the error
@@ -44,11 +45,11 @@ func getFixture(t *testing.T) (*jsapi.JS, *jsapi.Stream) {
 		if i%2 == 1 {
 			subj = "g.b"
 		}
-		var opts []jsapi.PubOpt
+		var h *proto.Header
 		if i%5 == 0 {
-			opts = append(opts, jsapi.Header("X-N", fmt.Sprint(i)))
+			h = proto.NewHeader("X-N", fmt.Sprint(i))
 		}
-		if _, err := js.Publish(ctx, subj, []byte(fmt.Sprintf("m%02d", i)), opts...); err != nil {
+		if _, err := js.PublishMsg(ctx, subj, h, []byte(fmt.Sprintf("m%02d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,13 +87,13 @@ func TestGetBatchFromSequence(t *testing.T) {
 		}
 		if seq%5 == 0 {
 			// Only the stored header is left.
-			if string(m.Header) != "NATS/1.0\r\nX-N: 5\r\n\r\n" {
+			if m.Header.String() != "NATS/1.0\r\nX-N: 5\r\n\r\n" {
 				t.Fatalf("message %d: header %q", seq, m.Header)
 			}
 			if err := m.Header.Validate(); err != nil {
 				t.Fatal(err)
 			}
-		} else if m.Header != nil {
+		} else if !m.Header.IsZero() {
 			t.Fatalf("message %d: header %q, want none", seq, m.Header)
 		}
 	}

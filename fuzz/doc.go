@@ -21,9 +21,11 @@
 //     payloads with the Append* encoders, checks every rejection against
 //     the validators (and dst unchanged), and parses every accepted frame
 //     back, whole and byte by byte.
-//   - FuzzRawHeader runs RawHeader's methods on arbitrary bytes, compares
-//     Validate and Status with a reference and round-trips valid blocks
-//     through Header and AppendHeaderBlock.
+//   - FuzzReceivedHeader reads arbitrary bytes as a received proto.Header,
+//     compares ValidateHeaderBlock, Status and the fields with a reference,
+//     checks modified, cloned, JSON-encoded and forwarded headers against
+//     the fields read, and round-trips valid blocks through
+//     AppendHeaderBlock.
 //   - FuzzAckSubject compares jsapi.ParseAckSubject (its word-at-a-time
 //     path for the layouts servers send and its general one) with refAck,
 //     a reference written with strings.Split and strconv.
@@ -33,7 +35,7 @@
 //	go test ./fuzz -run=^$ -fuzz=FuzzParserSplits -fuzztime=30s
 //	go test ./fuzz -run=^$ -fuzz=FuzzParserDifferential -fuzztime=30s
 //	go test ./fuzz -run=^$ -fuzz=FuzzEncodeRoundTrip -fuzztime=30s
-//	go test ./fuzz -run=^$ -fuzz=FuzzRawHeader -fuzztime=30s
+//	go test ./fuzz -run=^$ -fuzz=FuzzReceivedHeader -fuzztime=30s
 //	go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
 //
 // Plain go test ./fuzz runs every target once over its seed corpus. The

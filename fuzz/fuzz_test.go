@@ -2,10 +2,12 @@ package fuzz
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/natsio/natsio/proto"
@@ -138,7 +140,13 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		if err := h.Validate(); (err == nil) != hdrOK || (err != nil && !errors.Is(err, proto.ErrBadHeader)) {
 			t.Fatalf("Header %q Validate: %v, want valid=%v", fields, err, hdrOK)
 		}
-		rawOK := len(raw) > 0 && refValidBlock(raw)
+		// A received block published again is written as it is; no block
+		// is the zero Header, the empty block.
+		received := proto.HeaderFromBlock(raw)
+		rawOK, rawBlock := refValidBlock(raw), raw
+		if len(raw) == 0 {
+			rawOK, rawBlock = true, []byte("NATS/1.0\r\n\r\n")
+		}
 
 		// PUB
 		dst := newDst()
@@ -163,19 +171,22 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			want := proto.Op{Kind: proto.KindHPub, Subject: []byte(subject), Reply: []byte(reply),
 				Header: []byte(block), Payload: payload}
 			op := checkParsedBack(t, true, b[len(dst):], render(&want))
-			checkHeaderFields(t, proto.RawHeader(op.Header), fields, hkey)
+			checkHeaderFields(t, op.Header, fields, hkey)
 		}
 
-		// HPUB with a raw block
+		// HPUB with a received header, forwarded unmodified
 		dst = newDst()
-		b, err = proto.AppendHPubRaw(dst, subject, reply, proto.RawHeader(raw), payload)
+		b, err = proto.AppendHPub(dst, subject, reply, &received, payload)
 		wantErr = pubErr
 		if wantErr == nil && !rawOK {
 			wantErr = proto.ErrBadHeader
 		}
-		if checkEncoded(t, "AppendHPubRaw", dst, b, err, wantErr) {
+		if checkEncoded(t, "AppendHPub received", dst, b, err, wantErr) {
+			if received.EncodedLen() != len(rawBlock) {
+				t.Fatalf("received %q: EncodedLen %d", raw, received.EncodedLen())
+			}
 			want := proto.Op{Kind: proto.KindHPub, Subject: []byte(subject), Reply: []byte(reply),
-				Header: raw, Payload: payload}
+				Header: rawBlock, Payload: payload}
 			checkParsedBack(t, true, b[len(dst):], render(&want))
 		}
 
@@ -243,11 +254,11 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: block, Payload: payload}
 			op := checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, block, payload), render(&want))
-			checkHeaderFields(t, proto.RawHeader(op.Header), fields, hkey)
+			checkHeaderFields(t, op.Header, fields, hkey)
 		} else if block, err := proto.AppendHeaderBlock(newDst(), h); err == nil || len(block) != len(newDst()) {
 			t.Fatalf("AppendHeaderBlock(%q) accepted: %q, %v", fields, block, err)
 		}
-		if rawOK {
+		if rawOK && len(raw) > 0 {
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: raw, Payload: payload}
 			checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, raw, payload), render(&want))
@@ -337,42 +348,50 @@ func checkParsedBackError(t *testing.T, client bool, frame []byte, want string) 
 	}
 }
 
-// checkHeaderFields reads a received header block with RawHeader and
-// requires the fields that were encoded, values trimmed of blanks.
-func checkHeaderFields(t *testing.T, r proto.RawHeader, fields [][2]string, key string) {
+// checkHeaderFields reads an encoded header block as a received header
+// and requires the fields that were encoded, values trimmed of blanks,
+// also once the header is modified (its fields materialised) and cloned.
+func checkHeaderFields(t *testing.T, block []byte, fields [][2]string, key string) {
 	t.Helper()
-	if err := r.Validate(); err != nil {
-		t.Fatalf("encoded block %q: %v", r, err)
+	if err := proto.ValidateHeaderBlock(block); err != nil {
+		t.Fatalf("encoded block %q: %v", block, err)
 	}
-	if code, desc := r.Status(); code != 0 || len(desc) != 0 {
-		t.Fatalf("encoded block %q has status %d %q", r, code, desc)
+	r := proto.HeaderFromBlock(block)
+	if code, desc := r.Status(); code != 0 || desc != "" {
+		t.Fatalf("encoded block %q has status %d %q", block, code, desc)
 	}
 	var want [][2]string
 	for _, f := range fields {
 		want = append(want, [2]string{f[0], strings.Trim(f[1], " \t")})
 	}
-	got := rawFields(r)
-	if !slices.Equal(got, want) {
-		t.Fatalf("block %q: fields %q, want %q", r, got, want)
+	if got := headerFields(&r); !slices.Equal(got, want) || r.Len() != len(want) {
+		t.Fatalf("block %q: fields %q (Len %d), want %q", block, got, r.Len(), want)
 	}
 	v, ok := r.Lookup(key)
 	i := slices.IndexFunc(want, func(f [2]string) bool { return f[0] == key })
-	if ok != (i >= 0) || (ok && string(v) != want[i][1]) {
-		t.Fatalf("block %q: Lookup(%q) = %q, %v; want the first of %q", r, key, v, ok, want)
+	if ok != (i >= 0) || (ok && v != want[i][1]) {
+		t.Fatalf("block %q: Lookup(%q) = %q, %v; want the first of %q", block, key, v, ok, want)
 	}
-	h, err := r.Header()
-	if err != nil || !slices.Equal(headerFields(h), want) {
-		t.Fatalf("block %q: Header() = %q, %v; want %q", r, headerFields(h), err, want)
+	if c := r.Clone(); !slices.Equal(headerFields(c), want) {
+		t.Fatalf("block %q: Clone holds %q, want %q", block, headerFields(c), want)
+	}
+	m := materialised(block)
+	if got := headerFields(&m); !slices.Equal(got, want) || m.Block() != nil {
+		t.Fatalf("block %q: modified header holds %q (block %q), want %q", block, got, m.Block(), want)
 	}
 }
 
-// rawFields collects RawHeader.All.
-func rawFields(r proto.RawHeader) [][2]string {
-	var out [][2]string
-	for k, v := range r.All() {
-		out = append(out, [2]string{string(k), string(v)})
-	}
-	return out
+// markKey is a key no valid block holds (it is not a token).
+const markKey = "fuzz mark"
+
+// materialised returns the header of block after a modification that
+// leaves its fields as they were: the fields views of block, the block
+// dropped.
+func materialised(block []byte) proto.Header {
+	m := proto.HeaderFromBlock(block)
+	m.Add(markKey, "1")
+	m.Del(markKey)
+	return m
 }
 
 // headerFields collects Header.All.
@@ -384,48 +403,98 @@ func headerFields(h *proto.Header) [][2]string {
 	return out
 }
 
-// FuzzRawHeader runs RawHeader's methods on arbitrary bytes: Validate and
-// Status agree with references, All, Lookup, Get and Header agree with each
-// other, nothing modifies the block, and a valid block survives Header,
-// AppendHeaderBlock and parsing again.
-func FuzzRawHeader(f *testing.F) {
+// FuzzReceivedHeader reads arbitrary bytes as a received header
+// (proto.HeaderFromBlock): ValidateHeaderBlock and Status agree with
+// references; All, Len, Lookup, Get and Values agree with each other and,
+// for a valid block, with a reference; modifying, cloning and encoding
+// keep the fields; nothing writes into the block; a valid block is
+// published again byte for byte, and a header rebuilt from its fields
+// survives AppendHeaderBlock and parsing again.
+func FuzzReceivedHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, key string) {
 		orig := clone(data)
-		r := proto.RawHeader(data)
 
-		verr := r.Validate()
+		verr := proto.ValidateHeaderBlock(data)
 		if verr != nil && !errors.Is(verr, proto.ErrBadHeader) {
-			t.Fatalf("Validate(%q) = %v, not ErrBadHeader", data, verr)
+			t.Fatalf("ValidateHeaderBlock(%q) = %v, not ErrBadHeader", data, verr)
 		}
 		if valid := refValidBlock(data); valid != (verr == nil) {
-			t.Fatalf("Validate(%q) = %v, reference says valid=%v", data, verr, valid)
+			t.Fatalf("ValidateHeaderBlock(%q) = %v, reference says valid=%v", data, verr, valid)
+		}
+		r := proto.HeaderFromBlock(data)
+		if rerr := r.Validate(); (rerr == nil) != (verr == nil) {
+			t.Fatalf("block %q: Validate %v, ValidateHeaderBlock %v", data, rerr, verr)
+		}
+		if r.IsZero() != (len(data) == 0) {
+			t.Fatalf("block %q: IsZero %v", data, r.IsZero())
 		}
 
 		code, desc := r.Status()
 		wantCode, wantDesc := refStatus(data)
-		if code != wantCode || string(desc) != wantDesc {
+		if code != wantCode || desc != wantDesc {
 			t.Fatalf("Status(%q) = %d %q, reference %d %q", data, code, desc, wantCode, wantDesc)
 		}
 
-		fields := rawFields(r)
+		fields := headerFields(&r)
+		if r.Len() != len(fields) {
+			t.Fatalf("block %q: Len %d, All gives %q", data, r.Len(), fields)
+		}
 		for range r.All() {
 			break // an iterator stopped early must not panic
 		}
 		v, ok := r.Lookup(key)
 		i := slices.IndexFunc(fields, func(f [2]string) bool { return f[0] == key })
-		if ok != (i >= 0) || (ok && string(v) != fields[i][1]) {
+		if ok != (i >= 0) || (ok && v != fields[i][1]) {
 			t.Fatalf("block %q: Lookup(%q) = %q, %v; All gives %q", data, key, v, ok, fields)
 		}
-		if g := r.Get(key); string(g) != string(v) {
+		if g := r.Get(key); g != v {
 			t.Fatalf("block %q: Get(%q) = %q, Lookup %q", data, key, g, v)
 		}
+		var wantValues []string
+		for _, f := range fields {
+			if f[0] == key {
+				wantValues = append(wantValues, f[1])
+			}
+		}
+		if got := slices.Collect(r.Values(key)); !slices.Equal(got, wantValues) {
+			t.Fatalf("block %q: Values(%q) = %q, All gives %q", data, key, got, fields)
+		}
 
-		h, herr := r.Header()
-		if (herr == nil) != (verr == nil) || (herr != nil && (h != nil || !errors.Is(herr, proto.ErrBadHeader))) {
-			t.Fatalf("block %q: Header() = %v, %v; Validate %v", data, h, herr, verr)
+		// JSON: each key to its values, keys sorted (encoding/json replaces
+		// invalid UTF-8, so only valid text round-trips).
+		if j, err := json.Marshal(&r); err != nil {
+			t.Fatalf("block %q: MarshalJSON: %v", data, err)
+		} else if !slices.ContainsFunc(fields, func(f [2]string) bool { return !utf8.ValidString(f[0]) || !utf8.ValidString(f[1]) }) {
+			var back proto.Header
+			if err := json.Unmarshal(j, &back); err != nil {
+				t.Fatalf("block %q: JSON %s does not decode: %v", data, j, err)
+			}
+			sorted := slices.Clone(fields)
+			slices.SortStableFunc(sorted, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+			if got := headerFields(&back); !slices.Equal(got, sorted) {
+				t.Fatalf("block %q: JSON %s decodes to %q, want %q", data, j, got, sorted)
+			}
+		}
+
+		// A clone reads the same; a modified header holds the same fields,
+		// then the added one, and no status.
+		c := r.Clone()
+		if got := headerFields(c); !slices.Equal(got, fields) {
+			t.Fatalf("block %q: Clone holds %q, All gives %q", data, got, fields)
+		}
+		if cc, cd := c.Status(); cc != code || cd != desc {
+			t.Fatalf("block %q: Clone status %d %q, want %d %q", data, cc, cd, code, desc)
+		}
+		m := proto.HeaderFromBlock(data)
+		m.Add(markKey, "1")
+		if got := headerFields(&m); !slices.Equal(got, append(slices.Clone(fields), [2]string{markKey, "1"})) {
+			t.Fatalf("block %q: after Add holds %q, All gave %q", data, got, fields)
+		}
+		if mc, _ := m.Status(); mc != 0 || m.Block() != nil {
+			t.Fatalf("block %q: modified header keeps status %d, block %q", data, mc, m.Block())
 		}
 		if !bytes.Equal(data, orig) {
-			t.Fatalf("RawHeader methods modified the block: %q, was %q", data, orig)
+			t.Fatalf("Header methods modified the block: %q, was %q", data, orig)
 		}
 		if verr != nil {
 			return
@@ -434,21 +503,27 @@ func FuzzRawHeader(f *testing.F) {
 		if want := refFields(data); !slices.Equal(fields, want) {
 			t.Fatalf("block %q: All gives %q, reference %q", data, fields, want)
 		}
-		if got := headerFields(h); !slices.Equal(got, fields) || h.Len() != len(fields) {
-			t.Fatalf("block %q: Header() holds %q, All gives %q", data, got, fields)
+		// Published again unmodified: the block as received.
+		if fwd, err := proto.AppendHeaderBlock(nil, &r); err != nil || (len(data) > 0 && !bytes.Equal(fwd, data)) ||
+			(len(data) > 0 && r.EncodedLen() != len(data)) {
+			t.Fatalf("block %q forwarded as %q, %v (EncodedLen %d)", data, fwd, err, r.EncodedLen())
+		}
+		var h proto.Header
+		for _, f := range fields {
+			h.Add(f[0], f[1])
 		}
 		if h.Validate() != nil {
 			// A received block may carry a NUL in a value, which a Header
 			// to publish may not; nothing else may differ.
 			if !slices.ContainsFunc(fields, func(f [2]string) bool { return strings.Contains(f[1], "\x00") }) {
-				t.Fatalf("block %q is valid, its Header() %q is not: %v", data, fields, h.Validate())
+				t.Fatalf("block %q is valid, a Header of its fields %q is not: %v", data, fields, h.Validate())
 			}
 			return
 		}
-		block, err := proto.AppendHeaderBlock(nil, h)
+		block, err := proto.AppendHeaderBlock(nil, &h)
 		if err != nil || len(block) != h.EncodedLen() {
 			t.Fatalf("AppendHeaderBlock(%q) = %q, %v; EncodedLen %d", fields, block, err, h.EncodedLen())
 		}
-		checkHeaderFields(t, proto.RawHeader(block), fields, key)
+		checkHeaderFields(t, block, fields, key)
 	})
 }

@@ -155,8 +155,9 @@ func rt(name, subject, reply, queue, hkey, hval, raw, payload string, sid, max u
 	return seed{name, []any{subject, reply, queue, hkey, hval, []byte(raw), []byte(payload), sid, max}}
 }
 
-// rawHeaderSeeds seed FuzzRawHeader: a header block and a key to look up.
-var rawHeaderSeeds = []seed{
+// receivedHeaderSeeds seed FuzzReceivedHeader: a header block and a key
+// to look up.
+var receivedHeaderSeeds = []seed{
 	rh("empty", "", "X"),
 	rh("minimal", "NATS/1.0\r\n\r\n", "X"),
 	rh("one-field", "NATS/1.0\r\nX-Id: 7\r\n\r\n", "X-Id"),
@@ -257,7 +258,7 @@ func seedCorpora() map[string][]seed {
 		"FuzzParserSplits":       ps,
 		"FuzzParserDifferential": ps,
 		"FuzzEncodeRoundTrip":    roundTripSeeds,
-		"FuzzRawHeader":          rawHeaderSeeds,
+		"FuzzReceivedHeader":     receivedHeaderSeeds,
 		"FuzzAckSubject":         ackSeeds,
 	}
 }

@@ -52,7 +52,7 @@ func TestDirectGetAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sm.Subject != "d.x" || len(sm.Data) != 128 || sm.Header != nil {
+		if sm.Subject != "d.x" || len(sm.Data) != 128 || !sm.Header.IsZero() {
 			t.Fatalf("got %q, %d bytes, header %q", sm.Subject, len(sm.Data), sm.Header)
 		}
 	}

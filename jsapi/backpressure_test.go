@@ -77,7 +77,8 @@ func TestPublishRetriesTooManyRequests(t *testing.T) {
 		t.Fatalf("%d publishes reached the server, want 2", len(pubs))
 	}
 	for i, op := range pubs {
-		if id := proto.RawHeader(op.Header).Get(jsapi.HeaderMsgID); string(id) != "order-1" {
+		h := proto.HeaderFromBlock(op.Header)
+		if id := h.Get(jsapi.HeaderMsgID); id != "order-1" {
 			t.Errorf("publish %d: Nats-Msg-Id %q, want order-1", i+1, id)
 		}
 		if string(op.Payload) != "x" {

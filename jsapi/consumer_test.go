@@ -381,7 +381,7 @@ func TestConsumerUnpin(t *testing.T) {
 		t.Fatalf("pinned config: %+v", ci.Config)
 	}
 	m := pullOne(t, nc, "PIN", "pc", `{"batch":1,"group":"A"}`)
-	pin := string(m.Header.Get("Nats-Pin-Id"))
+	pin := m.Header.Get("Nats-Pin-Id")
 	if pin == "" {
 		t.Fatalf("no pin id: %q", m.Header)
 	}
@@ -399,7 +399,7 @@ func TestConsumerUnpin(t *testing.T) {
 	}
 	// The next pull gets a new pin.
 	m = pullOne(t, nc, "PIN", "pc", `{"batch":1,"group":"A"}`)
-	if p := string(m.Header.Get("Nats-Pin-Id")); p == "" || p == pin {
+	if p := m.Header.Get("Nats-Pin-Id"); p == "" || p == pin {
 		t.Fatalf("new pin %q (old %q)", p, pin)
 	}
 	if err := js.UnpinConsumer(ctx, "PIN", "pc", "B"); !errors.Is(err, jsapi.ErrPriorityGroupConfig) {

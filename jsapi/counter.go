@@ -88,7 +88,7 @@ func CounterSources(m *StoredMsg) (map[string]map[string]*big.Int, error) {
 		return nil, nil
 	}
 	var src map[string]map[string]string
-	if err := json.Unmarshal(raw, &src); err != nil {
+	if err := json.Unmarshal([]byte(raw), &src); err != nil {
 		return nil, fmt.Errorf("%w: %s header: %v", ErrBadCounter, HeaderCounterSources, err)
 	}
 	out := make(map[string]map[string]*big.Int, len(src))

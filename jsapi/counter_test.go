@@ -10,6 +10,7 @@ import (
 	"github.com/natsio/natsio/conn"
 
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
 
 // TestCounterBigTotals: increments beyond int64 (IncrBig), negative ones,
@@ -103,7 +104,7 @@ func TestCounterParsing(t *testing.T) {
 	if v, err := jsapi.CounterTotal([]byte(`{"val":"-42"}`)); err != nil || v.Int64() != -42 {
 		t.Fatalf("CounterTotal(-42) = %v, %v", v, err)
 	}
-	bad := &jsapi.StoredMsg{Header: []byte("NATS/1.0\r\nNats-Counter-Sources: {\"S\":{\"a\":\"x\"}}\r\n\r\n")}
+	bad := &jsapi.StoredMsg{Header: proto.HeaderFromBlock([]byte("NATS/1.0\r\nNats-Counter-Sources: {\"S\":{\"a\":\"x\"}}\r\n\r\n"))}
 	if _, err := jsapi.CounterSources(bad); !errors.Is(err, jsapi.ErrBadCounter) {
 		t.Fatalf("bad sources header: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unsafe"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
@@ -19,10 +18,11 @@ import (
 type StoredMsg struct {
 	Subject  string
 	Sequence uint64
-	// Header is the message's header block as it was stored, or nil. The
-	// Direct Get headers the server adds (Nats-Stream, Nats-Subject,
-	// Nats-Sequence, Nats-Time-Stamp) are removed.
-	Header proto.RawHeader
+	// Header is the message's header as it was stored, read in place
+	// (see proto.Header); zero when it had none. The Direct Get headers
+	// the server adds (Nats-Stream, Nats-Subject, Nats-Sequence,
+	// Nats-Time-Stamp) are removed.
+	Header proto.Header
 	Data   []byte
 	// Time is when the stream stored the message.
 	Time time.Time
@@ -97,11 +97,10 @@ func (s *Stream) getMsg(ctx context.Context, req msgGetRequest) (*StoredMsg, err
 	if m == nil {
 		return nil, fmt.Errorf("%w: reply without message", ErrBadResponse)
 	}
-	sm := &StoredMsg{Subject: m.Subject, Sequence: m.Sequence, Data: m.Data, Time: m.Time}
-	if len(m.Header) > 0 {
-		sm.Header = proto.RawHeader(m.Header)
+	if err := proto.ValidateHeaderBlock(m.Header); err != nil {
+		return nil, fmt.Errorf("%w: stored message header: %v", ErrBadResponse, err)
 	}
-	return sm, nil
+	return &StoredMsg{Subject: m.Subject, Sequence: m.Sequence, Header: proto.HeaderFromBlock(m.Header), Data: m.Data, Time: m.Time}, nil
 }
 
 // Headers the server adds to a Direct Get reply.
@@ -163,27 +162,27 @@ func (e *directGetError) Is(target error) bool {
 
 // parseDirectGet turns a Direct Get reply into a StoredMsg.
 func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
-	if len(m.Header) == 0 {
+	if m.Header.IsZero() {
 		return nil, fmt.Errorf("%w: direct get reply without headers", ErrBadResponse)
 	}
 	if code, desc := m.Header.Status(); code != 0 {
-		return nil, &directGetError{code: code, desc: string(desc)}
+		return nil, &directGetError{code: code, desc: desc}
 	}
 	// The connection delivers no message whose header block fails
-	// proto.RawHeader.Validate, and m belongs to this call: its memory is
-	// never reused, so the subject below is a view of it (the stored
-	// message's Data is one already).
+	// proto.ValidateHeaderBlock, and m belongs to this call: its memory is
+	// never reused, so the strings below (the subject, the stored header)
+	// are views of it (the stored message's Data is one already).
 	sm := &StoredMsg{Data: m.Data}
 	var err error
 	last := [4]int{-1, -1, -1, -1} // index of the last field of each added header
 	i := 0
 	for k, v := range m.Header.All() {
-		switch string(k) {
+		switch k {
 		case dgStream:
 			last[0] = i
 		case dgSubject:
 			last[1] = i
-			sm.Subject = unsafe.String(unsafe.SliceData(v), len(v))
+			sm.Subject = v
 		case dgSequence:
 			last[2] = i
 			var ok bool
@@ -192,7 +191,7 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 			}
 		case dgTimeStamp:
 			last[3] = i
-			if sm.Time, err = stamp.Parse(unsafe.String(unsafe.SliceData(v), len(v))); err != nil {
+			if sm.Time, err = stamp.Parse(v); err != nil {
 				return nil, fmt.Errorf("%w: direct get time stamp %q", ErrBadResponse, v)
 			}
 		}
@@ -201,14 +200,14 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 	if last[1] < 0 || last[2] < 0 {
 		return nil, fmt.Errorf("%w: direct get reply without subject or sequence", ErrBadResponse)
 	}
-	sm.Header = stripFields(m.Header, last[:], i)
+	sm.Header = proto.HeaderFromBlock(stripFields(m.Header.Block(), last[:], i))
 	return sm, nil
 }
 
-// stripFields returns a new header block with the fields of h except those
-// at the indexes skip (in All's order), or nil when no field remains. The
-// remaining lines are copied byte for byte. n is the number of fields.
-func stripFields(h proto.RawHeader, skip []int, n int) proto.RawHeader {
+// stripFields returns a new header block with the fields of block h except
+// those at the indexes skip (in All's order), or nil when no field remains.
+// The remaining lines are copied byte for byte. n is the number of fields.
+func stripFields(h []byte, skip []int, n int) []byte {
 	kept := n
 	for _, s := range skip {
 		if s >= 0 {

@@ -47,15 +47,15 @@ func TestGetMsg(t *testing.T) {
 			}
 			// The original header block, byte for byte, without the
 			// headers Direct Get adds.
-			if string(m.Header) != "NATS/1.0\r\nX-A: 1\r\nX-A: 2\r\nX-B: b\r\n\r\n" {
+			if m.Header.String() != "NATS/1.0\r\nX-A: 1\r\nX-A: 2\r\nX-B: b\r\n\r\n" {
 				t.Fatalf("header: %q", m.Header)
 			}
 			if err := m.Header.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			// No headers: nil.
+			// No headers: a zero Header.
 			m, err = st.GetMsg(ctx, 2)
-			if err != nil || m.Header != nil || string(m.Data) != "b1" || m.Subject != "get.b" {
+			if err != nil || !m.Header.IsZero() || string(m.Data) != "b1" || m.Subject != "get.b" {
 				t.Fatalf("msg 2: %+v %v", m, err)
 			}
 			api(byJSON)
@@ -72,10 +72,10 @@ func TestGetMsg(t *testing.T) {
 				api(byJSON)
 			}
 			m, err = st.GetLastMsgForSubject(ctx, "get.>")
-			if err != nil || m.Sequence != 4 || m.Subject != "get.c.d" || string(m.Header.Get("Nats-Msg-Id")) != "m4" {
+			if err != nil || m.Sequence != 4 || m.Subject != "get.c.d" || m.Header.Get("Nats-Msg-Id") != "m4" {
 				t.Fatalf("last get.>: %+v %v", m, err)
 			}
-			if h, _ := m.Header.Header(); h == nil || h.Len() != 1 {
+			if m.Header.Len() != 1 {
 				t.Fatalf("header fields: %q", m.Header)
 			}
 			api(byJSON)

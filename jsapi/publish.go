@@ -17,8 +17,9 @@ var headerPool = sync.Pool{New: func() any { return new(proto.Header) }}
 
 // Publish stores data on subject in the stream that captures it and returns
 // the stream's acknowledgement. opts add a message ID, expectations, a TTL
-// or headers; they are validated before anything is sent
-// (conn.ErrInvalidOption). It fails with the stream's *APIError (for example
+// or other JetStream headers (user headers go with PublishMsg); they are
+// validated before anything is sent (conn.ErrInvalidOption). It fails with
+// the stream's *APIError (for example
 // ErrWrongLastSequence), with ErrNoStreamResponse when no stream answered
 // after the retries (see RetryOnNoResponders), or with the context's error
 // (also matching conn.ErrTimeout) — in which case the message may or may
@@ -29,8 +30,11 @@ func (js *JS) Publish(ctx context.Context, subject string, data []byte, opts ...
 	return ack, err
 }
 
-// PublishMsg is Publish with headers h (nil for none; not modified). The
-// options' headers are added to a copy of h.
+// PublishMsg is Publish with user headers h (not modified; may be nil). h
+// may be a received message's header: without opts it is sent as the block
+// it was received as; with opts its fields are copied and the options'
+// headers added after them. An invalid h fails with conn.ErrInvalidOption
+// when opts are given, with proto.ErrBadHeader otherwise.
 func (js *JS) PublishMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...PubOpt) (PubAck, error) {
 	var ack PubAck
 	err := js.publishTo(ctx, &ack, subject, h, data, opts...)

@@ -120,14 +120,20 @@ func TestPublishRejectedLocally(t *testing.T) {
 	bad := [][]jsapi.PubOpt{
 		{jsapi.ExpectLastSubjectSeqFor("p.z")},
 		{jsapi.TTL(500 * time.Millisecond)},
-		{jsapi.Header("bad key", "v")},
-		{jsapi.Header("K", "a\r\nInjected: 1")},
 		{jsapi.ExpectStream("a.b")},
 		{{}},
 	}
 	for _, opts := range bad {
 		if _, err := js.Publish(ctx, "p.a", nil, opts...); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Errorf("%+v: got %v", opts, err)
+		}
+	}
+	for _, h := range []*proto.Header{proto.NewHeader("bad key", "v"), proto.NewHeader("K", "a\r\nInjected: 1")} {
+		if _, err := js.PublishMsg(ctx, "p.a", h, nil, jsapi.MsgID("m")); !errors.Is(err, conn.ErrInvalidOption) {
+			t.Errorf("header %q with options: got %v", h, err)
+		}
+		if _, err := js.PublishMsg(ctx, "p.a", h, nil); !errors.Is(err, proto.ErrBadHeader) {
+			t.Errorf("header %q: got %v", h, err)
 		}
 	}
 	if _, err := js.Publish(ctx, "p.*", nil); !errors.Is(err, proto.ErrBadSubject) {

@@ -107,9 +107,6 @@ func ExpectLastMsgID(id string) PubOpt { return PubOpt{kind: optExpectLastMsgID,
 // expiry.
 func TTL(d time.Duration) PubOpt { return PubOpt{kind: optTTL, d: d} }
 
-// Header adds a header to the published message.
-func Header(key, value string) PubOpt { return PubOpt{kind: optHeader, s: key, v: value} }
-
 // Incr publishes a counter increment (Nats-Incr) to a stream with
 // AllowMsgCounter; the data must be empty and PubAck.Value holds the total.
 func Incr(delta int64) PubOpt {

@@ -52,7 +52,7 @@ func TestScheduleEverySourceRollupCancel(t *testing.T) {
 	}
 	// A later tick copies the new source message.
 	second := waitMsg(t, ctx, st, "p.tick", func(m *jsapi.StoredMsg) bool { return string(m.Data) == "v2" })
-	if sched := string(second.Header.Get(jsapi.HeaderScheduler)); sched != "p.sched.tick" {
+	if sched := second.Header.Get(jsapi.HeaderScheduler); sched != "p.sched.tick" {
 		t.Fatalf("produced message's scheduler %q", sched)
 	}
 	info, err := st.Info(ctx, jsapi.SubjectsFilter("p.tick"))

@@ -540,8 +540,8 @@ func TestStreamRePublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Subject != "repub.one" || len(m.Data) != 0 || string(m.Header.Get("Nats-Stream")) != "RP" ||
-		string(m.Header.Get("Nats-Sequence")) != "1" || string(m.Header.Get("Nats-Msg-Size")) != "7" {
+	if m.Subject != "repub.one" || len(m.Data) != 0 || m.Header.Get("Nats-Stream") != "RP" ||
+		m.Header.Get("Nats-Sequence") != "1" || m.Header.Get("Nats-Msg-Size") != "7" {
 		t.Fatalf("republished: %s %q %q", m.Subject, m.Header, m.Data)
 	}
 }
@@ -578,8 +578,8 @@ func TestStreamTTLConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := m.Subject + " " + string(m.Data)
-		if r := m.Header.Get("Nats-Marker-Reason"); r != nil {
-			got = m.Subject + " marker " + string(r)
+		if r := m.Header.Get("Nats-Marker-Reason"); r != "" {
+			got = m.Subject + " marker " + r
 		}
 		if got != w {
 			t.Fatalf("delivery %d: %q, want %q", i, got, w)
@@ -589,7 +589,7 @@ func TestStreamTTLConfig(t *testing.T) {
 		t.Fatalf("expired message: %v", err)
 	}
 	m, err := st.GetLastMsgForSubject(ctx, "ttl.b")
-	if err != nil || string(m.Data) != "forever" || string(m.Header.Get("Nats-TTL")) != "never" {
+	if err != nil || string(m.Data) != "forever" || m.Header.Get("Nats-TTL") != "never" {
 		t.Fatalf("kept: %+v %v", m, err)
 	}
 }

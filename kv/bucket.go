@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -122,8 +121,8 @@ type Entry struct {
 // opOf reads the operation from an entry's headers: KV-Operation, else a
 // server limit marker's Nats-Marker-Reason. A KV-Operation other than DEL,
 // PURGE or PUT is ErrUnknownOperation: such an entry is not a value.
-func opOf(h proto.RawHeader) (Op, error) {
-	if len(h) == 0 {
+func opOf(h *proto.Header) (Op, error) {
+	if h.IsZero() {
 		return OpPut, nil
 	}
 	op, hasOp := h.Lookup(opHeader)
@@ -133,9 +132,9 @@ func opOf(h proto.RawHeader) (Op, error) {
 
 // opFrom is opOf for the values of the KV-Operation and Nats-Marker-Reason
 // fields (and whether each is present).
-func opFrom(op []byte, hasOp bool, marker []byte, hasMarker bool) (Op, error) {
+func opFrom(op string, hasOp bool, marker string, hasMarker bool) (Op, error) {
 	if hasOp {
-		switch string(op) {
+		switch op {
 		case opDel:
 			return OpDelete, nil
 		case opPurge:
@@ -146,7 +145,7 @@ func opFrom(op []byte, hasOp bool, marker []byte, hasMarker bool) (Op, error) {
 		return OpPut, fmt.Errorf("%w: %q", ErrUnknownOperation, op)
 	}
 	if hasMarker {
-		switch string(marker) {
+		switch marker {
 		case "MaxAge", "Purge":
 			return OpPurge, nil
 		case "Remove":
@@ -157,9 +156,9 @@ func opFrom(op []byte, hasOp bool, marker []byte, hasMarker bool) (Op, error) {
 }
 
 // directFields are the fields of a direct get reply's header that a read
-// uses, each the first of its key.
+// uses, each the first of its key: views of the reply.
 type directFields struct {
-	seq, stamp, subject, op, marker []byte
+	seq, stamp, subject, op, marker string
 	hasOp, hasMarker                bool
 }
 
@@ -168,12 +167,12 @@ var directKeys = [...]string{jsapi.HeaderSequence, jsapi.HeaderTimeStamp, jsapi.
 
 // scanDirect reads h's fields in one pass (a read needs up to five of
 // them; looking each up would scan the block as many times).
-func scanDirect(h proto.RawHeader) directFields {
-	var vals [len(directKeys)][]byte
+func scanDirect(h *proto.Header) directFields {
+	var vals [len(directKeys)]string
 	var seen [len(directKeys)]bool
 	for k, v := range h.All() {
 		for i, key := range directKeys {
-			if !seen[i] && string(k) == key {
+			if !seen[i] && k == key {
 				vals[i], seen[i] = v, true
 				break
 			}
@@ -260,7 +259,7 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	}
 	// One server of the stream's direct-get queue group answers, once.
 	connx.ReuseReply(b.nc, m)
-	h := proto.RawHeader(m.Header)
+	h := &m.Header
 	if code, desc := h.Status(); code != 0 {
 		if code == 404 {
 			return nil, ErrKeyNotFound
@@ -274,12 +273,12 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	}
 	if revision != 0 {
 		s := f.subject
-		if len(s) != len(b.pre)+len(key) || !bytes.HasPrefix(s, []byte(b.pre)) || string(s[len(b.pre):]) != key {
+		if len(s) != len(b.pre)+len(key) || !strings.HasPrefix(s, b.pre) || s[len(b.pre):] != key {
 			return nil, ErrKeyNotFound
 		}
 	}
 	// The reply belongs to us: views into it stay valid.
-	created, err := stamp.Parse(view(f.stamp))
+	created, err := stamp.Parse(f.stamp)
 	if err != nil {
 		return nil, fmt.Errorf("%w: direct get time stamp: %v", jsapi.ErrBadResponse, err)
 	}
@@ -316,7 +315,7 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 		}
 		return nil, err
 	}
-	op, err := opOf(sm.Header)
+	op, err := opOf(&sm.Header)
 	if err != nil {
 		return nil, err
 	}
@@ -330,12 +329,20 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 // headers holds reusable headers for puts with options.
 var headers = sync.Pool{New: func() any { return new(proto.Header) }}
 
+// kvHeaders are the headers of a write that are not publish options: the
+// operation (KV-Operation, written first) and a TTL (Nats-TTL, written
+// last, as a Go duration, as nats.go writes it). Zero ones are left out.
+type kvHeaders struct {
+	op  string
+	ttl time.Duration
+}
+
 // publish writes to key's subject and returns the stream sequence. The
 // first attempt goes straight to the connection (a context without
 // deadline is bounded by the connection's request timeout without
 // allocating one); when no stream answered or the server pushed back,
 // which means the message was not stored, jsapi retries with its backoff.
-func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...jsapi.PubOpt) (uint64, error) {
+func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHeaders, opts ...jsapi.PubOpt) (uint64, error) {
 	if ctx == nil {
 		return 0, conn.ErrNilContext
 	}
@@ -343,11 +350,17 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...
 	subj := append(append((*bp)[:0], b.putPre...), key...)
 	defer func() { *bp = subj; buffers.Put(bp) }()
 	var h *proto.Header
-	if len(opts) > 0 {
+	if kh != (kvHeaders{}) || len(opts) > 0 {
 		h = headers.Get().(*proto.Header)
 		defer func() { h.Reset(); headers.Put(h) }()
+		if kh.op != "" {
+			h.Add(opHeader, kh.op)
+		}
 		if err := jsx.ApplyPubOpts(h, opts); err != nil {
 			return 0, err
+		}
+		if kh.ttl != 0 {
+			h.Add(jsapi.HeaderTTL, kh.ttl.String())
 		}
 	}
 	var ack jsapi.PubAck
@@ -357,7 +370,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, opts ...
 		jsx.ReuseAckReply(b.nc, m, err)
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
-		ack, err = b.js.Publish(ctx, view(subj), value, opts...)
+		ack, err = b.js.PublishMsg(ctx, view(subj), h, value) // h holds the options' headers
 	}
 	if err != nil {
 		if errors.Is(err, jsapi.ErrNoStreamResponse) {
@@ -373,7 +386,7 @@ func (b *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, err
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
-	return b.publish(ctx, key, value)
+	return b.publish(ctx, key, value, kvHeaders{})
 }
 
 // PutString stores a string value under key.
@@ -388,13 +401,12 @@ type CreateOpt struct{ ttl time.Duration }
 // it is created; d is at least a second. The bucket needs LimitMarkerTTL.
 func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d} }
 
-// ttlOpt validates a per-message TTL and returns its publish option. The
-// header value is a Go duration, as nats.go writes it.
-func ttlOpt(d time.Duration) (jsapi.PubOpt, error) {
+// checkTTL validates a per-message TTL (see kvHeaders).
+func checkTTL(d time.Duration) error {
 	if d < time.Second {
-		return jsapi.PubOpt{}, fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, d)
+		return fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, d)
 	}
-	return jsapi.Header(jsapi.HeaderTTL, d.String()), nil
+	return nil
 }
 
 // Create stores value under key only if the key has no value: it was never
@@ -404,19 +416,18 @@ func (b *Bucket) Create(ctx context.Context, key string, value []byte, opts ...C
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
-	var pub [2]jsapi.PubOpt
-	n := 1
+	var kh kvHeaders
 	for _, o := range opts {
 		if o.ttl != 0 {
-			t, err := ttlOpt(o.ttl)
-			if err != nil {
+			if err := checkTTL(o.ttl); err != nil {
 				return 0, err
 			}
-			pub[1], n = t, 2
+			kh.ttl = o.ttl
 		}
 	}
+	var pub [1]jsapi.PubOpt
 	pub[0] = jsapi.ExpectLastSubjectSeq(0)
-	rev, err := b.publish(ctx, key, value, pub[:n]...)
+	rev, err := b.publish(ctx, key, value, kh, pub[:]...)
 	if err == nil || !isWrongLastSeq(err) {
 		return rev, err
 	}
@@ -424,7 +435,7 @@ func (b *Bucket) Create(ctx context.Context, key string, value []byte, opts ...C
 	e, gerr := b.get(ctx, key, 0)
 	if errors.Is(gerr, ErrKeyDeleted) {
 		pub[0] = jsapi.ExpectLastSubjectSeq(e.Revision)
-		rev, err = b.publish(ctx, key, value, pub[:n]...)
+		rev, err = b.publish(ctx, key, value, kh, pub[:]...)
 		if err == nil || !isWrongLastSeq(err) {
 			return rev, err
 		}
@@ -438,7 +449,7 @@ func (b *Bucket) Update(ctx context.Context, key string, value []byte, revision 
 	if err := ValidateKey(key); err != nil {
 		return 0, err
 	}
-	rev, err := b.publish(ctx, key, value, jsapi.ExpectLastSubjectSeq(revision))
+	rev, err := b.publish(ctx, key, value, kvHeaders{}, jsapi.ExpectLastSubjectSeq(revision))
 	if err != nil && isWrongLastSeq(err) {
 		return 0, wrap(ErrRevisionMismatch, err)
 	}
@@ -476,13 +487,11 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	var pub [4]jsapi.PubOpt
+	var pub [2]jsapi.PubOpt
 	n := 0
+	kh := kvHeaders{op: opDel}
 	if purge {
-		pub[0], pub[1] = jsapi.Header(opHeader, opPurge), jsapi.Rollup(jsapi.HeaderRollupValueSubject)
-		n = 2
-	} else {
-		pub[0] = jsapi.Header(opHeader, opDel)
+		kh.op, pub[0] = opPurge, jsapi.Rollup(jsapi.HeaderRollupValueSubject)
 		n = 1
 	}
 	var hasRev, hasTTL bool
@@ -498,18 +507,16 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 			if !purge {
 				return ErrTTLOnDelete
 			}
-			t, err := ttlOpt(o.ttl)
-			if err != nil {
+			if err := checkTTL(o.ttl); err != nil {
 				return err
 			}
 			if !hasTTL {
-				pub[n] = t
-				n++
+				kh.ttl = o.ttl
 				hasTTL = true
 			}
 		}
 	}
-	_, err := b.publish(ctx, key, nil, pub[:n]...)
+	_, err := b.publish(ctx, key, nil, kh, pub[:n]...)
 	if err != nil && isWrongLastSeq(err) {
 		return wrap(ErrRevisionMismatch, err)
 	}

@@ -23,12 +23,12 @@ func TestScanDirectMatchesLookups(t *testing.T) {
 		"",
 	}
 	for _, b := range blocks {
-		h := proto.RawHeader(b)
+		hv := proto.HeaderFromBlock([]byte(b))
+		h := &hv
 		f := scanDirect(h)
-		want := func(key string, got []byte) {
+		want := func(key string, got string) {
 			t.Helper()
-			v, ok := h.Lookup(key)
-			if string(v) != string(got) || (ok && got == nil) {
+			if v, ok := h.Lookup(key); v != got {
 				t.Errorf("block %q: %s = %q, Lookup gives %q (%v)", b, key, got, v, ok)
 			}
 		}
@@ -53,11 +53,11 @@ func TestScanDirectMatchesLookups(t *testing.T) {
 
 // BenchmarkScanDirect reads a direct get reply's header as Get does.
 func BenchmarkScanDirect(b *testing.B) {
-	h := proto.RawHeader("NATS/1.0\r\nNats-Stream: KV_config\r\nNats-Subject: $KV.config.app.timeout\r\n" +
-		"Nats-Sequence: 473\r\nNats-Time-Stamp: 2026-11-30T16:41:35.147175708Z\r\n\r\n")
+	h := proto.HeaderFromBlock([]byte("NATS/1.0\r\nNats-Stream: KV_config\r\nNats-Subject: $KV.config.app.timeout\r\n" +
+		"Nats-Sequence: 473\r\nNats-Time-Stamp: 2026-11-30T16:41:35.147175708Z\r\n\r\n"))
 	b.ReportAllocs()
 	for b.Loop() {
-		f := scanDirect(h)
+		f := scanDirect(&h)
 		if len(f.seq) == 0 || f.hasOp {
 			b.Fatal("bad scan")
 		}

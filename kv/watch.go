@@ -235,7 +235,7 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) (*Entry, error) {
 	if len(m.Subject) <= len(b.pre) {
 		return nil, nil
 	}
-	op, err := opOf(m.Header)
+	op, err := opOf(&m.Header)
 	if err != nil {
 		return nil, err
 	}

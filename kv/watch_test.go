@@ -354,8 +354,8 @@ func TestPerKeyTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(raw.Header.Get("KV-Operation")) != "PURGE" || string(raw.Header.Get("Nats-Rollup")) != "sub" ||
-		string(raw.Header.Get("Nats-TTL")) != "1h0m0s" {
+	if raw.Header.Get("KV-Operation") != "PURGE" || raw.Header.Get("Nats-Rollup") != "sub" ||
+		raw.Header.Get("Nats-TTL") != "1h0m0s" {
 		t.Fatalf("purge marker headers %q", raw.Header)
 	}
 	// Without limit markers the server refuses per-key TTLs.

@@ -328,13 +328,14 @@ func (r Request) Data() []byte {
 	return r.msg.Data
 }
 
-// Headers returns the request's raw header block (nil without headers);
-// read it with Lookup, Get or All, or copy it with Header().
-func (r Request) Headers() proto.RawHeader {
+// Headers returns the request's header, read in place (zero without
+// headers): its strings are views of the request message, with its
+// lifetime. Clone it to keep it beyond that.
+func (r Request) Headers() *proto.Header {
 	if r.msg == nil {
-		return nil
+		return &proto.Header{}
 	}
-	return r.msg.Header
+	return &r.msg.Header
 }
 
 // Subject returns the subject the request was published to (with a

@@ -77,7 +77,7 @@ func (e *ServiceError) Error() string {
 // or nil when m has neither of the two error headers. ADR-32 asks every
 // client of a service to check replies this way.
 func ResponseError(m *conn.Msg) error {
-	if m == nil || len(m.Header) == 0 {
+	if m == nil || m.Header.IsZero() {
 		return nil
 	}
 	code, hasCode := m.Header.Lookup(ErrorCodeHeader)
@@ -85,7 +85,8 @@ func ResponseError(m *conn.Msg) error {
 	if !hasCode && !hasDesc {
 		return nil
 	}
-	return &ServiceError{Code: string(code), Description: string(desc)}
+	// Copies: the error may outlive m (a lent message).
+	return &ServiceError{Code: strings.Clone(code), Description: strings.Clone(desc)}
 }
 
 // validName reports whether s is a valid service or endpoint name:

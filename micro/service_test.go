@@ -90,7 +90,7 @@ func TestRequestAccessorsAndHeaders(t *testing.T) {
 	svc := addService(t, nc, micro.Config{Name: "hdr", Version: "0.1.0"})
 	err := svc.AddEndpoint("h", micro.HandlerFunc(func(r micro.Request) {
 		var h proto.Header
-		h.Set("X-Echo", string(r.Headers().Get("X-In")))
+		h.Set("X-Echo", r.Headers().Get("X-In"))
 		h.Set("X-Subject", r.Subject())
 		h.Set("X-Endpoint", r.Endpoint().Name())
 		r.Respond(r.Data(), micro.RespondHeader(&h))
@@ -104,8 +104,8 @@ func TestRequestAccessorsAndHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(m.Data) != "body" || string(m.Header.Get("X-Echo")) != "hello" ||
-		string(m.Header.Get("X-Subject")) != "h" || string(m.Header.Get("X-Endpoint")) != "h" {
+	if string(m.Data) != "body" || m.Header.Get("X-Echo") != "hello" ||
+		m.Header.Get("X-Subject") != "h" || m.Header.Get("X-Endpoint") != "h" {
 		t.Fatalf("reply %q headers %q", m.Data, m.Header)
 	}
 	if micro.ResponseError(m) != nil {

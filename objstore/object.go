@@ -13,19 +13,21 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
-
-// Header is an object's user headers, encoded like nats.go's nats.Header
-// (keys are case-sensitive).
-type Header map[string][]string
 
 // Meta is what the user says about an object.
 type Meta struct {
 	// Name identifies the object in its store; any non-empty string.
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Headers     Header            `json:"headers,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Headers are the object's user headers (keys are case-sensitive;
+	// build them with proto.HeaderOf or Add). They are stored as nats.go
+	// stores its nats.Header, a JSON object of each key to the list of its
+	// values, keys sorted (see proto.Header.MarshalJSON), and left out when
+	// there are none; read back, keys come in sorted order.
+	Headers  proto.Header      `json:"headers,omitzero"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// Opts holds the chunk size; links are set by AddLink and
 	// AddBucketLink only.
 	Opts *MetaOptions `json:"options,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/objstore"
+	"github.com/natsio/natsio/proto"
 )
 
 func digest(b []byte) string {
@@ -170,7 +172,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 105) // 1050 bytes
 	// A name whose base64 needs padding and uses the URL alphabet.
 	name := "dir/ü?>~x"
-	meta := objstore.Meta{Name: name, Description: "d", Headers: objstore.Header{"K": {"v1", "v2"}},
+	meta := objstore.Meta{Name: name, Description: "d", Headers: proto.HeaderOf(map[string][]string{"K": {"v1", "v2"}}),
 		Metadata: map[string]string{"m": "1"}, Opts: &objstore.MetaOptions{ChunkSize: 100}}
 	before := time.Now().Add(-time.Second)
 	info, err := s.Put(ctx, meta, bytes.NewReader(data))
@@ -186,7 +188,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Size != 1050 || got.Chunks != 11 || got.Digest != info.Digest || got.NUID != info.NUID ||
-		got.Description != "d" || !slices.Equal(got.Headers["K"], []string{"v1", "v2"}) || got.Metadata["m"] != "1" ||
+		got.Description != "d" || !slices.Equal(slices.Collect(got.Headers.Values("K")), []string{"v1", "v2"}) || got.Metadata["m"] != "1" ||
 		got.ModTime.Before(before) || got.Deleted {
 		t.Fatalf("GetInfo %+v", got)
 	}
@@ -206,7 +208,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 	if string(raw.Data) != want {
 		t.Fatalf("meta JSON\n got %s\nwant %s", raw.Data, want)
 	}
-	if string(raw.Header.Get("Nats-Rollup")) != "sub" {
+	if raw.Header.Get("Nats-Rollup") != "sub" {
 		t.Fatalf("meta headers %q", raw.Header)
 	}
 	if n := e.chunkMsgs(t, "b")["$O.b.C."+info.NUID]; n != 11 {
@@ -464,11 +466,11 @@ func TestUpdateMeta(t *testing.T) {
 	ctx := e.ctx
 	orig, _ := s.PutString(ctx, "a", "data")
 	s.PutString(ctx, "b", "other")
-	if err := s.UpdateMeta(ctx, "a", objstore.Meta{Description: "new", Headers: objstore.Header{"H": {"1"}}, Metadata: map[string]string{"x": "y"}}); err != nil {
+	if err := s.UpdateMeta(ctx, "a", objstore.Meta{Description: "new", Headers: proto.HeaderOf(map[string][]string{"H": {"1"}}), Metadata: map[string]string{"x": "y"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.GetInfo(ctx, "a")
-	if got.Description != "new" || got.Headers["H"][0] != "1" || got.Metadata["x"] != "y" || got.NUID != orig.NUID || got.Digest != orig.Digest {
+	if got.Description != "new" || got.Headers.Get("H") != "1" || got.Metadata["x"] != "y" || got.NUID != orig.NUID || got.Digest != orig.Digest {
 		t.Fatalf("updated %+v", got)
 	}
 	if err := s.UpdateMeta(ctx, "a", objstore.Meta{Name: "b"}); !errors.Is(err, objstore.ErrObjectExists) {
@@ -736,5 +738,34 @@ func TestReaderClose(t *testing.T) {
 	st, _ := e.js.Stream(e.ctx, "OBJ_rc")
 	if n := st.CachedInfo().State.Consumers; n != 0 {
 		t.Fatalf("%d consumers after Close", n)
+	}
+}
+
+// TestMetaHeadersJSON: an object's headers are stored as nats.go stores
+// its nats.Header (a JSON object of each key to its values, keys sorted),
+// are left out when there are none, and read back from that shape.
+func TestMetaHeadersJSON(t *testing.T) {
+	meta := objstore.Meta{Name: "o", Headers: proto.HeaderOf(map[string][]string{"b": {"2"}, "X-Kind": {"a", "b"}})}
+	b, err := json.Marshal(objstore.Info{Meta: meta, Bucket: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), `{"name":"o","headers":{"X-Kind":["a","b"],"b":["2"]},"bucket":"B",`) {
+		t.Fatalf("meta JSON %s", b)
+	}
+	b, err = json.Marshal(objstore.Info{Meta: objstore.Meta{Name: "o"}, Bucket: "B"})
+	if err != nil || strings.Contains(string(b), "headers") {
+		t.Fatalf("meta JSON without headers: %s %v", b, err)
+	}
+	var info objstore.Info
+	if err := json.Unmarshal([]byte(`{"name":"o","headers":{"H":["1","2"],"A":["x"]},"bucket":"B"}`), &info); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k, v := range info.Headers.All() {
+		got = append(got, k+"="+v)
+	}
+	if !slices.Equal(got, []string{"A=x", "H=1", "H=2"}) {
+		t.Fatalf("headers read back %q", got)
 	}
 }

@@ -11,10 +11,11 @@ func TestZeroAllocs(t *testing.T) {
 	s := newSlab(1 << 20)
 	spans := 0
 	p.Alloc = func(n int) []byte { spans++; return s.alloc(n) }
-	var h Header
+	var h, built Header
 	var memo SubjectMemo
 	dst := make([]byte, 0, 4096)
-	raw := statusBlock
+	raw := HeaderFromBlock(statusBlock)
+	fwd := HeaderFromBlock(benchBlock)
 	var err error
 	parse := func(buf []byte, ops, chunk int) func() {
 		return func() {
@@ -42,7 +43,14 @@ func TestZeroAllocs(t *testing.T) {
 		{"AppendPub 1KiB reply", func() { dst, err = AppendPub(dst[:0], benchSubject, benchReply, payload1k) }},
 		{"AppendHPub reused Header", func() { dst, err = AppendHPub(dst[:0], benchSubject, benchReply, benchHeader(&h), payload16) }},
 		{"AppendHPub nil Header", func() { dst, err = AppendHPub(dst[:0], benchSubject, "", nil, payload16) }},
-		{"AppendHPubRaw", func() { dst, err = AppendHPubRaw(dst[:0], benchSubject, "", benchBlock, payload16) }},
+		{"AppendHPub received Header (forwarding)", func() { dst, err = AppendHPub(dst[:0], benchSubject, "", &fwd, payload16) }},
+		{"build reused Header and AppendHPub", func() {
+			b := &built
+			b.Reset()
+			b.Add("Nats-Msg-Id", "b7e2c9d4-6f1a-4c55-9a39-1d2e3f4a5b6c")
+			b.Set("Nats-TTL", "5s")
+			dst, err = AppendHPub(dst[:0], benchSubject, "", b, payload16)
+		}},
 		{"SubjectMemo.Check + AppendPubUnchecked", func() {
 			if err = memo.Check(benchSubject); err == nil {
 				dst = AppendPubUnchecked(dst[:0], benchSubject, "", payload16)
@@ -52,31 +60,59 @@ func TestZeroAllocs(t *testing.T) {
 		{"AppendUnsub", func() { dst = AppendUnsub(dst[:0], 42, 10) }},
 		{"AppendPing", func() { dst = AppendPing(dst[:0]) }},
 		{"AppendHeaderBlock", func() { dst, err = AppendHeaderBlock(dst[:0], &h) }},
-		{"RawHeader.Lookup", func() {
-			if v, ok := raw.Lookup("Nats-Last-Stream"); !ok || string(v) != "9" {
+		{"received Header.Lookup", func() {
+			if v, ok := raw.Lookup("Nats-Last-Stream"); !ok || v != "9" {
 				t.Fatal("lookup")
 			}
 		}},
-		{"RawHeader.Lookup missing", func() {
+		{"received Header.Lookup missing", func() {
 			if _, ok := raw.Lookup("Nats-Missing"); ok {
 				t.Fatal("lookup")
 			}
 		}},
-		{"RawHeader.Status", func() {
-			if code, desc := raw.Status(); code != 100 || string(desc) != "Idle Heartbeat" {
+		{"received Header.Get", func() {
+			if raw.Get("Nats-Last-Consumer") != "5" {
+				t.Fatal("get")
+			}
+		}},
+		{"received Header.Values", func() {
+			for v := range raw.Values("Nats-Last-Stream") {
+				if v != "9" {
+					t.Fatal("values")
+				}
+			}
+		}},
+		{"received Header.Status", func() {
+			if code, desc := raw.Status(); code != 100 || desc != "Idle Heartbeat" {
 				t.Fatal("status")
 			}
 		}},
-		{"RawHeader.Validate", func() {
+		{"received Header.Validate", func() {
 			if raw.Validate() != nil {
 				t.Fatal("validate")
 			}
 		}},
-		{"RawHeader.All", func() {
+		{"ValidateHeaderBlock", func() {
+			if ValidateHeaderBlock(statusBlock) != nil {
+				t.Fatal("validate")
+			}
+		}},
+		{"received Header.All", func() {
 			for k, v := range raw.All() {
 				if len(k) == 0 || len(v) == 0 {
 					t.Fatal("all")
 				}
+			}
+		}},
+		{"received Header.Len", func() {
+			if raw.Len() != 2 {
+				t.Fatal("len")
+			}
+		}},
+		{"HeaderFromBlock", func() {
+			h := HeaderFromBlock(statusBlock)
+			if h.IsZero() {
+				t.Fatal("zero")
 			}
 		}},
 		{"Header.Get", func() {

@@ -40,11 +40,14 @@
 //
 // # Headers
 //
-// [Header] is the ordered, multi-valued, case-preserving header set a user
-// builds for publishing; keys are matched byte for byte, never canonicalised,
-// because the server matches them that way. [RawHeader] is a received header
-// block read in place: status code, description and lookups without
-// allocation.
+// [Header] is the ordered, multi-valued, case-preserving header set, for
+// both directions; keys are matched byte for byte, never canonicalised,
+// because the server matches them that way. A user builds one for
+// publishing (Add, Set, [HeaderOf], [NewHeader]); a received block becomes
+// one with [HeaderFromBlock] and is read in place: status code,
+// description and lookups without allocation, the strings returned being
+// views of the received bytes. [ValidateHeaderBlock] checks a received
+// block's structure.
 //
 // # Server side
 //

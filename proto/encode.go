@@ -31,8 +31,10 @@ func AppendPubUnchecked(dst []byte, subject, reply string, payload []byte) []byt
 
 // AppendHPub appends "HPUB <subject> [reply] <hdr_size> <total_size>\r\n",
 // the header block of h (see AppendHeaderBlock), the payload and "\r\n".
-// A nil h gives the empty block "NATS/1.0\r\n\r\n". Subjects and h are
-// validated first; on error dst is returned unchanged.
+// A nil h gives the empty block "NATS/1.0\r\n\r\n"; an unmodified
+// received header is written as the block it was received as, which
+// forwards a message's headers unchanged. Subjects and h are validated
+// first; on error dst is returned unchanged.
 func AppendHPub(dst []byte, subject, reply string, h *Header, payload []byte) ([]byte, error) {
 	if err := validatePubSubjects(subject, reply); err != nil {
 		return dst, err
@@ -53,32 +55,6 @@ func AppendHPub(dst []byte, subject, reply string, h *Header, payload []byte) ([
 	dst = appendSize(dst, hl+len(payload))
 	dst = append(dst, "\r\n"...)
 	dst = appendHeaderBlock(dst, h)
-	dst = append(dst, payload...)
-	return append(dst, "\r\n"...), nil
-}
-
-// AppendHPubRaw is AppendHPub with a header block already encoded (it must
-// start with "NATS/1.0" and end with "\r\n\r\n"; it is checked with
-// RawHeader.Validate).
-func AppendHPubRaw(dst []byte, subject, reply string, block RawHeader, payload []byte) ([]byte, error) {
-	if err := validatePubSubjects(subject, reply); err != nil {
-		return dst, err
-	}
-	if len(block) == 0 || block.Validate() != nil {
-		return dst, ErrBadHeader
-	}
-	dst = append(dst, "HPUB "...)
-	dst = append(dst, subject...)
-	dst = append(dst, ' ')
-	if reply != "" {
-		dst = append(dst, reply...)
-		dst = append(dst, ' ')
-	}
-	dst = appendSize(dst, len(block))
-	dst = append(dst, ' ')
-	dst = appendSize(dst, len(block)+len(payload))
-	dst = append(dst, "\r\n"...)
-	dst = append(dst, block...)
 	dst = append(dst, payload...)
 	return append(dst, "\r\n"...), nil
 }

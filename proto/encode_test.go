@@ -20,6 +20,12 @@ func multiHeader() *Header {
 	return &h
 }
 
+// received returns a header reading block in place, as a message's.
+func received(block string) *Header {
+	h := HeaderFromBlock([]byte(block))
+	return &h
+}
+
 func TestAppendExact(t *testing.T) {
 	hello := []byte("hello")
 	noErr := func(f func([]byte) []byte) func([]byte) ([]byte, error) {
@@ -53,12 +59,17 @@ func TestAppendExact(t *testing.T) {
 			h.Add("Nats-TTL", "5s")
 			return AppendHPub(b, "s", "r", &h, []byte("x"))
 		}, "HPUB s r 26 27\r\nNATS/1.0\r\nNats-TTL: 5s\r\n\r\nx\r\n"},
-		{"HPubRaw", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "foo", "", RawHeader("NATS/1.0\r\nK: v\r\n\r\n"), hello)
-		}, "HPUB foo 18 23\r\nNATS/1.0\r\nK: v\r\n\r\nhello\r\n"},
-		{"HPubRaw status reply", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "foo", "r", RawHeader("NATS/1.0 503\r\n\r\n"), []byte("x"))
+		{"HPUB received header forwarded", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "foo", "", received("NATS/1.0\r\nK:  v \r\n\r\n"), hello)
+		}, "HPUB foo 20 25\r\nNATS/1.0\r\nK:  v \r\n\r\nhello\r\n"},
+		{"HPUB received status forwarded", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "foo", "r", received("NATS/1.0 503\r\n\r\n"), []byte("x"))
 		}, "HPUB foo r 16 17\r\nNATS/1.0 503\r\n\r\nx\r\n"},
+		{"HPUB received header modified", func(b []byte) ([]byte, error) {
+			h := received("NATS/1.0 503\r\nK:  v \r\nJ: 1\r\n\r\n")
+			h.Set("J", "2")
+			return AppendHPub(b, "foo", "", h, nil)
+		}, "HPUB foo 24 24\r\nNATS/1.0\r\nK: v\r\nJ: 2\r\n\r\n\r\n"},
 		{"SUB", func(b []byte) ([]byte, error) { return AppendSub(b, "foo.*", "", 7) },
 			"SUB foo.* 7\r\n"},
 		{"SUB queue", func(b []byte) ([]byte, error) { return AppendSub(b, "foo.>", "workers", 8) },
@@ -131,21 +142,20 @@ func TestAppendInvalidLeavesDst(t *testing.T) {
 		{"HPUB bad reply", func(b []byte) ([]byte, error) { return AppendHPub(b, "a", "r\t", nil, p) }, ErrBadSubject},
 		{"HPUB bad key", func(b []byte) ([]byte, error) { return AppendHPub(b, "a", "", badKey, p) }, ErrBadHeader},
 		{"HPUB bad value", func(b []byte) ([]byte, error) { return AppendHPub(b, "a", "r", badValue, p) }, ErrBadHeader},
-		{"HPubRaw bad subject", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "", "", RawHeader("NATS/1.0\r\n\r\n"), p)
+		{"HPUB received bad subject", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "", "", received("NATS/1.0\r\n\r\n"), p)
 		}, ErrBadSubject},
-		{"HPubRaw bad reply", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "a", ">", RawHeader("NATS/1.0\r\n\r\n"), p)
+		{"HPUB received bad reply", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "a", ">", received("NATS/1.0\r\n\r\n"), p)
 		}, ErrBadSubject},
-		{"HPubRaw no block", func(b []byte) ([]byte, error) { return AppendHPubRaw(b, "a", "", nil, p) }, ErrBadHeader},
-		{"HPubRaw truncated block", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "a", "", RawHeader("NATS/1.0\r\n"), p)
+		{"HPUB received truncated block", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "a", "", received("NATS/1.0\r\n"), p)
 		}, ErrBadHeader},
-		{"HPubRaw bad key", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "a", "", RawHeader("NATS/1.0\r\nA b: c\r\n\r\n"), p)
+		{"HPUB received bad key", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "a", "", received("NATS/1.0\r\nA b: c\r\n\r\n"), p)
 		}, ErrBadHeader},
-		{"HPubRaw bad version", func(b []byte) ([]byte, error) {
-			return AppendHPubRaw(b, "a", "", RawHeader("HTTP/1.1\r\n\r\n"), p)
+		{"HPUB received bad version", func(b []byte) ([]byte, error) {
+			return AppendHPub(b, "a", "", received("HTTP/1.1\r\n\r\n"), p)
 		}, ErrBadHeader},
 		{"SUB empty", func(b []byte) ([]byte, error) { return AppendSub(b, "", "", 1) }, ErrBadSubject},
 		{"SUB > not last", func(b []byte) ([]byte, error) { return AppendSub(b, "a.>.b", "", 1) }, ErrBadSubject},
@@ -206,7 +216,7 @@ func TestAppendRoundTripClient(t *testing.T) {
 	add(b, err, `HPUB "h" 0 "" "NATS/1.0\r\n\r\n" "x"`)
 	b, err = AppendHPub(buf, "h", "rep", h, []byte("yz"))
 	add(b, err, fmt.Sprintf(`HPUB "h" 0 "rep" %q "yz"`, blk))
-	b, err = AppendHPubRaw(buf, "raw", "", RawHeader("NATS/1.0\r\nK: v\r\n\r\n"), nil)
+	b, err = AppendHPub(buf, "raw", "", received("NATS/1.0\r\nK: v\r\n\r\n"), nil)
 	add(b, err, `HPUB "raw" 0 "" "NATS/1.0\r\nK: v\r\n\r\n" ""`)
 	b, err = AppendSub(buf, "foo.*", "", 7)
 	add(b, err, `SUB "foo.*" "" 7`)
@@ -239,12 +249,12 @@ func TestAppendRoundTripClient(t *testing.T) {
 	if err != nil || op == nil {
 		t.Fatalf("HPUB: %v %v", op, err)
 	}
-	back, err := RawHeader(op.Header).Header()
-	if err != nil {
+	if err := ValidateHeaderBlock(op.Header); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(fields(back), fields(h)) {
-		t.Fatalf("header round trip %q, want %q", fields(back), fields(h))
+	back := HeaderFromBlock(op.Header)
+	if !slices.Equal(fields(&back), fields(h)) {
+		t.Fatalf("header round trip %q, want %q", fields(&back), fields(h))
 	}
 }
 

@@ -80,18 +80,34 @@ func ExampleAppendHPub() {
 	// "HPUB orders.new 48 50\r\nNATS/1.0\r\nNats-Msg-Id: order-1\r\nNats-TTL: 5s\r\n\r\n{}\r\n" <nil>
 }
 
-func ExampleRawHeader() {
-	block := proto.RawHeader("NATS/1.0 100 Idle Heartbeat\r\n" +
+func ExampleHeaderFromBlock() {
+	// A received block, as a message delivers it: read in place.
+	h := proto.HeaderFromBlock([]byte("NATS/1.0 100 Idle Heartbeat\r\n" +
 		"Nats-Last-Consumer: 5\r\n" +
-		"Nats-Last-Stream: 9\r\n\r\n")
-	code, desc := block.Status()
+		"Nats-Last-Stream: 9\r\n\r\n"))
+	code, desc := h.Status()
 	fmt.Printf("status %d %q\n", code, desc)
-	v, ok := block.Lookup("Nats-Last-Stream")
+	v, ok := h.Lookup("Nats-Last-Stream")
 	fmt.Printf("%s %v\n", v, ok)
-	_, ok = block.Lookup("nats-last-stream") // keys match byte for byte
+	_, ok = h.Lookup("nats-last-stream") // keys match byte for byte
 	fmt.Println(ok)
 	// Output:
 	// status 100 "Idle Heartbeat"
 	// 9 true
 	// false
+}
+
+func ExampleHeaderOf() {
+	// Keys are taken in sorted order: the same map gives the same block.
+	h := proto.HeaderOf(map[string][]string{
+		"X-Tag":       {"a", "b"},
+		"Nats-Msg-Id": {"order-1"},
+	})
+	for k, v := range h.All() {
+		fmt.Printf("%s: %s\n", k, v)
+	}
+	// Output:
+	// Nats-Msg-Id: order-1
+	// X-Tag: a
+	// X-Tag: b
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
@@ -23,9 +24,10 @@ func retryable(err error) bool {
 // lives while its future is pending and is cleared when it returns to the
 // pool.
 type frame struct {
-	subject string
-	hdr     proto.Header
-	data    []byte
+	subj  []byte       // a copy of the subject
+	block []byte       // a copy of the header block
+	hdr   proto.Header // reads block
+	data  []byte
 }
 
 // maxPooledData: data buffers larger than this are left to the garbage
@@ -34,20 +36,31 @@ const maxPooledData = 64 << 10
 
 var framePool = sync.Pool{New: func() any { return new(frame) }}
 
-// newFrame copies a message for a retry.
+// newFrame copies a message for a retry: its subject, header and data are
+// copied into the frame's own buffers (no allocation once the pool is
+// warm), so that nothing of the caller's memory is kept — the caller may
+// publish the fields of a borrowed message. h has been validated.
 func newFrame(subject string, h *proto.Header, data []byte) *frame {
 	fr := framePool.Get().(*frame)
-	fr.subject = subject
-	for k, v := range h.All() {
-		fr.hdr.Add(k, v)
+	fr.subj = append(fr.subj[:0], subject...)
+	fr.block = fr.block[:0]
+	fr.hdr = proto.Header{}
+	if h != nil && h.Len() > 0 {
+		fr.block, _ = proto.AppendHeaderBlock(fr.block, h)
+		fr.hdr = proto.HeaderFromBlock(fr.block)
 	}
 	fr.data = append(fr.data[:0], data...)
 	return fr
 }
 
+// subject is the frame's subject, a view of its buffer.
+func (fr *frame) subject() string {
+	return unsafe.String(unsafe.SliceData(fr.subj), len(fr.subj))
+}
+
 // header is the frame's header, nil when it has none.
 func (fr *frame) header() *proto.Header {
-	if fr.hdr.Len() == 0 {
+	if len(fr.block) == 0 {
 		return nil
 	}
 	return &fr.hdr
@@ -55,8 +68,9 @@ func (fr *frame) header() *proto.Header {
 
 // release clears the frame and returns it to the pool.
 func (fr *frame) release() {
-	fr.subject = ""
-	fr.hdr.Reset()
+	fr.subj = fr.subj[:0]
+	fr.block = fr.block[:0]
+	fr.hdr = proto.Header{}
 	clear(fr.data)
 	fr.data = fr.data[:0]
 	if cap(fr.data) > maxPooledData {
@@ -113,7 +127,7 @@ func (w *Window) resend(f *Future) {
 	f.mu.Unlock()
 	w.mu.Unlock()
 	w.count.retries.Add(1)
-	err := w.send(fr.subject, f.token, fr.header(), fr.data)
+	err := w.send(fr.subject(), f.token, fr.header(), fr.data)
 	f.doneSending()
 	if err != nil {
 		w.end(f.token, nil, err)

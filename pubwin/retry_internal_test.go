@@ -40,7 +40,7 @@ func TestRetryServer429Frame(t *testing.T) {
 	}
 	reply := &conn.Msg{
 		Subject: w.prefix + strconv.FormatUint(f.token, 10),
-		Header:  proto.RawHeader("NATS/1.0 429 Too Many Requests\r\n\r\n"),
+		Header:  proto.HeaderFromBlock([]byte("NATS/1.0 429 Too Many Requests\r\n\r\n")),
 		Data:    []byte(`{"stream":"Q","error":{"code":429,"err_code":10167,"description":"too many requests"}}`),
 	}
 	w.onAck(reply)

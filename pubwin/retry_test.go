@@ -288,13 +288,13 @@ func TestRetryTooManyRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sm.Subject != "tmr.x" || !bytes.Equal(sm.Header, m.Header) || string(sm.Data) != "payload" {
+	if sm.Subject != "tmr.x" || sm.Header.String() != m.Header.String() || string(sm.Data) != "payload" {
 		t.Fatalf("stored %q %q %q, first sent %q %q", sm.Subject, sm.Header, sm.Data, m.Header, m.Data)
 	}
-	if id := m.Header.Get(jsapi.HeaderMsgID); string(id) != "m-1" {
+	if id := m.Header.Get(jsapi.HeaderMsgID); id != "m-1" {
 		t.Fatalf("message ID %q", id)
 	}
-	if v := m.Header.Get("App"); string(v) != "v1" {
+	if v := m.Header.Get("App"); v != "v1" {
 		t.Fatalf("App header %q", v)
 	}
 }
@@ -328,7 +328,7 @@ func TestRetryTooManyRequestsExhausted(t *testing.T) {
 		t.Fatalf("got %v, want ErrTooManyRequests", err)
 	}
 	a, b := got[0], got[1]
-	if a.Subject != b.Subject || a.Reply != b.Reply || !bytes.Equal(a.Header, b.Header) || !bytes.Equal(a.Data, b.Data) {
+	if a.Subject != b.Subject || a.Reply != b.Reply || a.Header.String() != b.Header.String() || !bytes.Equal(a.Data, b.Data) {
 		t.Fatalf("the retry differs: %q %q %q %q, then %q %q %q %q", a.Subject, a.Reply, a.Header, a.Data, b.Subject, b.Reply, b.Header, b.Data)
 	}
 	if w.Pending() != 0 || pubwin.RetryWaiting(w) != 0 {

@@ -300,7 +300,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		for _, m := range batch {
 			if !isStatus(m) {
 				n++
-				size += len(m.Data) + len(m.Header) + len(m.Subject) + len(m.Reply)
+				size += len(m.Data) + len(m.Header.Block()) + len(m.Subject) + len(m.Reply)
 			}
 		}
 		if n > 0 {

@@ -1,6 +1,10 @@
 package pull
 
-import "github.com/natsio/natsio/conn"
+import (
+	"strings"
+
+	"github.com/natsio/natsio/conn"
+)
 
 // headerPinID is the header carrying the pin of a pinned_client group.
 const headerPinID = "Nats-Pin-Id"
@@ -26,7 +30,7 @@ func (c *Consumer) setPin(group, id string) {
 
 // notePin records the pin id stamped on m, if the consumer is pinned.
 func (c *Consumer) notePin(group string, m *conn.Msg) {
-	if group == "" || len(m.Header) == 0 {
+	if group == "" || m.Header.IsZero() {
 		return
 	}
 	v, ok := m.Header.Lookup(headerPinID)
@@ -35,10 +39,10 @@ func (c *Consumer) notePin(group string, m *conn.Msg) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pins[group] != string(v) {
+	if c.pins[group] != v {
 		if c.pins == nil {
 			c.pins = make(map[string]string)
 		}
-		c.pins[group] = string(v)
+		c.pins[group] = strings.Clone(v) // v is a view of m
 	}
 }

@@ -17,7 +17,7 @@ func pinOf(t *testing.T, msgs []*jsapi.Msg) (string, []uint64) {
 	pin := ""
 	var seqs []uint64
 	for _, m := range msgs {
-		p := string(m.Header.Get("Nats-Pin-Id"))
+		p := m.Header.Get("Nats-Pin-Id")
 		if p == "" || (pin != "" && p != pin) {
 			t.Fatalf("message pin %q (others %q)", p, pin)
 		}

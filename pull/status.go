@@ -88,7 +88,8 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-// status is a decoded status message of a pull.
+// status is a decoded status message of a pull. desc is a view of the
+// message.
 type status struct {
 	code         int
 	desc         string
@@ -135,26 +136,27 @@ func (s *status) err() error {
 	default:
 		kind = ErrBadPull
 	}
-	return &StatusError{Code: s.code, Description: s.desc, kind: kind}
+	return &StatusError{Code: s.code, Description: strings.Clone(s.desc), kind: kind}
 }
 
 // isStatus reports whether m is a status message (no payload, a header
 // with a status code), without decoding it.
 func isStatus(m *conn.Msg) bool {
-	return len(m.Data) == 0 && len(m.Header) != 0 && m.Status() != 0
+	return len(m.Data) == 0 && m.Status() != 0
 }
 
 // parseStatus reads a status message: an empty-payload message whose header
 // block has a status line. It reports false for an ordinary message.
 func parseStatus(m *conn.Msg) (status, bool) {
-	if len(m.Data) != 0 || len(m.Header) == 0 {
+	if len(m.Data) != 0 {
 		return status{}, false
 	}
 	code, desc := m.Header.Status()
 	if code == 0 {
 		return status{}, false
 	}
-	st := status{code: code, desc: string(desc)}
+	// desc is a view of m, which may be lent: err copies it.
+	st := status{code: code, desc: desc}
 	if v, ok := m.Header.Lookup("Nats-Pending-Messages"); ok {
 		if n, ok := proto.ParseUint(v); ok && n < 1<<31 {
 			st.pendingMsgs, st.hasPending = int(n), true

@@ -19,6 +19,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
 
 // fetchOutcome is what Fetch does on a status that arrives before any
@@ -129,7 +130,7 @@ func (c *statusCase) header() string {
 func TestStatusClassifierTable(t *testing.T) {
 	for _, tc := range statusCases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &conn.Msg{Subject: "_INBOX.x", Header: []byte(tc.header())}
+			m := &conn.Msg{Subject: "_INBOX.x", Header: proto.HeaderFromBlock([]byte(tc.header()))}
 			if !isStatus(m) {
 				t.Fatal("isStatus: false")
 			}
@@ -168,12 +169,12 @@ func TestStatusClassifierTable(t *testing.T) {
 	}
 
 	// A status line without description (503 no responders).
-	st, ok := parseStatus(&conn.Msg{Header: []byte("NATS/1.0 503\r\n\r\n")})
+	st, ok := parseStatus(&conn.Msg{Header: proto.HeaderFromBlock([]byte("NATS/1.0 503\r\n\r\n"))})
 	if !ok || st.code != 503 || !errors.Is(st.err(), conn.ErrNoResponders) {
 		t.Fatalf("503: %+v %v %v", st, ok, st.err())
 	}
 	// A message with a payload is not a status, whatever its header.
-	m := &conn.Msg{Header: []byte("NATS/1.0 408 Request Timeout\r\n\r\n"), Data: []byte("x")}
+	m := &conn.Msg{Header: proto.HeaderFromBlock([]byte("NATS/1.0 408 Request Timeout\r\n\r\n")), Data: []byte("x")}
 	if isStatus(m) {
 		t.Fatal("a message with a payload taken for a status")
 	}
@@ -181,7 +182,7 @@ func TestStatusClassifierTable(t *testing.T) {
 		t.Fatal("parseStatus of a message with a payload")
 	}
 	// Ordinary headers without a status line.
-	if _, ok := parseStatus(&conn.Msg{Header: []byte("NATS/1.0\r\nA: b\r\n\r\n")}); ok {
+	if _, ok := parseStatus(&conn.Msg{Header: proto.HeaderFromBlock([]byte("NATS/1.0\r\nA: b\r\n\r\n"))}); ok {
 		t.Fatal("a plain header taken for a status")
 	}
 }

@@ -340,15 +340,15 @@ func storedMsgs(t *testing.T, ctx context.Context, st *jsapi.Stream, pre string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprintf("#%d %s %v %q", seq, m.Subject[len(pre):], headers(m.Header), m.Data))
+		out = append(out, fmt.Sprintf("#%d %s %v %q", seq, m.Subject[len(pre):], headers(&m.Header), m.Data))
 	}
 	return out
 }
 
-func headers(h proto.RawHeader) []string {
+func headers(h *proto.Header) []string {
 	set := map[string]bool{}
 	for k, v := range h.All() {
-		set[string(k)+": "+string(v)] = true
+		set[k+": "+v] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }

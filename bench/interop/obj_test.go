@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/objstore"
+	"github.com/natsio/natsio/proto"
 )
 
 func payload(n int) []byte {
@@ -64,7 +65,7 @@ func TestObjNatsGoWritesNatsioReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if info.NUID != ninfo.NUID || info.Size != ninfo.Size || info.Chunks != ninfo.Chunks || info.Chunks != 11 ||
-		info.Digest != ninfo.Digest || info.Description != "desc" || !slices.Equal(info.Headers["X-Kind"], []string{"a", "b"}) ||
+		info.Digest != ninfo.Digest || info.Description != "desc" || !slices.Equal(slices.Collect(info.Headers.Values("X-Kind")), []string{"a", "b"}) ||
 		info.Metadata["m"] != "1" || info.Opts == nil || info.Opts.ChunkSize != 1000 {
 		t.Fatalf("natsio GetInfo %+v\nnats.go %+v", info, ninfo)
 	}
@@ -127,7 +128,7 @@ func TestObjNatsioWritesNatsGoReads(t *testing.T) {
 	other, _ := objstore.CreateStore(ctx, c.jsi, objstore.Config{Bucket: "ioother"})
 	data := payload(300_000)
 	info, err := is.Put(ctx, objstore.Meta{Name: "model.bin", Description: "desc",
-		Headers: objstore.Header{"X-Kind": {"a"}}, Metadata: map[string]string{"m": "1"}}, bytes.NewReader(data))
+		Headers: proto.HeaderOf(map[string][]string{"X-Kind": {"a"}}), Metadata: map[string]string{"m": "1"}}, bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestObjSameBytes(t *testing.T) {
 		{jetstream.ObjectMeta{Name: "plain"}, objstore.Meta{Name: "plain"}},
 		{jetstream.ObjectMeta{Name: "ü/x?>y", Description: "d", Headers: nats.Header{"H": []string{"1", "2"}},
 			Metadata: map[string]string{"b": "2", "a": "1"}, Opts: &jetstream.ObjectMetaOptions{ChunkSize: 1000}},
-			objstore.Meta{Name: "ü/x?>y", Description: "d", Headers: objstore.Header{"H": {"1", "2"}},
+			objstore.Meta{Name: "ü/x?>y", Description: "d", Headers: proto.HeaderOf(map[string][]string{"H": {"1", "2"}}),
 				Metadata: map[string]string{"b": "2", "a": "1"}, Opts: &objstore.MetaOptions{ChunkSize: 1000}}},
 		{jetstream.ObjectMeta{Name: "empty"}, objstore.Meta{Name: "empty"}},
 	}
@@ -271,7 +272,7 @@ func TestObjSameBytes(t *testing.T) {
 		if ja != jb {
 			t.Fatalf("object %d meta differs\nnats.go %s\nnatsio  %s", i, ja, jb)
 		}
-		if a, b := headers(ma.Header), headers(mb.Header); !slices.Equal(a, b) {
+		if a, b := headers(&ma.Header), headers(&mb.Header); !slices.Equal(a, b) {
 			t.Fatalf("meta headers differ: %v %v", a, b)
 		}
 		if a, b := chunks(t, ctx, sa, "$O.A.C."+na.NUID), chunks(t, ctx, sb, "$O.B.C."+nb.NUID); !slices.EqualFunc(a, b, bytes.Equal) {

@@ -400,7 +400,7 @@ after the consumer's ack wait. Fails when no message arrives within --wait.`,
 				}
 				switch {
 				case a.json:
-					jm := newJSONMsg(m.Subject, "", m.Header, m.Data)
+					jm := newJSONMsg(m.Subject, "", &m.Header, m.Data)
 					jm.Sequence, jm.Time = md.StreamSeq, &md.Timestamp
 					a.printJSONLine(struct {
 						jsonMsg
@@ -413,8 +413,8 @@ after the consumer's ack wait. Fails when no message arrives within --wait.`,
 				default:
 					fmt.Fprintf(a.stdout, "[%s] subject %s, stream seq %d, consumer seq %d, delivered %d time(s), %d pending\n",
 						md.Timestamp.Local().Format("15:04:05"), m.Subject, md.StreamSeq, md.ConsumerSeq, md.NumDelivered, md.NumPending)
-					writeHeaders(a.stdout, m.Header)
-					if len(m.Header) > 0 {
+					writeHeaders(a.stdout, &m.Header)
+					if !m.Header.IsZero() {
 						fmt.Fprintln(a.stdout)
 					}
 					writeBody(a.stdout, m.Data)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -468,8 +469,12 @@ func (a *app) objectInfoCmd() *cobra.Command {
 			if info.IsLink() {
 				sec.add("Link to", info.Opts.Link.Bucket+"/"+info.Opts.Link.Name)
 			}
-			for k, vs := range info.Headers {
-				sec.add("Header "+k, strings.Join(vs, ", "))
+			shown := map[string]bool{}
+			for k := range info.Headers.All() {
+				if !shown[k] {
+					shown[k] = true
+					sec.add("Header "+k, strings.Join(slices.Collect(info.Headers.Values(k)), ", "))
+				}
 			}
 			for k, v := range info.Metadata {
 				sec.add("Metadata "+k, v)

@@ -195,7 +195,7 @@ type jsonMsg struct {
 	DataBase64 string  `json:"data_base64,omitempty"`
 }
 
-func newJSONMsg(subject, reply string, h proto.RawHeader, data []byte) jsonMsg {
+func newJSONMsg(subject, reply string, h *proto.Header, data []byte) jsonMsg {
 	m := jsonMsg{Subject: subject, Reply: reply, Headers: headerMap(h)}
 	if utf8.Valid(data) {
 		s := string(data)
@@ -206,14 +206,14 @@ func newJSONMsg(subject, reply string, h proto.RawHeader, data []byte) jsonMsg {
 	return m
 }
 
-// headerMap copies a raw header block into a map (nil when empty).
-func headerMap(h proto.RawHeader) map[string][]string {
-	if len(h) == 0 {
+// headerMap copies a header's fields into a map (nil when it has none).
+func headerMap(h *proto.Header) map[string][]string {
+	if h.IsZero() {
 		return nil
 	}
 	m := map[string][]string{}
 	for k, v := range h.All() {
-		m[string(k)] = append(m[string(k)], string(v))
+		m[k] = append(m[k], v)
 	}
 	if len(m) == 0 {
 		return nil
@@ -221,10 +221,10 @@ func headerMap(h proto.RawHeader) map[string][]string {
 	return m
 }
 
-// writeHeaders prints a header block as "Key: value" lines, with its
-// status line when it has one.
-func writeHeaders(w io.Writer, h proto.RawHeader) {
-	if len(h) == 0 {
+// writeHeaders prints a header as "Key: value" lines, with its status
+// line when it has one.
+func writeHeaders(w io.Writer, h *proto.Header) {
+	if h.IsZero() {
 		return
 	}
 	if code, desc := h.Status(); code != 0 {

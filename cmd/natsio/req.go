@@ -126,7 +126,7 @@ func (a *app) runReq(c *cobra.Command, args []string, f *reqFlags) error {
 	}
 	rtt := time.Since(start)
 	if a.json {
-		return a.printJSON(reqReply{newJSONMsg(m.Subject, m.Reply, m.Header, m.Data), jsonDuration(rtt)})
+		return a.printJSON(reqReply{newJSONMsg(m.Subject, m.Reply, &m.Header, m.Data), jsonDuration(rtt)})
 	}
 	a.printReply(m, rtt, 0, f.raw)
 	return nil
@@ -165,8 +165,8 @@ func (a *app) printReply(m *conn.Msg, rtt time.Duration, n int, raw bool) {
 	} else {
 		fmt.Fprintf(a.stderr, "Received a reply on %q in %v\n", m.Subject, rtt.Round(time.Microsecond))
 	}
-	writeHeaders(a.stdout, m.Header)
-	if len(m.Header) > 0 {
+	writeHeaders(a.stdout, &m.Header)
+	if !m.Header.IsZero() {
 		fmt.Fprintln(a.stdout)
 	}
 	writeBody(a.stdout, m.Data)
@@ -203,7 +203,7 @@ func (a *app) requestMany(ctx context.Context, nc *conn.Conn, subject string, h 
 		n++
 		rtt := time.Since(start)
 		if a.json {
-			if err := a.printJSONLine(reqReply{newJSONMsg(m.Subject, m.Reply, m.Header, m.Data), jsonDuration(rtt)}); err != nil {
+			if err := a.printJSONLine(reqReply{newJSONMsg(m.Subject, m.Reply, &m.Header, m.Data), jsonDuration(rtt)}); err != nil {
 				return err
 			}
 			continue

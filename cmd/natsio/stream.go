@@ -645,7 +645,7 @@ only the body.`,
 			}
 			switch {
 			case a.json:
-				jm := newJSONMsg(m.Subject, "", m.Header, m.Data)
+				jm := newJSONMsg(m.Subject, "", &m.Header, m.Data)
 				jm.Sequence, jm.Time = m.Sequence, &m.Time
 				return a.printJSON(jm)
 			case raw:
@@ -653,9 +653,9 @@ only the body.`,
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Item: %s#%d received %s on subject %s\n", name, m.Sequence, ago(m.Time), m.Subject)
-			if len(m.Header) > 0 {
+			if !m.Header.IsZero() {
 				fmt.Fprintln(a.stdout)
-				writeHeaders(a.stdout, m.Header)
+				writeHeaders(a.stdout, &m.Header)
 			}
 			fmt.Fprintln(a.stdout)
 			writeBody(a.stdout, m.Data)

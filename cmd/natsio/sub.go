@@ -112,7 +112,7 @@ func (a *app) runSub(c *cobra.Command, subject string, f *subFlags) error {
 func (a *app) printMsg(n int, m *conn.Msg, raw bool) {
 	switch {
 	case a.json:
-		a.printJSONLine(newJSONMsg(m.Subject, m.Reply, m.Header, m.Data))
+		a.printJSONLine(newJSONMsg(m.Subject, m.Reply, &m.Header, m.Data))
 	case raw:
 		writeBody(a.stdout, m.Data)
 	default:
@@ -121,8 +121,8 @@ func (a *app) printMsg(n int, m *conn.Msg, raw bool) {
 		} else {
 			fmt.Fprintf(a.stdout, "[#%d] Received on %q\n", n, m.Subject)
 		}
-		writeHeaders(a.stdout, m.Header)
-		if len(m.Header) > 0 {
+		writeHeaders(a.stdout, &m.Header)
+		if !m.Header.IsZero() {
 			fmt.Fprintln(a.stdout)
 		}
 		writeBody(a.stdout, m.Data)

@@ -224,7 +224,7 @@ func violation(op *proto.Op) error {
 			if len(op.Header) == 0 {
 				return fmt.Errorf("HPUB %q without header block", op.Subject)
 			}
-			if err := proto.RawHeader(op.Header).Validate(); err != nil {
+			if err := proto.ValidateHeaderBlock(op.Header); err != nil {
 				return fmt.Errorf("HPUB %q header: %w", op.Subject, err)
 			}
 		}

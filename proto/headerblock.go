@@ -6,31 +6,40 @@ import (
 	"strings"
 )
 
-// RawHeader is a header block as received in an HMSG, read in place:
+// A header block, as received in an HMSG (and sent in an HPUB):
 //
 //	NATS/1.0[ <3-digit status>[ <description>]]\r\n
 //	Key: Value\r\n ...
 //	\r\n
 //
-// Its methods allocate nothing (except Header) and never modify the block.
-// Keys are matched byte for byte. The status line is not a header: read it
-// with Status. A RawHeader views memory owned by whoever owns the message;
-// it is valid exactly as long as that memory is.
-type RawHeader []byte
+// The functions below read a block in place and never modify it. Keys are
+// matched byte for byte. The status line is not a field.
 
-// Validate checks the block's structure: the NATS/1.0 line with an optional
-// 3-digit status, "Key: Value" lines whose keys are RFC 7230 tokens, and the
-// final empty line at the very end. It returns an error matching
-// ErrBadHeader otherwise. An empty RawHeader (no block) is valid.
-func (r RawHeader) Validate() error {
-	if len(r) == 0 {
+// HeaderFromBlock returns a header that reads block in place (see Header):
+// no copy is made, block must not change while the header is in use, and
+// nothing is validated — check a block from the network with
+// ValidateHeaderBlock first. An empty block gives the zero Header.
+func HeaderFromBlock(block []byte) Header {
+	if len(block) == 0 {
+		return Header{}
+	}
+	return Header{raw: block}
+}
+
+// ValidateHeaderBlock checks a block's structure: the NATS/1.0 line with
+// an optional 3-digit status, "Key: Value" lines whose keys are RFC 7230
+// tokens, and the final empty line at the very end. It returns an error
+// matching ErrBadHeader otherwise. An empty block (no block) is valid. It
+// allocates nothing.
+func ValidateHeaderBlock(b []byte) error {
+	if len(b) == 0 {
 		return nil
 	}
-	if len(r) < minHeaderLen || !bytes.HasPrefix(r, []byte(headerVersion)) ||
-		!bytes.HasSuffix(r, []byte("\r\n\r\n")) {
+	if len(b) < minHeaderLen || !bytes.HasPrefix(b, []byte(headerVersion)) ||
+		!bytes.HasSuffix(b, []byte("\r\n\r\n")) {
 		return ErrBadHeader
 	}
-	first, rest, ok := cutLine(r)
+	first, rest, ok := cutLine(b)
 	if !ok || !validStatusLine(first) {
 		return ErrBadHeader
 	}
@@ -92,11 +101,11 @@ func cutLine(b []byte) (line, rest []byte, ok bool) {
 	return b[:i-1], b[i+1:], true
 }
 
-// Status returns the inline status code and description of the block
+// blockStatus returns the inline status code and description of a block
 // ("NATS/1.0 503" gives 503 and ""), or 0 when it has none or is malformed.
-// The description is a view into r.
-func (r RawHeader) Status() (code int, description []byte) {
-	first, _, ok := cutLine(r)
+// The description is a view into b.
+func blockStatus(b []byte) (code int, description []byte) {
+	first, _, ok := cutLine(b)
 	if !ok || !bytes.HasPrefix(first, []byte(headerVersion)) {
 		return 0, nil
 	}
@@ -112,15 +121,16 @@ func (r RawHeader) Status() (code int, description []byte) {
 	return code, bytes.TrimSpace(l[3:])
 }
 
-// Lookup returns the first value of key, with surrounding blanks removed,
-// as a view into r, and whether key is present. Like All, it stops at the
-// first malformed line. It compares each line's key before it touches the
-// value, so a miss costs a scan of the lines and nothing more.
-func (r RawHeader) Lookup(key string) ([]byte, bool) {
+// blockLookup returns the first value of key in b, with surrounding blanks
+// removed, as a view into b, and whether key is present. Like blockFields,
+// it stops at the first malformed line. It compares each line's key before
+// it touches the value, so a miss costs a scan of the lines and nothing
+// more.
+func blockLookup(b []byte, key string) ([]byte, bool) {
 	if strings.IndexByte(key, ':') >= 0 {
 		return nil, false // no field's key holds one
 	}
-	_, rest, ok := cutLine(r)
+	_, rest, ok := cutLine(b)
 	for ok {
 		var line []byte
 		line, rest, ok = cutLine(rest)
@@ -140,17 +150,11 @@ func (r RawHeader) Lookup(key string) ([]byte, bool) {
 	return nil, false
 }
 
-// Get returns the first value of key, or nil.
-func (r RawHeader) Get(key string) []byte {
-	v, _ := r.Lookup(key)
-	return v
-}
-
-// All yields each key and value (blanks trimmed) in order, as views into r;
-// it stops at the first malformed line.
-func (r RawHeader) All() iter.Seq2[[]byte, []byte] {
+// blockFields yields each key and value (blanks trimmed) of b in order, as
+// views into b; it stops at the first malformed line.
+func blockFields(b []byte) iter.Seq2[[]byte, []byte] {
 	return func(yield func([]byte, []byte) bool) {
-		_, rest, ok := cutLine(r)
+		_, rest, ok := cutLine(b)
 		for ok {
 			var line []byte
 			line, rest, ok = cutLine(rest)
@@ -178,17 +182,4 @@ func trimBlanks(v []byte) []byte {
 		j--
 	}
 	return v[i:j]
-}
-
-// Header copies the block's fields into a new Header. It returns an error
-// matching ErrBadHeader when the block is malformed.
-func (r RawHeader) Header() (*Header, error) {
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	h := &Header{}
-	for k, v := range r.All() {
-		h.Add(string(k), string(v))
-	}
-	return h, nil
 }
