@@ -14,38 +14,34 @@ import (
 // TestBorrowedLifetime: with conn.Borrowed, a handler or loop body sees
 // each message whole, copies of what it keeps stay intact after it
 // returns, and the messages it read off the socket itself were lent (no
-// copy). The same test shape runs in pull and ordered.
+// copy). Which goroutine reads a message depends on timing, so rounds of
+// messages are sent until some were lent (at most maxRounds). The same
+// test shape runs in pull and ordered.
 func TestBorrowedLifetime(t *testing.T) {
-	const n = 2000
+	const n, maxRounds = 2000, 20
 	for _, form := range []string{"SubscribeFunc", "QueueSubscribeFunc", "Messages"} {
 		t.Run(form, func(t *testing.T) {
 			s := fltServer(t)
 			nc := connect(t, s.URL())
 			pub := connect(t, s.URL())
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 
 			var kept [][]byte // copies made in the body
 			var bad error
-			check := func(i int, m *conn.Msg) {
-				want := borrowPayload(i)
-				if bad == nil && (m.Subject != "lend.x" || !bytes.Equal(m.Data, want)) {
-					bad = fmt.Errorf("message %d in the body: %q %q", i, m.Subject, m.Data)
+			got := 0
+			roundDone := make(chan struct{}, 1)
+			handler := func(m *conn.Msg) {
+				if bad == nil && (m.Subject != "lend.x" || !bytes.Equal(m.Data, borrowPayload(got))) {
+					bad = fmt.Errorf("message %d in the body: %q %q", got, m.Subject, m.Data)
 				}
 				kept = append(kept, bytes.Clone(m.Data))
+				if got++; got%n == 0 {
+					roundDone <- struct{}{}
+				}
 			}
-			done := make(chan struct{})
 			var sub *conn.Subscription
 			var err error
-			got := 0
-			handler := func(m *conn.Msg) {
-				if got < n {
-					check(got, m)
-				}
-				if got++; got == n {
-					close(done)
-				}
-			}
 			switch form {
 			case "SubscribeFunc":
 				sub, err = nc.SubscribeFunc("lend.x", handler, conn.Borrowed())
@@ -61,39 +57,44 @@ func TestBorrowedLifetime(t *testing.T) {
 				t.Fatal(err)
 			}
 			lent0 := nc.Stats().BorrowedMsgs
-			// Published while the subscription is being read, so that its
-			// own goroutine reads (and is lent) most of them.
-			pubDone := make(chan error, 1)
-			go func() {
-				for i := range n {
-					if err := pub.Publish("lend.x", borrowPayload(i)); err != nil {
-						pubDone <- err
-						return
+			var lent uint64
+			for round := 0; round < maxRounds && lent == 0; round++ {
+				// Published while the subscription is being read, so that
+				// its own goroutine reads (and is lent) some of them.
+				pubDone := make(chan error, 1)
+				go func() {
+					for i := range n {
+						if err := pub.Publish("lend.x", borrowPayload(round*n+i)); err != nil {
+							pubDone <- err
+							return
+						}
+					}
+					pubDone <- pub.Flush(ctx)
+				}()
+				if form == "Messages" {
+					for m, err := range sub.Messages(ctx, conn.Borrowed()) {
+						if err != nil {
+							t.Fatal(err)
+						}
+						handler(m)
+						if got == (round+1)*n {
+							<-roundDone
+							break
+						}
+					}
+				} else {
+					select {
+					case <-roundDone:
+					case <-ctx.Done():
+						t.Fatalf("%d messages handled", got)
 					}
 				}
-				pubDone <- pub.Flush(ctx)
-			}()
-			defer func() {
 				if err := <-pubDone; err != nil {
-					t.Error(err)
+					t.Fatal(err)
 				}
-			}()
-			if form == "Messages" {
-				for m, err := range sub.Messages(ctx, conn.Borrowed()) {
-					if err != nil {
-						t.Fatal(err)
-					}
-					handler(m)
-					if got == n {
-						break
-					}
-				}
-			} else {
-				select {
-				case <-done:
-				case <-ctx.Done():
-					t.Fatalf("%d of %d messages handled", got, n)
-				}
+				lent = nc.Stats().BorrowedMsgs - lent0
+			}
+			if form != "Messages" {
 				_ = sub.Unsubscribe()
 				<-sub.HandlerDone()
 			}
@@ -105,8 +106,8 @@ func TestBorrowedLifetime(t *testing.T) {
 					t.Fatalf("copy of message %d changed after its body returned: %q", i, k)
 				}
 			}
-			if lent := nc.Stats().BorrowedMsgs - lent0; lent == 0 {
-				t.Fatalf("no message of %d was lent", n)
+			if lent == 0 {
+				t.Fatalf("no message of %d rounds of %d was lent", maxRounds, n)
 			}
 		})
 	}
@@ -152,6 +153,9 @@ func TestBorrowedBreakRequeuesCopies(t *testing.T) {
 	// More traffic through the same connection and buffers.
 	other, err := nc.Subscribe("lend.other")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for range 200 {

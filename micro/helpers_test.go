@@ -38,6 +38,13 @@ func addService(t testing.TB, nc *conn.Conn, cfg micro.Config) *micro.Service {
 	if err != nil {
 		t.Fatalf("AddService(%s): %v", cfg.Name, err)
 	}
+	// The service's subscriptions reach the server before a client on
+	// another connection looks for it.
+	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer fcancel()
+	if err := nc.Flush(fctx); err != nil {
+		t.Fatalf("AddService(%s): flush: %v", cfg.Name, err)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
