@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -11,9 +12,13 @@ import (
 // Errors of pull consumers. A status reply of the server is a *StatusError
 // that matches one of them with errors.Is.
 var (
-	// ErrNoMessages: Next found no message before its deadline, or a
-	// no-wait pull found none (404).
+	// ErrNoMessages: a Fetch or Next found no message: a no-wait pull
+	// found none (404), or the wait ended (ErrFetchTimeout matches it).
 	ErrNoMessages = errors.New("pull: no messages")
+	// ErrFetchTimeout: Fetch or Next waited until its context's deadline
+	// (DefaultFetchWait without one) and no message came. It matches
+	// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded.
+	ErrFetchTimeout error = fetchTimeout{}
 	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
 	// or no consumer answers pulls any more). Terminal.
 	ErrConsumerDeleted = errors.New("pull: consumer deleted")
@@ -51,6 +56,19 @@ var (
 	// nothing was sent.
 	ErrInvalidOption = errors.New("pull: invalid option")
 )
+
+// fetchTimeout is ErrFetchTimeout.
+type fetchTimeout struct{}
+
+func (fetchTimeout) Error() string { return "pull: no messages before the deadline" }
+
+// Is reports whether target is one of the errors ErrFetchTimeout matches.
+func (fetchTimeout) Is(target error) bool {
+	return target == ErrNoMessages || target == conn.ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, as context.DeadlineExceeded does.
+func (fetchTimeout) Timeout() bool { return true }
 
 // StatusError is a status message the server sent for a pull.
 type StatusError struct {
