@@ -92,7 +92,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
 	sub.SetInlineReads(inline)
 	e.sub = sub
-	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
+	e.unhook = c.nc.OnReconnect(func() { e.reset(ErrReconnected) })
 	if err := e.topUp(); err != nil {
 		e.stop()
 		return nil, err

@@ -83,9 +83,12 @@ func MinAckPending(n int64) Opt { return Opt{kind: optMinAckPending, n: n} }
 // is served first; server 2.12+).
 func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 
-// OnError receives the non-terminal conditions Messages heals from (missed
-// heartbeats, expired pulls, leadership changes, pin mismatches). It runs
-// on internal goroutines and must not block.
+// OnError receives the non-terminal conditions Messages heals from, each
+// once: reconnects (ErrReconnected), missed heartbeats (ErrNoHeartbeat),
+// leadership changes, pin mismatches, too many waiting pulls, statuses
+// this client does not know, and JetStream not answering
+// (conn.ErrNoResponders). A pull that merely expired is not reported. It
+// runs on internal goroutines and must not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
 // ReadAhead chooses who reads the socket for Messages. With on, the

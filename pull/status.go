@@ -38,6 +38,10 @@ var (
 	// ErrNoHeartbeat: two idle heartbeats were missed; pending pulls are
 	// sent again. Not terminal.
 	ErrNoHeartbeat = errors.New("pull: missed idle heartbeats")
+	// ErrReconnected: the connection was lost and made again; the pulls
+	// sent before are gone with the old link and Messages sends them
+	// again. Not terminal: reported to OnError once per reconnect.
+	ErrReconnected = errors.New("pull: reconnected, pulls sent again")
 	// ErrMaxWaiting: the consumer has too many waiting pulls (409). Not
 	// terminal: Messages pulls again after a pause.
 	ErrMaxWaiting = errors.New("pull: consumer has too many waiting pulls")
