@@ -45,7 +45,7 @@ const (
 	// timeout itself, and nats.go Request(subject, data, timeout).
 	Ctx Mode = "ctx"
 	// Borrowed (JetStream consumers): natsio's opt-in lent messages
-	// (pull.Borrowed, ordered Options.Borrowed), valid until the loop
+	// (pull.Borrowed, ordered.Borrowed), valid until the loop
 	// body returns: no copy, no allocation. nats.go has no equivalent
 	// (n/a); the raw client reads in place in every mode.
 	Borrowed Mode = "borrowed"

@@ -152,7 +152,7 @@ var Registry = []Scenario{
 	{Name: "jsconsume.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "continuous consume, 500 requested and refilled at half, ack each message"},
 	{Name: "jsordered.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 200_000, Warmup: 10_000, Default: true, Note: "ordered consumer read-through of the stream (consumer created in the timed section)"},
 	{Name: "jsconsume.borrow.128", Kind: JSConsume, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsconsume.128 with natsio's opt-in lent messages (pull.Borrowed; nats.go n/a)"},
-	{Name: "jsordered.borrow.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsordered.128 with natsio's opt-in lent messages (ordered Options.Borrowed; nats.go n/a)"},
+	{Name: "jsordered.borrow.128", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Mode: clients.Borrowed, Count: 200_000, Warmup: 10_000, Default: true, Note: "as jsordered.128 with natsio's opt-in lent messages (ordered.Borrowed; nats.go n/a)"},
 	{Name: "kvput.mem.128", Kind: KVPut, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV put over 1000 keys (memory bucket, history 1)"},
 	{Name: "kvget.mem.128", Kind: KVGet, Size: 128, Storage: memory, Keys: 1000, Count: 10_000, Warmup: 1_000, Default: true, Note: "KV get over 1000 stored keys (direct get)"},
 
