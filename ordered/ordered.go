@@ -22,7 +22,7 @@ var (
 	ErrNoMessages = errors.New("ordered: no messages within the idle timeout")
 	// ErrBusy: Messages or Consume was called while another read of the
 	// same Consumer runs.
-	ErrBusy = errors.New("ordered: Messages already running")
+	ErrBusy = errors.New("ordered: a read of the consumer is already running")
 	// ErrDeleted: the Consumer was deleted with Delete; no read can run on
 	// it any more. It matches pull.ErrConsumerDeleted.
 	ErrDeleted = fmt.Errorf("ordered: consumer deleted: %w", pull.ErrConsumerDeleted)
@@ -77,8 +77,7 @@ type Consumer struct {
 	mu       sync.Mutex
 	running  bool
 	stopRun  context.CancelCauseFunc // ends the running read (Delete)
-	deleted  bool
-	gone     atomic.Bool // deleted, read without the lock for each message
+	deleted  atomic.Bool             // by Delete; set under mu, read without it per message
 	started  bool
 	consumer string         // the current server-side consumer ("" none)
 	fresh    *pull.Consumer // created, not read from yet: the next read's
@@ -144,7 +143,7 @@ func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
 // with jsapi.ErrConsumerNotFound.
 func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.mu.Lock()
-	name, deleted := c.consumer, c.deleted
+	name, deleted := c.consumer, c.deleted.Load()
 	c.mu.Unlock()
 	switch {
 	case deleted:
@@ -165,12 +164,11 @@ func (c *Consumer) Delete(ctx context.Context) error {
 		return conn.ErrNilContext
 	}
 	c.mu.Lock()
-	if c.deleted {
+	if c.deleted.Load() {
 		c.mu.Unlock()
 		return nil
 	}
-	c.deleted = true
-	c.gone.Store(true)
+	c.deleted.Store(true)
 	name, stop := c.consumer, c.stopRun
 	c.consumer, c.fresh = "", nil
 	c.mu.Unlock()
@@ -193,7 +191,7 @@ func (c *Consumer) begin(ctx context.Context) (context.Context, context.CancelCa
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.deleted:
+	case c.deleted.Load():
 		return nil, nil, ErrDeleted
 	case c.running:
 		return nil, nil, ErrBusy
@@ -614,7 +612,7 @@ func (c *Consumer) create(ctx context.Context, drain <-chan struct{}) (*pull.Con
 		acancel()
 		if err == nil {
 			c.mu.Lock()
-			if c.deleted {
+			if c.deleted.Load() {
 				c.mu.Unlock()
 				deleteConsumer(c.js, c.stream, name)
 				return nil, ErrDeleted
@@ -741,7 +739,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			return true, nil
 		}
 		r.expected++
-		if r.c.gone.Load() {
+		if r.c.deleted.Load() {
 			return false, ErrDeleted // no message after Delete
 		}
 		if r.stopped != nil && r.stopped.Load() {
