@@ -106,7 +106,8 @@ func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
 
 // Err reports why the Consume ended, once Closed is closed (nil before):
 // nil after Stop, Drain or the end of its context, otherwise the terminal
-// error — ErrConsumerDeleted, jsapi.ErrStreamNotFound, a terminal
+// error — ErrConsumerDeleted (also what the server tells waiting pulls
+// when the stream is deleted), jsapi.ErrStreamNotFound, a terminal
 // *StatusError, ErrMessageTooLarge, conn.ErrClosed.
 func (cc *ConsumeContext) Err() error {
 	select {
