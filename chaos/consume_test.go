@@ -259,9 +259,10 @@ const resetNoReason = "missed heartbeats (reason not reported)"
 // ---- C2: ordered consumer over the whole stream ----
 
 type c2w struct {
-	ph *phase
-	js *jsapi.JS
-	oc *ordered.Consumer
+	ph   *phase
+	js   *jsapi.JS
+	oc   *ordered.Consumer
+	opts []ordered.Opt // of its reads
 
 	mu         sync.Mutex
 	last       uint64
@@ -282,7 +283,7 @@ func (c *c2w) run(ctx context.Context) {
 	defer close(c.done)
 	ph := c.ph
 	for ctx.Err() == nil {
-		for m, err := range c.oc.Messages(ctx) {
+		for m, err := range c.oc.Messages(ctx, c.opts...) {
 			if err != nil {
 				if ctx.Err() != nil {
 					return

@@ -229,7 +229,7 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 	}
 }
 
-// ordered.Options.OnReset "is told why the consumer was recreated". After
+// ordered.OnReset "is told why the consumer was recreated". After
 // missed heartbeats the ordered reader (ordered/ordered.go, reader.read)
 // cancels its pull loop with errRecreate and then reports
 // errors.Join(errRecreate, err), where err is that same cancellation cause:
@@ -256,17 +256,21 @@ func TestOrderedResetReasonHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := make(chan error, 16)
-	oc := ordered.New(js, "OR", ordered.Options{Heartbeat: 500 * time.Millisecond, OnReset: func(r error) {
+	oc, err := ordered.New(ctx, js, "OR", ordered.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onReset := ordered.OnReset(func(r error) {
 		select {
 		case reasons <- r:
 		default:
 		}
-	}})
+	})
 	ictx, icancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for _, err := range oc.Messages(ictx) {
+		for _, err := range oc.Messages(ictx, ordered.Heartbeat(500*time.Millisecond), onReset) {
 			if err != nil {
 				return
 			}

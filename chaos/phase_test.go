@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"iter"
 	"math/rand/v2"
 	"net/url"
 	"sync"
@@ -314,8 +315,12 @@ func (ph *phase) setup() {
 	// that a lent message is never overwritten while its loop body runs
 	// (a corrupted header would be an unknown message ID, a corrupted
 	// reply subject a metadata anomaly).
-	ph.c2.oc = ordered.New(ph.c2.js, streamMain, ordered.Options{Heartbeat: cfg.c2HB, MaxMessages: 256,
-		NamePrefix: "C2_", OnReset: ph.c2.onReset, Borrowed: true})
+	mustDo("ordered consumer C2", func(ctx context.Context) (err error) {
+		ph.c2.oc, err = ordered.New(ctx, ph.c2.js, streamMain, ordered.Config{NamePrefix: "C2_"})
+		return err
+	})
+	ph.c2.opts = []ordered.Opt{ordered.Heartbeat(cfg.c2HB), ordered.MaxMessages(256),
+		ordered.OnReset(ph.c2.onReset), ordered.Borrowed()}
 
 	ph.r1 = &r1w{ph: ph, req: ph.connect("req", true), svc: ph.connect("svc", true)}
 	ph.k1 = &k1w{ph: ph, watchTerm: make(chan error, 4), upDone: make(chan struct{}), watchDone: make(chan struct{})}
@@ -484,6 +489,22 @@ func (ph *phase) streamInfo(name string) (*jsapi.StreamInfo, error) {
 	return info, err
 }
 
+// orderedRead reads stream through in order (the final replays).
+func (ph *phase) orderedRead(ctx context.Context, js *jsapi.JS, stream string) iter.Seq2[*jsapi.Msg, error] {
+	return func(yield func(*jsapi.Msg, error) bool) {
+		oc, err := ordered.New(ctx, js, stream, ordered.Config{})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for m, err := range oc.Messages(ctx, ordered.UntilDrained(), ordered.Heartbeat(time.Second), ordered.MaxMessages(1000)) {
+			if !yield(m, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
 func (ph *phase) consumerInfo() (*jsapi.ConsumerInfo, error) {
 	ctx, end := ph.wd.ctx(context.Background(), "admin consumer info", 5*time.Second)
 	defer end()
@@ -538,9 +559,8 @@ func (ph *phase) finalRead() *finalState {
 	}
 	// Ordered replay of the whole stream.
 	ctx, end := ph.wd.ctx(context.Background(), "final ordered replay", 120*time.Second)
-	oc := ordered.New(js, streamMain, ordered.Options{Heartbeat: time.Second, MaxMessages: 1000})
 	var prev uint64
-	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range ph.orderedRead(ctx, js, streamMain) {
 		if err != nil {
 			fs.readErr = err
 			break
@@ -585,8 +605,7 @@ func (ph *phase) finalRead() *finalState {
 	// The batch stream.
 	fs.batchInfo, _ = ph.streamInfo(streamBatch)
 	ctx, end = ph.wd.ctx(context.Background(), "final batch replay", 60*time.Second)
-	ob := ordered.New(js, streamBatch, ordered.Options{Heartbeat: time.Second, MaxMessages: 1000})
-	for m, err := range ob.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range ph.orderedRead(ctx, js, streamBatch) {
 		if err != nil {
 			fs.seqAnoms = append(fs.seqAnoms, "batch replay: "+err.Error())
 			break
@@ -598,8 +617,7 @@ func (ph *phase) finalRead() *finalState {
 	end()
 	// The fast-batch stream.
 	ctx, end = ph.wd.ctx(context.Background(), "final fast-batch replay", 60*time.Second)
-	of := ordered.New(js, streamFast, ordered.Options{Heartbeat: time.Second, MaxMessages: 1000})
-	for m, err := range of.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range ph.orderedRead(ctx, js, streamFast) {
 		if err != nil {
 			fs.fastErr = err.Error()
 			break

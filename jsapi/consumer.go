@@ -66,6 +66,11 @@ func (js *JS) upsertConsumer(ctx context.Context, stream string, cfg ConsumerCon
 			subject += "." + f
 		}
 	}
+	if cfg.AckPolicy == "" {
+		// The zero value means explicit acknowledgement: the server's own
+		// default, none, would make Ack a silent no-op.
+		cfg.AckPolicy = AckExplicit
+	}
 	var info ConsumerInfo
 	if err := js.request(ctx, subject, createConsumerRequest{Stream: stream, Config: cfg, Action: action}, &info); err != nil {
 		return nil, err

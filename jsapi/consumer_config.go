@@ -28,7 +28,9 @@ const (
 type AckPolicy string
 
 const (
-	// AckNone: no acknowledgements (the server's default when unset).
+	// AckNone: no acknowledgements; a message counts as handled once
+	// delivered. It must be asked for by name: a zero AckPolicy means
+	// AckExplicit in every consumer natsio creates or updates.
 	AckNone AckPolicy = "none"
 	// AckAll: acknowledging a message acknowledges all before it.
 	AckAll AckPolicy = "all"
@@ -68,10 +70,10 @@ const (
 )
 
 // ConsumerConfig is a consumer's configuration, field for field the
-// server's JSON. Zero fields are not sent and take the server's defaults —
-// note that an empty AckPolicy means the server's default, AckNone; pull
-// consumers usually want AckExplicit. A boolean left false is sent as
-// absent, which the server reads as false.
+// server's JSON. Zero fields are not sent and take the server's defaults,
+// except AckPolicy, whose zero value creates an AckExplicit consumer (see
+// the field). A boolean left false is sent as absent, which the server
+// reads as false.
 //
 // Durable names a durable consumer; Name names a consumer that is removed
 // after InactiveThreshold without activity; with neither the server picks a
@@ -86,7 +88,14 @@ type ConsumerConfig struct {
 	DeliverPolicy DeliverPolicy `json:"deliver_policy,omitempty"`
 	OptStartSeq   uint64        `json:"opt_start_seq,omitempty"`
 	OptStartTime  time.Time     `json:"opt_start_time,omitzero"`
-	AckPolicy     AckPolicy     `json:"ack_policy,omitempty"`
+	// AckPolicy is how messages are acknowledged. The zero value means
+	// AckExplicit: CreateConsumer, CreateOrUpdateConsumer and
+	// UpdateConsumer, and everything built on them (the Stream methods,
+	// pull.Create, pull.CreateOrUpdate), send "explicit" for it, not the
+	// server's default, none, under which Ack does nothing and nothing is
+	// ever redelivered. AckNone is sent when asked for by name. An encoded
+	// ConsumerConfig (MarshalJSON) carries the field as it is.
+	AckPolicy AckPolicy `json:"ack_policy,omitempty"`
 	// AckWait is the redelivery delay of an unacknowledged message
 	// (0: 30 s for acked policies).
 	AckWait time.Duration `json:"ack_wait,omitempty"`

@@ -133,12 +133,17 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // I/O). Ranging over the iterator again starts a new watch.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
 	return func(yield func(*Entry, error) bool) {
-		oc, o, err := b.watcher(ctx, filters, opts)
+		cfg, o, err := b.watcher(ctx, filters, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
+		var oc *ordered.Consumer
 		if !o.updatesOnly {
+			if oc, err = b.newWatch(ctx, cfg); err != nil {
+				yield(nil, err)
+				return
+			}
 			if !b.drain(ctx, oc, o, yield) {
 				return
 			}
@@ -146,7 +151,15 @@ func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...Wa
 		if !yield(nil, nil) {
 			return
 		}
-		for m, err := range oc.Messages(ctx) {
+		if oc == nil {
+			// Made after the marker: a loop that ends there costs no
+			// consumer.
+			if oc, err = b.newWatch(ctx, cfg); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		for m, err := range oc.Messages(ctx, o.read()...) {
 			if err != nil {
 				yield(nil, b.watchErr(err))
 				return
@@ -163,49 +176,69 @@ func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...Wa
 	}
 }
 
-// watcher validates a watch and returns the ordered consumer for it.
-func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt) (*ordered.Consumer, watchOpts, error) {
+// watcher validates a watch and returns the configuration of its ordered
+// consumer.
+func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt) (ordered.Config, watchOpts, error) {
 	if ctx == nil {
-		return nil, watchOpts{}, conn.ErrNilContext
+		return ordered.Config{}, watchOpts{}, conn.ErrNilContext
 	}
 	o, err := resolveWatch(opts)
 	if err != nil {
-		return nil, o, err
+		return ordered.Config{}, o, err
 	}
 	subjects := make([]string, 0, max(len(filters), 1))
 	for _, f := range filters {
 		if err := validateFilter(f); err != nil {
-			return nil, o, fmt.Errorf("%w: filter %q", err, f)
+			return ordered.Config{}, o, fmt.Errorf("%w: filter %q", err, f)
 		}
 		subjects = append(subjects, b.pre+f)
 	}
 	if len(subjects) == 0 {
 		subjects = append(subjects, b.pre+">")
 	}
-	oo := ordered.Options{FilterSubjects: subjects, HeadersOnly: o.metaOnly, Heartbeat: o.heartbeat}
+	cfg := ordered.Config{FilterSubjects: subjects, HeadersOnly: o.metaOnly}
 	switch {
 	case o.resume > 0:
-		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, o.resume
+		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, o.resume
 	case o.updatesOnly:
 		// Everything stored after this point is an update: start right
 		// after the stream's last sequence, so that the end-of-initial
-		// marker can be yielded before the consumer even exists.
+		// marker can be yielded at once.
 		info, err := b.stream.Info(ctx)
 		if err != nil {
-			return nil, o, b.watchErr(err)
+			return ordered.Config{}, o, b.watchErr(err)
 		}
-		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
+		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
 	case o.history:
-		oo.DeliverPolicy = jsapi.DeliverAll
+		cfg.DeliverPolicy = jsapi.DeliverAll
 	default:
-		oo.DeliverPolicy = jsapi.DeliverLastPerSubject
+		cfg.DeliverPolicy = jsapi.DeliverLastPerSubject
 	}
-	return ordered.New(b.js, b.stream.Name(), oo), o, nil
+	return cfg, o, nil
+}
+
+// newWatch makes the watch's ordered consumer. New creates the
+// server-side consumer the first read then uses: no more requests than a
+// read that creates it.
+func (b *Bucket) newWatch(ctx context.Context, cfg ordered.Config) (*ordered.Consumer, error) {
+	oc, err := ordered.New(ctx, b.js, b.stream.Name(), cfg)
+	if err != nil {
+		return nil, b.watchErr(err)
+	}
+	return oc, nil
+}
+
+// read returns the options of the watch's reads, and more.
+func (o watchOpts) read(more ...ordered.Opt) []ordered.Opt {
+	if o.heartbeat > 0 {
+		more = append(more, ordered.Heartbeat(o.heartbeat))
+	}
+	return more
 }
 
 // drain yields the initial values; it reports whether to go on.
 func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Entry, error) bool) bool {
-	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(ctx, o.read(ordered.UntilDrained())...) {
 		if err != nil {
 			yield(nil, b.watchErr(err))
 			return false
@@ -262,7 +295,12 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) (*Entry, error) {
 
 // initial yields the initial values of a watch and ends.
 func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {
-	oc, o, err := b.watcher(ctx, filters, opts)
+	cfg, o, err := b.watcher(ctx, filters, opts)
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	oc, err := b.newWatch(ctx, cfg)
 	if err != nil {
 		yield(nil, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
@@ -68,17 +69,20 @@ func (s *Store) get(ctx context.Context, name string, opts []Opt, depth int) (*R
 	if info.Opts != nil && info.Opts.ChunkSize > 0 {
 		chunk = info.Opts.ChunkSize
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	oc := ordered.New(s.js, s.stream.Name(), ordered.Options{
+	oc, err := ordered.New(ctx, s.js, s.stream.Name(), ordered.Config{
 		FilterSubjects: []string{s.chunkPre + info.NUID},
 		DeliverPolicy:  jsapi.DeliverAll,
-		MaxMessages:    window(chunk, getInflight),
+	})
+	if err != nil {
+		return nil, s.streamErr(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r.cancel, r.oc = cancel, oc
+	r.next, r.stop = iter.Pull2(oc.Messages(rctx, ordered.UntilDrained(),
+		ordered.MaxMessages(window(chunk, getInflight)),
 		// Hashing a chunk takes long enough for the next ones to be read
 		// meanwhile (reading them inline was 7 % slower for 64 MiB).
-		ReadAhead: true,
-	})
-	r.cancel = cancel
-	r.next, r.stop = iter.Pull2(oc.Messages(rctx, ordered.UntilDrained()))
+		ordered.ReadAhead(true)))
 	return r, nil
 }
 
@@ -88,6 +92,7 @@ type Reader struct {
 	info   *Info
 	h      hash.Hash
 	cancel context.CancelFunc
+	oc     *ordered.Consumer
 
 	mu     sync.Mutex
 	next   func() (*jsapi.Msg, error, bool)
@@ -173,6 +178,9 @@ func (r *Reader) Close() error {
 		if r.stop != nil {
 			r.stop()
 		}
+		if r.oc != nil {
+			release(r.oc)
+		}
 		r.next = nil
 		if r.err == nil {
 			r.err = errReaderClosed
@@ -180,6 +188,16 @@ func (r *Reader) Close() error {
 		r.cur = nil
 	}
 	return nil
+}
+
+// release deletes the consumer ordered.New made for a Reader closed
+// before its first Read, instead of leaving it to its inactive threshold.
+// Once read, the consumer is gone (a read deletes its own), and release
+// sends nothing.
+func release(oc *ordered.Consumer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = oc.Delete(ctx)
 }
 
 // GetBytes returns an object's data, verified.

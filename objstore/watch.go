@@ -43,16 +43,31 @@ type watchOpts struct{ history, ignoreDeletes, updatesOnly bool }
 // invalid option. ModTime is the time the meta was stored.
 func (s *Store) Watch(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Info, error] {
 	return func(yield func(*Info, error) bool) {
-		oc, o, err := s.watcher(ctx, opts)
+		cfg, o, err := s.watcher(ctx, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if !o.updatesOnly && !s.drain(ctx, oc, o, yield) {
-			return
+		var oc *ordered.Consumer
+		if !o.updatesOnly {
+			if oc, err = s.newWatch(ctx, cfg); err != nil {
+				yield(nil, err)
+				return
+			}
+			if !s.drain(ctx, oc, o, yield) {
+				return
+			}
 		}
 		if !yield(nil, nil) {
 			return
+		}
+		if oc == nil {
+			// Made after the marker: a loop that ends there costs no
+			// consumer.
+			if oc, err = s.newWatch(ctx, cfg); err != nil {
+				yield(nil, err)
+				return
+			}
 		}
 		for m, err := range oc.Messages(ctx) {
 			if err != nil {
@@ -66,10 +81,10 @@ func (s *Store) Watch(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Info, er
 	}
 }
 
-func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (*ordered.Consumer, watchOpts, error) {
+func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (ordered.Config, watchOpts, error) {
 	var o watchOpts
 	if ctx == nil {
-		return nil, o, conn.ErrNilContext
+		return ordered.Config{}, o, conn.ErrNilContext
 	}
 	for _, opt := range opts {
 		switch opt.kind {
@@ -80,26 +95,36 @@ func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (*ordered.Consumer
 		case watchUpdatesOnly:
 			o.updatesOnly = true
 		default:
-			return nil, o, fmt.Errorf("%w: zero WatchOpt", conn.ErrInvalidOption)
+			return ordered.Config{}, o, fmt.Errorf("%w: zero WatchOpt", conn.ErrInvalidOption)
 		}
 	}
 	if o.history && o.updatesOnly {
-		return nil, o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", conn.ErrInvalidOption)
+		return ordered.Config{}, o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", conn.ErrInvalidOption)
 	}
-	oo := ordered.Options{FilterSubjects: []string{s.metaPre + ">"}}
+	cfg := ordered.Config{FilterSubjects: []string{s.metaPre + ">"}}
 	switch {
 	case o.updatesOnly:
 		info, err := s.stream.Info(ctx)
 		if err != nil {
-			return nil, o, s.streamErr(err)
+			return ordered.Config{}, o, s.streamErr(err)
 		}
-		oo.DeliverPolicy, oo.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
+		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
 	case o.history:
-		oo.DeliverPolicy = jsapi.DeliverAll
+		cfg.DeliverPolicy = jsapi.DeliverAll
 	default:
-		oo.DeliverPolicy = jsapi.DeliverLastPerSubject
+		cfg.DeliverPolicy = jsapi.DeliverLastPerSubject
 	}
-	return ordered.New(s.js, s.stream.Name(), oo), o, nil
+	return cfg, o, nil
+}
+
+// newWatch makes a watch's ordered consumer; the first read uses the
+// server-side consumer New creates.
+func (s *Store) newWatch(ctx context.Context, cfg ordered.Config) (*ordered.Consumer, error) {
+	oc, err := ordered.New(ctx, s.js, s.stream.Name(), cfg)
+	if err != nil {
+		return nil, s.streamErr(err)
+	}
+	return oc, nil
 }
 
 // drain yields the initial values; it reports whether to go on.
@@ -141,7 +166,12 @@ func (s *Store) List(ctx context.Context, opts ...Opt) iter.Seq2[*Info, error] {
 		if !showDeleted(opts) {
 			wo = append(wo, IgnoreDeletes())
 		}
-		oc, o, err := s.watcher(ctx, wo)
+		cfg, o, err := s.watcher(ctx, wo)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		oc, err := s.newWatch(ctx, cfg)
 		if err != nil {
 			yield(nil, err)
 			return

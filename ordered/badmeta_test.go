@@ -28,7 +28,10 @@ func TestOrderedUnreadableMetadataIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oc := ordered.New(js, "S", ordered.Options{})
+	oc, err := ordered.New(ctx, js, "S", ordered.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, err = range oc.Messages(ctx) {
 		if err != nil {

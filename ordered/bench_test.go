@@ -13,15 +13,15 @@ import (
 
 // BenchmarkOrderedReadThrough reads b.N stored 128-byte messages in order;
 // the server runs in a child process.
-func BenchmarkOrderedReadThrough(b *testing.B) { benchReadThrough(b, ordered.Options{}) }
+func BenchmarkOrderedReadThrough(b *testing.B) { benchReadThrough(b) }
 
 // BenchmarkOrderedReadThroughBorrowed is the same with lent messages
-// (Options.Borrowed).
+// (ordered.Borrowed).
 func BenchmarkOrderedReadThroughBorrowed(b *testing.B) {
-	benchReadThrough(b, ordered.Options{Borrowed: true})
+	benchReadThrough(b, ordered.Borrowed())
 }
 
-func benchReadThrough(b *testing.B, o ordered.Options) {
+func benchReadThrough(b *testing.B, opts ...ordered.Opt) {
 	p := testserver.StartProcess(b, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -60,12 +60,15 @@ func benchReadThrough(b *testing.B, o ordered.Options) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	oc := ordered.New(js, "O", o)
+	oc, err := ordered.New(ctx, js, "O", ordered.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.SetBytes(128)
 	b.ResetTimer()
 	n := 0
-	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(ctx, append(opts, ordered.UntilDrained())...) {
 		if err != nil {
 			b.Fatal(err)
 		}

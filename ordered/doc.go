@@ -3,35 +3,66 @@
 // client recreates on its own whenever delivery could have skipped or
 // repeated a message.
 //
-//	oc := ordered.New(js, "ORDERS", ordered.Options{FilterSubjects: []string{"orders.eu.>"}})
+//	oc, err := ordered.New(ctx, js, "ORDERS", ordered.Config{FilterSubjects: []string{"orders.eu.>"}})
+//	if err != nil { return err } // jsapi.ErrStreamNotFound, …
 //	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
 //		if err != nil { return err }
 //		apply(m)
 //	}
 //
+// # Configuration and options
+//
+// Config is what defines the consumer at the server: filter subjects,
+// where to start (DeliverPolicy, OptStartSeq, OptStartTime), headers only,
+// replay policy, inactive threshold, name prefix. New checks it and
+// creates the first server-side consumer, which the first read uses, so
+// that a missing stream or a refused configuration fails New. How the
+// consumer is read are the options of Messages and Consume: MaxMessages,
+// Heartbeat, ReadAhead, Borrowed, IdleTimeout, UntilDrained, OnReset.
+// Invalid options fail the read before any request (conn.ErrInvalidOption).
+//
+// # Two forms of one read
+//
+// Messages is an iterator; Consume runs a handler on each message, one at
+// a time and in order, on a goroutine of its own, and returns a
+// ConsumeContext: Stop ends it at once, Drain once the messages already
+// received have been handled, Closed tells when the handler has returned
+// for the last time and every goroutine has ended, and Err then reports
+// the terminal error, or nil after Stop, Drain or the end of the context.
+// Reads of one Consumer run one at a time (ErrBusy otherwise), and each
+// resumes after the last message the previous one handed over.
+//
 // # Guarantees
 //
-// Messages yields stream sequences in increasing order with no gap and no
+// A read yields stream sequences in increasing order with no gap and no
 // duplicate (within the filter). The consumer is recreated at the next
 // unseen stream sequence when a consumer sequence is not the one expected
 // (a gap), when heartbeats stop, when the consumer disappears (server
-// restart, deletion, inactivity), and after a reconnect that lost it;
-// recreation backs off while it fails and the old consumer is deleted. A
-// deleted stream is terminal (jsapi.ErrStreamNotFound).
+// restart, deletion by another client, inactivity), and after a reconnect
+// that lost it; recreation backs off while it fails and the old consumer
+// is deleted. A deleted stream is terminal (jsapi.ErrStreamNotFound).
+//
+// A read deletes its server-side consumer when it ends, so between reads
+// there is none. Info reports the current one; Delete deletes it and ends
+// the Consumer: a running read ends with ErrDeleted, and every later one
+// fails with it.
 //
 // # Ending
 //
-// By default Messages runs until its context ends. UntilDrained ends it,
-// with no error, as soon as the consumer has delivered everything the stream
-// held — exactly, from each message's pending count, without waiting for a
+// By default a read runs until its context ends. UntilDrained ends it,
+// with no error, as soon as the consumer has delivered everything the
+// stream held when that consumer was created (for the first read, when New
+// ran) — exactly, from each message's pending count, without waiting for a
 // timer; an empty stream yields nothing. IdleTimeout ends it with
-// ErrNoMessages when no message arrives for that long. A later Messages
-// call on the same Consumer resumes after the last message yielded.
+// ErrNoMessages when no message arrives for that long.
 //
 // # Ownership
 //
-// Messages yielded belong to the caller, unless Options.Borrowed asks for
-// them to be lent: each is then valid only until the loop body it was
-// yielded to returns, and a message the loop read itself costs no copy and
-// no allocation (see pull.Borrowed).
+// Messages handed over belong to the caller. The opt-in Borrowed option
+// lends them instead: Borrowed lends each message instead of handing over
+// a copy: the message and every string and slice in it (Subject, Reply,
+// Header, Data, Metadata) are valid only until the loop body or handler it
+// was given to returns. Acknowledge it there, and copy (strings.Clone,
+// bytes.Clone) anything kept longer. A borrowed message costs no copy and
+// no allocation.
 package ordered

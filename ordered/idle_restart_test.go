@@ -15,13 +15,13 @@ import (
 func TestF02RestartWhileIdle(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	e.publish(t, "o.a", 5)
-	oc := ordered.New(e.js, "O", ordered.Options{Heartbeat: 300 * time.Millisecond})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
 	got := make(chan uint64, 16)
 	done := make(chan error, 1)
 	go func() {
-		for m, err := range oc.Messages(ctx) {
+		for m, err := range oc.Messages(ctx, ordered.Heartbeat(300*time.Millisecond)) {
 			if err != nil {
 				done <- err
 				return

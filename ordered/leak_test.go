@@ -30,12 +30,13 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 	e := &env{s: s, nc: nc, js: js, ctx: ctx}
 	e.publish(t, "o.a", 30)
-	oc := ordered.New(js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 200 * time.Millisecond})
-	if n := readAll(t, oc, ctx, 1); n != 30 {
+	hb := ordered.Heartbeat(200 * time.Millisecond)
+	oc := newOrdered(t, js, "O", ordered.Config{})
+	if n := readAll(t, oc, ctx, 1, ordered.MaxMessages(10), hb); n != 30 {
 		t.Fatalf("read %d", n)
 	}
-	oc2 := ordered.New(js, "O", ordered.Options{Heartbeat: 200 * time.Millisecond})
-	for _, err := range oc2.Messages(ctx) {
+	oc2 := newOrdered(t, js, "O", ordered.Config{})
+	for _, err := range oc2.Messages(ctx, hb) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 	cctx, ccancel := context.WithCancel(ctx)
 	n := 0
-	for _, err := range ordered.New(js, "O", ordered.Options{Heartbeat: 200 * time.Millisecond}).Messages(cctx) {
+	for _, err := range newOrdered(t, js, "O", ordered.Config{}).Messages(cctx, hb) {
 		if err != nil {
 			break
 		}

@@ -11,13 +11,26 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
 
-// ErrNoMessages ends Messages when IdleTimeout passed without a message.
-var ErrNoMessages = errors.New("ordered: no messages within the idle timeout")
+// Errors of ordered consumers.
+var (
+	// ErrNoMessages ends Messages and Consume when IdleTimeout passed
+	// without a message.
+	ErrNoMessages = errors.New("ordered: no messages within the idle timeout")
+	// ErrBusy: Messages or Consume was called while another read of the
+	// same Consumer runs.
+	ErrBusy = errors.New("ordered: a read of the consumer is already running")
+	// ErrDeleted: the Consumer was deleted with Delete; no read can run on
+	// it any more. It matches pull.ErrConsumerDeleted.
+	ErrDeleted = fmt.Errorf("ordered: consumer deleted: %w", pull.ErrConsumerDeleted)
+	// ErrNoConsumer: Info was asked between reads, when there is no
+	// server-side consumer (a read deletes its own when it ends). It
+	// matches jsapi.ErrConsumerNotFound.
+	ErrNoConsumer = fmt.Errorf("ordered: no server-side consumer between reads: %w", jsapi.ErrConsumerNotFound)
+)
 
 // Defaults.
 const (
@@ -26,73 +39,87 @@ const (
 	DefaultMaxMessages       = 500
 )
 
-// Options configure an ordered consumer. Zero fields take defaults.
-type Options struct {
+// Config is what defines an ordered consumer at the server: every
+// server-side consumer made for it has this configuration (and starts
+// after the last message read, once one was). How messages are read is up
+// to the options of Messages and Consume. Zero fields take defaults.
+type Config struct {
+	// FilterSubjects select the subjects read (default: all of the
+	// stream's).
 	FilterSubjects []string
 	// DeliverPolicy and OptStartSeq / OptStartTime choose the first message
-	// (default: the stream's first).
+	// (default: the stream's first). An OptStartSeq or OptStartTime alone
+	// implies its policy.
 	DeliverPolicy jsapi.DeliverPolicy
 	OptStartSeq   uint64
 	OptStartTime  time.Time
-	HeadersOnly   bool
-	ReplayPolicy  jsapi.ReplayPolicy
-	// Heartbeat is the idle heartbeat asked of the server; two missed ones
-	// recreate the consumer (default 5 s).
-	Heartbeat time.Duration
-	// InactiveThreshold removes an abandoned consumer (default 5 min).
+	// HeadersOnly delivers the messages without their data.
+	HeadersOnly  bool
+	ReplayPolicy jsapi.ReplayPolicy
+	// InactiveThreshold removes a server-side consumer nobody reads
+	// (default 5 min).
 	InactiveThreshold time.Duration
-	// MaxMessages is how many messages are kept requested (default 500).
-	MaxMessages int
-	// ReadAhead lets the connection's reader goroutine read ahead while
-	// the loop body works. By default the loop reads the socket itself when
-	// its queue runs dry, which saves a goroutine hand-off per batch: right
-	// for small messages and little work each. Set it when each message
-	// costs much work (the object store sets it to hash large chunks while
-	// the next ones are read). See pull.ReadAhead.
-	ReadAhead bool
-	// Borrowed lends the messages Messages yields instead of handing over
-	// copies: each is valid only until the loop body it was yielded to
-	// returns, and costs no copy and no allocation when the loop read it
-	// itself (not with ReadAhead). See pull.Borrowed.
-	Borrowed bool
 	// NamePrefix prefixes the generated consumer names (default none).
 	NamePrefix string
-	// OnReset, if set, is told why the consumer was recreated.
-	OnReset func(reason error)
 }
 
-// Consumer is an ordered view of a stream. Its Messages calls run one at a
-// time; each resumes after the last message the previous one yielded.
+// Consumer is an ordered view of a stream. Its reads (Messages, Consume)
+// run one at a time; each resumes after the last message the previous one
+// yielded. It is safe for concurrent use.
 type Consumer struct {
 	js     *jsapi.JS
 	stream string
-	opts   Options
+	cfg    Config
 
 	mu       sync.Mutex
 	running  bool
-	lastSeq  atomic.Uint64 // last stream sequence yielded (0: none yet)
+	stopRun  context.CancelCauseFunc // ends the running read (Delete)
+	deleted  atomic.Bool             // by Delete; set under mu, read without it per message
 	started  bool
+	consumer string         // the current server-side consumer ("" none)
+	fresh    *pull.Consumer // created, not read from yet: the next read's
+	lastSeq  atomic.Uint64  // last stream sequence yielded (0: none yet)
 	resets   atomic.Uint64
-	consumer string
 }
 
-// New returns an ordered consumer of stream. It does not contact the
-// server; Messages creates the server-side consumer.
-func New(js *jsapi.JS, stream string, o Options) *Consumer {
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = DefaultHeartbeat
+// New makes an ordered consumer of stream and creates its first
+// server-side consumer, which the first read (Messages or Consume) then
+// uses. It fails with jsapi.ErrStreamNotFound for a missing stream,
+// jsapi.ErrInvalidName for an invalid stream name or NamePrefix,
+// conn.ErrInvalidOption for an invalid Config, the server's error for a
+// configuration it refuses, and ctx's error; while the failure may pass
+// (JetStream not answering, a timeout) it retries with backoff until ctx
+// ends. Until it is read, the server-side consumer lasts InactiveThreshold;
+// Delete removes it at once.
+func New(ctx context.Context, js *jsapi.JS, stream string, cfg Config) (*Consumer, error) {
+	if ctx == nil {
+		return nil, conn.ErrNilContext
 	}
-	if o.InactiveThreshold <= 0 {
-		o.InactiveThreshold = DefaultInactiveThreshold
+	if js == nil {
+		return nil, fmt.Errorf("%w: nil JS", conn.ErrInvalidOption)
 	}
-	if o.MaxMessages <= 0 {
-		o.MaxMessages = DefaultMaxMessages
+	if err := jsapi.ValidateName(stream); err != nil {
+		return nil, err
 	}
-	return &Consumer{js: js, stream: stream, opts: o}
+	if cfg.InactiveThreshold < 0 {
+		return nil, fmt.Errorf("%w: InactiveThreshold %v", conn.ErrInvalidOption, cfg.InactiveThreshold)
+	}
+	if cfg.InactiveThreshold == 0 {
+		cfg.InactiveThreshold = DefaultInactiveThreshold
+	}
+	c := &Consumer{js: js, stream: stream, cfg: cfg}
+	cons, err := c.create(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.fresh = cons
+	c.mu.Unlock()
+	return c, nil
 }
 
-// ConsumerName returns the name of the current server-side consumer ("" before
-// the first Messages call).
+// ConsumerName returns the name of the current server-side consumer, ""
+// when there is none (between reads, after Delete).
 func (c *Consumer) ConsumerName() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,89 +132,373 @@ func (c *Consumer) Resets() uint64 { return c.resets.Load() }
 // LastSequence returns the stream sequence of the last message yielded.
 func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
 
-// ReadOpt is an option of Messages.
-type ReadOpt struct {
-	drained bool
-	idle    time.Duration
+// Info fetches the information of the current server-side consumer: the
+// one New created until a read starts, then the one the running read
+// uses (a recreation replaces it). A read deletes its consumer when it
+// ends, so between reads there is none: Info fails with ErrNoConsumer,
+// and with ErrDeleted after Delete. A consumer the server removed fails
+// with jsapi.ErrConsumerNotFound.
+func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
+	c.mu.Lock()
+	name, deleted := c.consumer, c.deleted.Load()
+	c.mu.Unlock()
+	switch {
+	case deleted:
+		return nil, ErrDeleted
+	case name == "":
+		return nil, ErrNoConsumer
+	}
+	return c.js.Consumer(ctx, c.stream, name)
 }
 
-// UntilDrained ends Messages without error once everything the stream held
-// has been yielded.
-func UntilDrained() ReadOpt { return ReadOpt{drained: true} }
+// Delete ends the ordered consumer: it deletes the current server-side
+// consumer, ends a running read with ErrDeleted (a Consume's Err), and
+// makes every later read and Info fail with ErrDeleted. Deleting again
+// does nothing. It fails with the server's error for the deletion (a
+// consumer already gone is not an error); the Consumer is ended anyway.
+func (c *Consumer) Delete(ctx context.Context) error {
+	if ctx == nil {
+		return conn.ErrNilContext
+	}
+	c.mu.Lock()
+	if c.deleted.Load() {
+		c.mu.Unlock()
+		return nil
+	}
+	c.deleted.Store(true)
+	name, stop := c.consumer, c.stopRun
+	c.consumer, c.fresh = "", nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop(ErrDeleted)
+	}
+	if name == "" {
+		return nil
+	}
+	err := c.js.DeleteConsumer(ctx, c.stream, name)
+	if errors.Is(err, jsapi.ErrConsumerNotFound) {
+		return nil
+	}
+	return err
+}
 
-// IdleTimeout ends Messages with ErrNoMessages when no message arrives for
+// begin marks a read as running. It returns the read's context, which
+// Delete cancels.
+func (c *Consumer) begin(ctx context.Context) (context.Context, context.CancelCauseFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.deleted.Load():
+		return nil, nil, ErrDeleted
+	case c.running:
+		return nil, nil, ErrBusy
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	c.running, c.stopRun = true, cancel
+	return rctx, cancel, nil
+}
+
+// finish marks the running read as ended.
+func (c *Consumer) finish(cancel context.CancelCauseFunc) {
+	cancel(nil)
+	c.mu.Lock()
+	c.running, c.stopRun = false, nil
+	c.mu.Unlock()
+}
+
+// Opt is an option of Messages and Consume: how the consumer is read.
+// Options are plain values.
+type Opt struct {
+	kind optKind
+	n    int
+	d    time.Duration
+	f    func(error)
+}
+
+type optKind uint8
+
+const (
+	optMaxMessages optKind = iota + 1
+	optHeartbeat
+	optReadAhead
+	optBorrowed
+	optIdleTimeout
+	optUntilDrained
+	optOnReset
+)
+
+// MaxMessages sets how many messages are kept requested (default 500).
+func MaxMessages(n int) Opt { return Opt{kind: optMaxMessages, n: n} }
+
+// Heartbeat sets the idle heartbeat asked of the server (default 5 s, at
+// least 100 ms); two missed ones recreate the consumer.
+func Heartbeat(d time.Duration) Opt { return Opt{kind: optHeartbeat, d: d} }
+
+// ReadAhead lets the connection's reader goroutine read ahead while the
+// loop body or handler works. By default the read reads the socket itself
+// when its queue runs dry, which saves a goroutine hand-off per batch:
+// right for small messages and little work each. Turn it on when each
+// message costs much work (the object store does, to hash large chunks
+// while the next ones are read). See pull.ReadAhead.
+func ReadAhead(on bool) Opt {
+	n := 0
+	if on {
+		n = 1
+	}
+	return Opt{kind: optReadAhead, n: n}
+}
+
+// Borrowed lends each message instead of handing over a copy: the message
+// and every string and slice in it (Subject, Reply, Header, Data,
+// Metadata) are valid only until the loop body or handler it was given to
+// returns. Acknowledge it there, and copy (strings.Clone, bytes.Clone)
+// anything kept longer. A borrowed message costs no copy and no
+// allocation.
+//
+// The lending happens when the read reads the socket itself (not with
+// ReadAhead); messages read ahead by the reader goroutine are copies,
+// under the same contract. See pull.Borrowed.
+func Borrowed() Opt { return Opt{kind: optBorrowed} }
+
+// IdleTimeout ends the read with ErrNoMessages when no message arrives for
 // d.
-func IdleTimeout(d time.Duration) ReadOpt { return ReadOpt{idle: d} }
+func IdleTimeout(d time.Duration) Opt { return Opt{kind: optIdleTimeout, d: d} }
 
-// ErrBusy is returned when Messages is called while another Messages of the
-// same Consumer runs.
-var ErrBusy = errors.New("ordered: Messages already running")
+// UntilDrained ends the read without error once everything the stream held
+// when its server-side consumer was created has been yielded (for the
+// first read, when New ran).
+func UntilDrained() Opt { return Opt{kind: optUntilDrained} }
+
+// OnReset is told why the consumer was recreated, on the read's goroutine,
+// before reading goes on.
+func OnReset(f func(reason error)) Opt { return Opt{kind: optOnReset, f: f} }
+
+// settings are resolved read options.
+type settings struct {
+	maxMsgs   int
+	hb        time.Duration
+	readAhead bool
+	borrowed  bool
+	idle      time.Duration
+	drained   bool
+	onReset   func(error)
+}
+
+func resolve(opts []Opt) (settings, error) {
+	s := settings{maxMsgs: DefaultMaxMessages, hb: DefaultHeartbeat}
+	for _, o := range opts {
+		switch o.kind {
+		case optMaxMessages:
+			if o.n <= 0 {
+				return s, fmt.Errorf("%w: MaxMessages %d", conn.ErrInvalidOption, o.n)
+			}
+			s.maxMsgs = o.n
+		case optHeartbeat:
+			if o.d < 100*time.Millisecond {
+				return s, fmt.Errorf("%w: Heartbeat %v (at least 100ms)", conn.ErrInvalidOption, o.d)
+			}
+			s.hb = o.d
+		case optReadAhead:
+			s.readAhead = o.n == 1
+		case optBorrowed:
+			s.borrowed = true
+		case optIdleTimeout:
+			if o.d <= 0 {
+				return s, fmt.Errorf("%w: IdleTimeout %v", conn.ErrInvalidOption, o.d)
+			}
+			s.idle = o.d
+		case optUntilDrained:
+			s.drained = true
+		case optOnReset:
+			s.onReset = o.f
+		default:
+			return s, fmt.Errorf("%w: zero Opt", conn.ErrInvalidOption)
+		}
+	}
+	return s, nil
+}
 
 // errRecreate is the cause that ends one server-side consumer's reading.
 var errRecreate = errors.New("ordered: recreate consumer")
 
+// errStopped ends a Consume on Stop; errDrained ends a read once drained.
+var (
+	errStopped = errors.New("ordered: consume stopped")
+	errDrained = errors.New("ordered: drained")
+)
+
 // Messages returns a single-use iterator over the stream in order; see the
 // package documentation for how it ends. Errors are terminal:
-// jsapi.ErrStreamNotFound, ErrNoMessages (idle timeout), conn.ErrClosed,
-// ErrBusy, ctx's error, or jsapi.ErrBadAckSubject for a message whose
-// delivery metadata cannot be read (order could not be checked).
-func (c *Consumer) Messages(ctx context.Context, opts ...ReadOpt) iter.Seq2[*jsapi.Msg, error] {
+// jsapi.ErrStreamNotFound, ErrNoMessages (IdleTimeout), ErrDeleted,
+// conn.ErrClosed, ErrBusy, conn.ErrInvalidOption (before any request), ctx's
+// error, or jsapi.ErrBadAckSubject for a message whose delivery metadata
+// cannot be read (order could not be checked). Consume is the same read
+// with a handler.
+func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.Msg, error] {
 	return func(yield func(*jsapi.Msg, error) bool) {
 		if ctx == nil {
 			yield(nil, conn.ErrNilContext)
 			return
 		}
-		var ro ReadOpt
-		for _, o := range opts {
-			ro.drained = ro.drained || o.drained
-			if o.idle > 0 {
-				ro.idle = o.idle
-			}
-		}
-		c.mu.Lock()
-		if c.running {
-			c.mu.Unlock()
-			yield(nil, ErrBusy)
+		s, err := resolve(opts)
+		if err != nil {
+			yield(nil, err)
 			return
 		}
-		c.running = true
-		c.mu.Unlock()
-		defer func() {
-			c.mu.Lock()
-			c.running = false
-			c.mu.Unlock()
-		}()
-		r := &reader{c: c, ro: ro}
+		rctx, cancel, err := c.begin(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer c.finish(cancel)
+		r := &reader{c: c, s: s}
 		defer r.cleanup()
-		r.run(ctx, yield)
+		r.run(rctx, yield)
 	}
 }
 
-// reader is one Messages call.
+// Consume runs handler on each message of the stream, in order, one at a
+// time, on a goroutine of its own, until Stop, Drain, ctx's end or a
+// terminal error: the read of Messages with a handler in place of the loop
+// body, with the same options (Borrowed messages are valid until the
+// handler returns), the same recreations and the same terminal errors,
+// which end it and are then reported by Err.
+//
+// Invalid options (conn.ErrInvalidOption), a nil handler, a ctx already done,
+// another read running (ErrBusy) or a deleted Consumer (ErrDeleted) fail
+// Consume at once, with no goroutine started.
+func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts ...Opt) (*ConsumeContext, error) {
+	if ctx == nil {
+		return nil, conn.ErrNilContext
+	}
+	if handler == nil {
+		return nil, fmt.Errorf("%w: nil handler", conn.ErrInvalidOption)
+	}
+	s, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	rctx, cancel, err := c.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cc := &ConsumeContext{cancel: cancel, drain: make(chan struct{}), closed: make(chan struct{})}
+	r := &reader{c: c, s: s, drain: cc.drain, stopped: &cc.stopped}
+	go func() {
+		defer close(cc.closed)
+		var final error
+		r.run(rctx, func(m *jsapi.Msg, err error) bool {
+			if err != nil {
+				final = err
+				return false
+			}
+			handler(m) // the reader checked for Stop (reader.read)
+			return true
+		})
+		r.cleanup()
+		c.finish(cancel)
+		if cc.stopped.Load() || ctx.Err() != nil {
+			final = nil // stopped, or ctx ended: not a failure
+		}
+		cc.err = final
+	}()
+	return cc, nil
+}
+
+// ConsumeContext controls a Consume. Its methods may be called from any
+// goroutine, the handler's included, and more than once.
+type ConsumeContext struct {
+	cancel    context.CancelCauseFunc
+	stopped   atomic.Bool
+	drain     chan struct{}
+	drainOnce sync.Once
+	closed    chan struct{}
+	err       error // set before closed is closed
+}
+
+// Stop ends the Consume at once: the handler is not called again once the
+// call under way, if any, has returned. The messages received and not
+// handled are dropped; a later read resumes after the last one handled.
+// Stop does not wait: Closed tells when everything has ended. After Stop,
+// Err reports nil.
+func (cc *ConsumeContext) Stop() {
+	cc.stopped.Store(true)
+	cc.cancel(errStopped)
+}
+
+// Drain ends the Consume in order: no more messages are asked for, the
+// handler is given every message received until the server has confirmed
+// the end of the subscription (see pull.DrainOn), and the Consume ends; no
+// consumer is recreated meanwhile. A later read resumes after the last
+// message handled. Drain does not wait: Closed tells when the handler has
+// returned for the last time. After Drain, Err reports nil unless a
+// terminal error ended the Consume first. A Stop after Drain ends it at
+// once.
+func (cc *ConsumeContext) Drain() { cc.drainOnce.Do(func() { close(cc.drain) }) }
+
+// Closed returns a channel that is closed once the handler has returned
+// for the last time, the server-side consumer has been deleted (best
+// effort) and every goroutine of the Consume has ended.
+func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
+
+// Err reports why the Consume ended, once Closed is closed (nil before):
+// nil after Stop, Drain or the end of its context, otherwise the terminal
+// error — jsapi.ErrStreamNotFound, ErrDeleted, ErrNoMessages (IdleTimeout),
+// conn.ErrClosed, jsapi.ErrBadAckSubject.
+func (cc *ConsumeContext) Err() error {
+	select {
+	case <-cc.closed:
+		return cc.err
+	default:
+		return nil
+	}
+}
+
+// reader is one read (a Messages or a Consume call).
 type reader struct {
 	c        *Consumer
-	ro       ReadOpt
+	s        settings
+	drain    <-chan struct{} // closed by ConsumeContext.Drain (nil for Messages)
+	stopped  *atomic.Bool    // set by ConsumeContext.Stop (nil for Messages)
 	cons     *pull.Consumer
 	expected uint64        // next consumer sequence expected
 	activity atomic.Uint64 // messages read, counted only with an idle timeout
-	backoff  time.Duration
+}
+
+// draining reports whether Drain was called.
+func (r *reader) draining() bool {
+	select {
+	case <-r.drain:
+		return true
+	default:
+		return false
+	}
 }
 
 func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var idleStop func()
-	if r.ro.idle > 0 {
+	if r.s.idle > 0 {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		idleStop = r.watchIdle(ctx, cancel)
 		defer idleStop()
 	}
 	for {
+		if r.draining() {
+			return
+		}
 		info, err := r.create(ctx)
+		if errors.Is(err, errDrained) {
+			return
+		}
 		if err != nil {
 			yield(nil, r.endErr(ctx, err))
 			return
 		}
-		if r.ro.drained && info.NumPending == 0 {
+		if r.s.drained && info.NumPending == 0 {
 			return // caught up: nothing (more) to read
 		}
 		again, err := r.read(ctx, yield)
@@ -195,7 +506,7 @@ func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			yield(nil, r.endErr(ctx, err))
 			return
 		}
-		if !again {
+		if !again || r.draining() {
 			return
 		}
 		r.c.resets.Add(1)
@@ -218,7 +529,7 @@ func (r *reader) watchIdle(ctx context.Context, cancel context.CancelCauseFunc) 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		step := max(r.ro.idle/8, time.Millisecond)
+		step := max(r.s.idle/8, time.Millisecond)
 		t := time.NewTicker(step)
 		defer t.Stop()
 		last, since := r.activity.Load(), time.Now()
@@ -232,7 +543,7 @@ func (r *reader) watchIdle(ctx context.Context, cancel context.CancelCauseFunc) 
 			}
 			if n := r.activity.Load(); n != last {
 				last, since = n, time.Now()
-			} else if time.Since(since) >= r.ro.idle {
+			} else if time.Since(since) >= r.s.idle {
 				cancel(ErrNoMessages)
 				return
 			}
@@ -242,8 +553,8 @@ func (r *reader) watchIdle(ctx context.Context, cancel context.CancelCauseFunc) 
 }
 
 // consumerConfig is the configuration of the next server-side consumer.
-func (r *reader) consumerConfig(name string) jsapi.ConsumerConfig {
-	o := &r.c.opts
+func (c *Consumer) consumerConfig(name string) jsapi.ConsumerConfig {
+	o := &c.cfg
 	cfg := jsapi.ConsumerConfig{
 		Name:              name,
 		AckPolicy:         jsapi.AckNone,
@@ -271,42 +582,45 @@ func (r *reader) consumerConfig(name string) jsapi.ConsumerConfig {
 		// caller means every subject.
 		cfg.FilterSubject = ">"
 	}
-	r.c.mu.Lock()
-	if r.c.started {
+	c.mu.Lock()
+	if c.started {
 		// Resume after the last message yielded.
 		cfg.DeliverPolicy = jsapi.DeliverByStartSequence
-		cfg.OptStartSeq = r.c.lastSeq.Load() + 1
+		cfg.OptStartSeq = c.lastSeq.Load() + 1
 		cfg.OptStartTime = time.Time{}
 	}
-	r.c.mu.Unlock()
+	c.mu.Unlock()
 	return cfg
 }
 
 // create makes a new server-side consumer, retrying with backoff while the
-// failure may pass; a missing stream is terminal.
-func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
-	r.cleanup()
+// failure may pass; a missing stream is terminal. It gives up with
+// errDrained when drain is closed during a pause.
+func (c *Consumer) create(ctx context.Context, drain <-chan struct{}) (*pull.Consumer, error) {
+	var backoff time.Duration
 	for {
-		name := r.c.opts.NamePrefix + nuid.Next()
-		cfg := r.consumerConfig(name)
+		name := c.cfg.NamePrefix + nuid.Next()
+		cfg := c.consumerConfig(name)
 		// Each attempt gets the API timeout even when ctx has a far
 		// deadline: a request nobody answers (no meta leader) must not
 		// hold up the retries until the caller's deadline.
-		actx, acancel := context.WithTimeout(ctx, r.c.js.Timeout())
-		cons, err := pull.Create(actx, r.c.js, r.c.stream, cfg)
+		actx, acancel := context.WithTimeout(ctx, c.js.Timeout())
+		cons, err := pull.Create(actx, c.js, c.stream, cfg)
 		acancel()
 		if err == nil {
-			r.cons = cons
-			r.expected = 1
-			r.backoff = 0
-			r.c.mu.Lock()
-			r.c.consumer = name
-			r.c.started = true
-			if cfg.DeliverPolicy == jsapi.DeliverByStartSequence && r.c.lastSeq.Load() == 0 && cfg.OptStartSeq > 1 {
-				r.c.lastSeq.Store(cfg.OptStartSeq - 1)
+			c.mu.Lock()
+			if c.deleted.Load() {
+				c.mu.Unlock()
+				deleteConsumer(c.js, c.stream, name)
+				return nil, ErrDeleted
 			}
-			r.c.mu.Unlock()
-			return cons.CachedInfo(), nil
+			c.consumer = name
+			c.started = true
+			if cfg.DeliverPolicy == jsapi.DeliverByStartSequence && c.lastSeq.Load() == 0 && cfg.OptStartSeq > 1 {
+				c.lastSeq.Store(cfg.OptStartSeq - 1)
+			}
+			c.mu.Unlock()
+			return cons, nil
 		}
 		if errors.Is(err, jsapi.ErrStreamNotFound) || errors.Is(err, conn.ErrClosed) ||
 			errors.Is(err, jsapi.ErrInvalidName) || errors.Is(err, conn.ErrInvalidOption) {
@@ -319,11 +633,44 @@ func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		r.backoff = min(max(2*r.backoff, 100*time.Millisecond), 5*time.Second)
-		if err := pause.For(ctx, r.backoff); err != nil {
+		backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		case <-drain:
+			t.Stop()
+			return nil, errDrained
+		}
+	}
+}
+
+// deleteConsumer deletes a server-side consumer, best effort.
+func deleteConsumer(js *jsapi.JS, stream, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = js.DeleteConsumer(ctx, stream, name)
+}
+
+// create makes the server-side consumer to read from next: the one New
+// made, if no read has used it yet, or a new one.
+func (r *reader) create(ctx context.Context) (*jsapi.ConsumerInfo, error) {
+	r.cleanup()
+	r.c.mu.Lock()
+	cons := r.c.fresh
+	r.c.fresh = nil
+	r.c.mu.Unlock()
+	if cons == nil {
+		var err error
+		if cons, err = r.c.create(ctx, r.drain); err != nil {
 			return nil, err
 		}
 	}
+	r.cons = cons
+	r.expected = 1
+	return cons.CachedInfo(), nil
 }
 
 // cleanup deletes the current server-side consumer, best effort.
@@ -331,11 +678,14 @@ func (r *reader) cleanup() {
 	if r.cons == nil {
 		return
 	}
-	cons := r.cons
+	name := r.cons.Name()
 	r.cons = nil
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = r.c.js.DeleteConsumer(ctx, r.c.stream, cons.Name())
+	r.c.mu.Lock()
+	if r.c.consumer == name {
+		r.c.consumer = ""
+	}
+	r.c.mu.Unlock()
+	deleteConsumer(r.c.js, r.c.stream, name)
 }
 
 // read yields from the current consumer. It returns again=true when the
@@ -348,11 +698,14 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			cancel(fmt.Errorf("%w: %w", errRecreate, err))
 		}
 	}
-	opts := []pull.Opt{pull.MaxMessages(r.c.opts.MaxMessages),
-		pull.Expires(max(2*r.c.opts.Heartbeat, time.Second)), pull.Heartbeat(r.c.opts.Heartbeat), pull.OnError(onErr),
-		pull.ReadAhead(r.c.opts.ReadAhead)}
-	if r.c.opts.Borrowed {
+	opts := []pull.Opt{pull.MaxMessages(r.s.maxMsgs),
+		pull.Expires(max(2*r.s.hb, time.Second)), pull.Heartbeat(r.s.hb), pull.OnError(onErr),
+		pull.ReadAhead(r.s.readAhead)}
+	if r.s.borrowed {
 		opts = append(opts, pull.Borrowed())
+	}
+	if r.drain != nil {
+		opts = append(opts, pull.DrainOn(r.drain))
 	}
 	for m, err := range r.cons.Messages(inner, opts...) {
 		if err != nil {
@@ -369,7 +722,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			}
 			return false, err
 		}
-		if r.ro.idle > 0 { // watchIdle's only input: no locked add otherwise
+		if r.s.idle > 0 { // watchIdle's only input: no locked add otherwise
 			r.activity.Add(1)
 		}
 		md, merr := m.Metadata()
@@ -383,19 +736,26 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			return true, nil
 		}
 		r.expected++
+		if r.c.deleted.Load() {
+			return false, ErrDeleted // no message after Delete
+		}
+		if r.stopped != nil && r.stopped.Load() {
+			// Not given to the handler: a later read starts with it.
+			return false, nil
+		}
 		r.c.lastSeq.Store(md.StreamSeq) // one writer: the running reader
 		if !yield(m, nil) {
 			return false, nil
 		}
-		if r.ro.drained && md.NumPending == 0 {
+		if r.s.drained && md.NumPending == 0 {
 			return false, nil
 		}
 	}
-	return false, nil
+	return false, nil // drained (pull.DrainOn)
 }
 
 func (r *reader) reset(reason error) {
-	if f := r.c.opts.OnReset; f != nil {
+	if f := r.s.onReset; f != nil {
 		f(reason)
 	}
 }

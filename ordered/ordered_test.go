@@ -54,12 +54,25 @@ func (e *env) publish(t testing.TB, subj string, n int) {
 	}
 }
 
-// readAll reads with UntilDrained and checks order and contiguity from
-// first.
-func readAll(t testing.TB, oc *ordered.Consumer, ctx context.Context, first uint64) uint64 {
+// newOrdered makes an ordered consumer of stream with cfg, failing t if
+// New fails.
+func newOrdered(t testing.TB, js *jsapi.JS, stream string, cfg ordered.Config) *ordered.Consumer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	oc, err := ordered.New(ctx, js, stream, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oc
+}
+
+// readAll reads with UntilDrained (and opts) and checks order and
+// contiguity from first.
+func readAll(t testing.TB, oc *ordered.Consumer, ctx context.Context, first uint64, opts ...ordered.Opt) uint64 {
 	t.Helper()
 	next := first
-	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(ctx, append(opts, ordered.UntilDrained())...) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +87,7 @@ func readAll(t testing.TB, oc *ordered.Consumer, ctx context.Context, first uint
 
 func TestUntilDrainedAndResume(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
-	oc := ordered.New(e.js, "O", ordered.Options{})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	if n := readAll(t, oc, e.ctx, 1); n != 0 {
 		t.Fatalf("empty stream yielded %d", n)
 	}
@@ -103,7 +116,7 @@ func TestUntilDrainedWithConcurrentPublisher(t *testing.T) {
 			}
 		}
 	}()
-	oc := ordered.New(e.js, "O", ordered.Options{})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	n := readAll(t, oc, e.ctx, 1)
 	if n < 200 {
 		t.Fatalf("drained read ended after %d, before the 200 published first", n)
@@ -121,7 +134,7 @@ func TestFilterAndStartSeq(t *testing.T) {
 	for i := range 30 {
 		e.js.Publish(e.ctx, fmt.Sprintf("o.%d", i%3), nil)
 	}
-	oc := ordered.New(e.js, "O", ordered.Options{FilterSubjects: []string{"o.1"}, OptStartSeq: 10})
+	oc := newOrdered(t, e.js, "O", ordered.Config{FilterSubjects: []string{"o.1"}, OptStartSeq: 10})
 	var seqs []uint64
 	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
 		if err != nil {
@@ -144,10 +157,11 @@ func TestF19GapRecovery(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 50)
 	var resets []error
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 1, OnReset: func(err error) { resets = append(resets, err) }})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	next := uint64(1)
 	stole := false
-	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained(), ordered.MaxMessages(1),
+		ordered.OnReset(func(err error) { resets = append(resets, err) })) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,9 +194,9 @@ func TestF17RecreateAfterDeletion(t *testing.T) {
 	e.publish(t, "o.a", 100)
 	// Pulls waiting at the deleted consumer vanish without a status: the
 	// missed heartbeats tell.
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 300 * time.Millisecond})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	next := uint64(1)
-	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained(), ordered.MaxMessages(10), ordered.Heartbeat(300*time.Millisecond)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,9 +219,9 @@ func TestF17RecreateAfterDeletion(t *testing.T) {
 func TestF01RecreateAfterRestart(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	e.publish(t, "o.a", 100)
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 500 * time.Millisecond})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	next := uint64(1)
-	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained(), ordered.MaxMessages(10), ordered.Heartbeat(500*time.Millisecond)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +242,7 @@ func TestF01RecreateAfterRestart(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 3)
-	oc := ordered.New(e.js, "O", ordered.Options{})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	n := 0
 	var last error
 	for _, err := range oc.Messages(e.ctx, ordered.IdleTimeout(300*time.Millisecond)) {
@@ -247,10 +261,10 @@ func TestF18StreamDeletedIsTerminal(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 5)
 	base := runtime.NumGoroutine()
-	oc := ordered.New(e.js, "O", ordered.Options{Heartbeat: 300 * time.Millisecond})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	var last error
 	n := 0
-	for _, err := range oc.Messages(e.ctx) {
+	for _, err := range oc.Messages(e.ctx, ordered.Heartbeat(300*time.Millisecond)) {
 		if err != nil {
 			last = err
 			break
@@ -280,7 +294,7 @@ func TestLastPerSubjectWithoutFilter(t *testing.T) {
 	for i := range 9 {
 		e.js.Publish(e.ctx, fmt.Sprintf("o.%d", i%3), []byte(fmt.Sprint(i)))
 	}
-	oc := ordered.New(e.js, "O", ordered.Options{DeliverPolicy: jsapi.DeliverLastPerSubject})
+	oc := newOrdered(t, e.js, "O", ordered.Config{DeliverPolicy: jsapi.DeliverLastPerSubject})
 	got := map[string]string{}
 	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
 		if err != nil {
@@ -304,9 +318,9 @@ func TestBorrowedReadThrough(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	oc := ordered.New(e.js, "O", ordered.Options{Borrowed: true, MaxMessages: 200})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	next := 0
-	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained(), ordered.Borrowed(), ordered.MaxMessages(200)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,9 +350,10 @@ func TestBorrowedAcrossRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	oc := ordered.New(e.js, "O", ordered.Options{Borrowed: true, MaxMessages: 50, Heartbeat: 500 * time.Millisecond})
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
 	next := 0
-	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
+	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained(), ordered.Borrowed(), ordered.MaxMessages(50),
+		ordered.Heartbeat(500*time.Millisecond)) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,11 +24,11 @@ import (
 // sequence over an unbuffered channel: the iterator is parked in yield until
 // the test takes the message, so the consumer is read at the test's pace
 // and a fault can hit it mid-stream with pulls outstanding.
-func startHandoffReader(ctx context.Context, oc *ordered.Consumer) (<-chan uint64, <-chan error) {
+func startHandoffReader(ctx context.Context, oc *ordered.Consumer, opts ...ordered.Opt) (<-chan uint64, <-chan error) {
 	got := make(chan uint64)
 	done := make(chan error, 1)
 	go func() {
-		for m, err := range oc.Messages(ctx) {
+		for m, err := range oc.Messages(ctx, opts...) {
 			if err != nil {
 				done <- err
 				return
@@ -95,8 +95,8 @@ func TestRegressionNatsGo1370OrderedAfterHardRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
 	var resets resetLog
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 10, Heartbeat: 200 * time.Millisecond, OnReset: resets.add})
-	got, done := startHandoffReader(ctx, oc)
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
+	got, done := startHandoffReader(ctx, oc, ordered.MaxMessages(10), ordered.Heartbeat(200*time.Millisecond), ordered.OnReset(resets.add))
 	expectSeqs(t, ctx, got, done, 1, 100)
 
 	// Mid-stream: the reader waits in yield with a pull outstanding.
@@ -165,8 +165,8 @@ func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
 	}
 
 	var resets resetLog
-	oc := ordered.New(e.js, "O", ordered.Options{Heartbeat: 100 * time.Millisecond, OnReset: resets.add})
-	got, done := startReader(t, ctx, oc)
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
+	got, done := startReader(t, ctx, oc, ordered.Heartbeat(100*time.Millisecond), ordered.OnReset(resets.add))
 	expectSeqs(t, ctx, got, done, 1, 5)
 	if err := mon.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -252,8 +252,8 @@ func TestF05OrderedSurvivesMetaLeaderLoss(t *testing.T) {
 	}
 	const hb = 200 * time.Millisecond
 	var resets resetLog
-	oc := ordered.New(js, "O", ordered.Options{MaxMessages: 5, Heartbeat: hb, OnReset: resets.add})
-	got, done := startReader(t, ctx, oc)
+	oc := newOrdered(t, js, "O", ordered.Config{})
+	got, done := startReader(t, ctx, oc, ordered.MaxMessages(5), ordered.Heartbeat(hb), ordered.OnReset(resets.add))
 	expectSeqs(t, ctx, got, done, 1, 10)
 
 	// Take down the server hosting the ordered consumer and the meta

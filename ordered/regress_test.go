@@ -13,12 +13,12 @@ import (
 )
 
 // reader runs Messages in the background and hands over stream sequences.
-func startReader(t *testing.T, ctx context.Context, oc *ordered.Consumer) (<-chan uint64, <-chan error) {
+func startReader(t *testing.T, ctx context.Context, oc *ordered.Consumer, opts ...ordered.Opt) (<-chan uint64, <-chan error) {
 	t.Helper()
 	got := make(chan uint64, 1000)
 	done := make(chan error, 1)
 	go func() {
-		for m, err := range oc.Messages(ctx) {
+		for m, err := range oc.Messages(ctx, opts...) {
 			if err != nil {
 				done <- err
 				return
@@ -57,8 +57,8 @@ func TestRegressionNatsGo1808RetriesWhileJetStreamUnavailable(t *testing.T) {
 	e.publish(t, "o.a", 10)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 5, Heartbeat: 100 * time.Millisecond})
-	got, done := startReader(t, ctx, oc)
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
+	got, done := startReader(t, ctx, oc, ordered.MaxMessages(5), ordered.Heartbeat(100*time.Millisecond))
 	expectSeqs(t, ctx, got, done, 1, 10)
 	e.s.Shutdown()
 	// The outage is the scenario: several heartbeat periods without a
@@ -82,8 +82,8 @@ func TestRegressionNatsRs1331NoConsumerPileUpOnFlappingLink(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	oc := ordered.New(e.js, "O", ordered.Options{MaxMessages: 5, Heartbeat: 100 * time.Millisecond})
-	got, done := startReader(t, ctx, oc)
+	oc := newOrdered(t, e.js, "O", ordered.Config{})
+	got, done := startReader(t, ctx, oc, ordered.MaxMessages(5), ordered.Heartbeat(100*time.Millisecond))
 	seq := uint64(0)
 	for range 6 {
 		e.publish(t, "o.a", 1)

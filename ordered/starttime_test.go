@@ -23,7 +23,7 @@ func TestOrderedOptStartTime(t *testing.T) {
 	}
 	e.publish(t, "o.b", 5)
 
-	oc := ordered.New(e.js, "O", ordered.Options{OptStartTime: third.Time})
+	oc := newOrdered(t, e.js, "O", ordered.Config{OptStartTime: third.Time})
 	var seqs []uint64
 	for m, err := range oc.Messages(e.ctx, ordered.UntilDrained()) {
 		if err != nil {

@@ -72,6 +72,30 @@ func Bind(ctx context.Context, js *jsapi.JS, stream, name string) (*Consumer, er
 	return newConsumer(js, info), nil
 }
 
+// FromInfo returns a handle on the consumer info describes, without a
+// request: for the info a create call or a listing already returned
+// (jsapi.JS.CreateConsumer, jsapi.Stream.CreateConsumer, jsapi.JS.Consumers).
+// It checks the info names a stream and a consumer (jsapi.ErrInvalidName)
+// and describes a pull consumer (ErrPushConsumer); whether the consumer
+// still exists shows on the first read. The handle keeps a copy of info
+// as its CachedInfo.
+func FromInfo(js *jsapi.JS, info *jsapi.ConsumerInfo) (*Consumer, error) {
+	if js == nil || info == nil {
+		return nil, invalid("FromInfo needs a JS and a ConsumerInfo")
+	}
+	if err := jsapi.ValidateName(info.Stream); err != nil {
+		return nil, err
+	}
+	if err := jsapi.ValidateName(info.Name); err != nil {
+		return nil, err
+	}
+	if info.Config.DeliverSubject != "" {
+		return nil, ErrPushConsumer
+	}
+	cp := *info
+	return newConsumer(js, &cp), nil
+}
+
 func newConsumer(js *jsapi.JS, info *jsapi.ConsumerInfo) *Consumer {
 	return &Consumer{
 		js:     js,
@@ -112,6 +136,14 @@ func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.info = info
 	c.mu.Unlock()
 	return info, nil
+}
+
+// Delete deletes the consumer at the server. Reads under way on any handle
+// of it end with ErrConsumerDeleted, and later ones fail with it. Delete
+// fails with jsapi.ErrConsumerNotFound when the consumer is already gone
+// and jsapi.ErrStreamNotFound when its stream is.
+func (c *Consumer) Delete(ctx context.Context) error {
+	return c.js.DeleteConsumer(ctx, c.stream, c.name)
 }
 
 // Unpin releases the pin of group, so the server pins the next client that

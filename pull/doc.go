@@ -1,28 +1,73 @@
 // Package pull reads messages from JetStream pull consumers (the ADR-37
-// API): Fetch for one batch, Next for one message, and Messages, a
-// self-refilling iterator for long-running workers.
+// API): Fetch for one batch, Next for one message, and two forms of one
+// self-refilling loop for long-running workers: Messages, an iterator,
+// and Consume, which runs a handler on a goroutine of its own.
 //
-//	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+//	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
 //	for m, err := range c.Messages(ctx) {
 //		if err != nil { return err }     // terminal: consumer or stream deleted, connection closed, ctx done
 //		handle(m.Data)
 //		m.Ack()
 //	}
 //
+//	cc, err := c.Consume(ctx, func(m *jsapi.Msg) { handle(m.Data); m.Ack() })
+//	…
+//	cc.Drain()     // or Stop
+//	<-cc.Closed()  // the handler has returned for the last time
+//	err = cc.Err() // nil, or the terminal error that ended it
+//
+// # Handles
+//
+// Create, CreateOrUpdate and Bind return a Consumer handle; FromInfo makes
+// one from a ConsumerInfo already at hand (a create call's reply, a
+// listing) without a request. Info fetches the consumer's state, Delete
+// deletes it. A consumer configured with a zero AckPolicy acknowledges
+// explicitly (see jsapi.ConsumerConfig.AckPolicy): AckNone must be named.
+// A push configuration (DeliverSubject) is refused with ErrPushConsumer.
+//
+// # Waiting and its end
+//
+// Fetch and Next wait until ctx's deadline, or DefaultFetchWait when ctx
+// has none. Messages that arrived are returned with a nil error. A wait
+// that ends with no message is ErrFetchTimeout, which matches
+// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded; a NoWait
+// pull that finds nothing is ErrNoMessages; a canceled ctx is an error
+// matching context.Canceled.
+//
 // # Liveness and healing
 //
-// Messages keeps up to MaxMessages (or MaxBytes) requested, pulls more when
-// half has been consumed, and asks the server for idle heartbeats. It heals
-// without ending: after a reconnect, a leader change, a 408 or 409 status,
-// or two missed heartbeats it re-pulls; the non-terminal condition is
-// reported to the OnError option. It ends with a typed error only for what
-// cannot heal: ErrConsumerDeleted, jsapi.ErrStreamNotFound, a 400 Bad
-// Request, conn.ErrClosed, or the context.
+// Messages and Consume keep up to MaxMessages (or MaxBytes) requested,
+// pull more when half has been consumed, and ask the server for idle
+// heartbeats. They heal without ending: after a reconnect, a leader
+// change, a 408 or 409 status, or two missed heartbeats they pull again,
+// and each such condition but an expired pull is reported to the OnError
+// option (ErrReconnected, ErrNoHeartbeat, a *StatusError…). They end with
+// a typed error only for what cannot heal: ErrConsumerDeleted,
+// jsapi.ErrStreamNotFound, a 400 Bad Request, conn.ErrClosed, or the
+// context.
 //
-// The pulls of one Messages call share a reply subject until a reset
-// forgets them; the pulls after it reply to a new one, so a status for a
-// forgotten pull never changes the accounting of new ones. A Fetch whose
-// pull is over leaves its subscription to the next Fetch of the Consumer.
+// Breaking out of Messages, Stop and the end of the context end at once:
+// messages requested and not yet handled are left to the server, which
+// redelivers them after AckWait. Drain (and the DrainOn option of
+// Messages) ends in order: no more pulls, every message already received is
+// still handed over, then the loop ends with no error. No goroutine is left
+// behind in any case; a Consume's Closed channel is closed once everything
+// has ended.
+//
+// The pulls of one loop share a reply subject until a reset forgets them;
+// the pulls after it reply to a new one, so a status for a forgotten pull
+// never changes the accounting of new ones. A Fetch whose pull is over
+// leaves its subscription to the next Fetch of the Consumer.
+//
+// # A pool of workers
+//
+// Workers that share one durable consumer, each reading it with Messages
+// or Consume, divide its messages between them: the server hands each
+// message to one pull at a time. A message a worker received and did not
+// acknowledge — it stopped, crashed or lost its connection — is
+// redelivered after AckWait to a worker still reading, so none is lost;
+// handlers should be idempotent, since a redelivery can also follow an
+// acknowledgement that was lost on its way.
 //
 // # Priority groups
 //
@@ -34,8 +79,12 @@
 //
 // # Ownership
 //
-// Messages yielded belong to the caller; they are carved from slabs, so
+// Messages handed over belong to the caller; they are carved from slabs, so
 // consuming allocates far less than once per message. The opt-in Borrowed
-// option lends them instead: each is valid only until the loop body it was
-// yielded to returns, and then costs no copy and no allocation.
+// option lends them instead: Borrowed lends each message instead of
+// handing over a copy: the message and every string and slice in it
+// (Subject, Reply, Header, Data, Metadata) are valid only until the loop
+// body or handler it was given to returns. Acknowledge it there, and copy
+// (strings.Clone, bytes.Clone) anything kept longer. A borrowed message
+// costs no copy and no allocation.
 package pull

@@ -87,6 +87,47 @@ func ExampleConsumer_Fetch() {
 	// 3 3 2
 }
 
+// A handler on a goroutine of its own: Stop from the handler after the
+// third message, wait for the end, and read why it ended.
+func ExampleConsumer_Consume() {
+	_, js, stop := exampleJS()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	for i := 1; i <= 3; i++ {
+		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf("order %d", i)))
+	}
+	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "handler"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var cc *pull.ConsumeContext
+	started := make(chan struct{})
+	n := 0
+	cc, err = c.Consume(ctx, func(m *jsapi.Msg) {
+		<-started // cc is set
+		fmt.Println(string(m.Data))
+		m.Ack()
+		if n++; n == 3 {
+			cc.Stop()
+		}
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	close(started)
+	<-cc.Closed()
+	fmt.Println("ended:", cc.Err())
+	// Output:
+	// order 1
+	// order 2
+	// order 3
+	// ended: <nil>
+}
+
 // An event-driven worker: an idempotent handler that may fail, a bounded
 // number of deliveries, and a dead-letter step driven by the server's
 // MAX_DELIVERIES advisory and a read of the stored message.

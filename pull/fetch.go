@@ -19,16 +19,25 @@ const fetchMargin = 50 * time.Millisecond
 // Fetch makes one pull of up to n messages and returns those that arrive
 // before the pull ends: when n arrived, when MaxBytes is reached, when the
 // server has none left for this pull (with NoWait at once), or at ctx's
-// deadline (DefaultFetchWait without one). An empty result with a nil error
-// is normal. It fails with ErrConsumerDeleted, jsapi.ErrStreamNotFound,
+// deadline (DefaultFetchWait without one). Messages that arrived are
+// returned with a nil error however the wait ended, except by
+// cancellation.
+//
+// A Fetch that got no message fails: with ErrFetchTimeout when the wait
+// ended (ctx's deadline, DefaultFetchWait, the pull expiring at the
+// server), which matches ErrNoMessages, conn.ErrTimeout and
+// context.DeadlineExceeded; with ErrNoMessages when a NoWait pull found
+// nothing. Other failures are ErrConsumerDeleted, jsapi.ErrStreamNotFound,
 // ErrNoHeartbeat (Heartbeat set and two missed), a *StatusError — terminal
 // (Terminal reports true) or one that ended this pull only: ErrPinMismatch
 // (the pin id is dropped for the next pull), ErrLeadershipChange,
 // ErrMaxWaiting, ErrMessageTooLarge when nothing arrived, ErrUnknownStatus,
-// conn.ErrNoResponders — or ctx's cancellation, returning the messages that
-// did arrive with the error. A ctx that is already done fails at once, and
-// no pull is sent. A Fetch whose pull is over leaves its subscription to
-// the next Fetch of c for up to 5 s (fetchsub.go).
+// conn.ErrNoResponders — and ctx's cancellation (an error matching
+// context.Canceled), returned with the messages that did arrive. A ctx
+// that is already done fails at once (ErrFetchTimeout past its deadline,
+// its cause when canceled), and no pull is sent. A Fetch whose pull is over
+// leaves its subscription to the next Fetch of c for up to 5 s
+// (fetchsub.go).
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -38,7 +47,10 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	}
 	// A dead ctx pulls nothing: a pull sent now would leave n messages
 	// delivered to nobody until their ack wait ran out.
-	if ctx.Err() != nil {
+	if err := ctx.Err(); err != nil {
+		if err == context.DeadlineExceeded {
+			return nil, ErrFetchTimeout
+		}
 		return nil, context.Cause(ctx)
 	}
 	s, err := resolve("fetch", c.config(), opts)
@@ -53,7 +65,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	deadline, _ := ctx.Deadline()
 	expires := time.Until(deadline) - fetchMargin
 	if !s.noWait && expires < time.Millisecond {
-		return nil, nil
+		return nil, ErrFetchTimeout // too close to the deadline for a pull
 	}
 	if s.noWait {
 		expires = 0
@@ -91,8 +103,8 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				c.count.missedHeartbeats.Add(1)
 				return out, ErrNoHeartbeat
 			}
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-				return out, nil // the pull's time is up: what arrived is the result
+			if ctx.Err() == context.DeadlineExceeded {
+				return waitEnded(out) // the pull's time is up: what arrived is the result
 			}
 			return out, err
 		}
@@ -107,9 +119,15 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				switch {
 				case serr == nil: // heartbeat
 					continue
-				case errors.Is(serr, ErrNoMessages), errors.Is(serr, ErrRequestExpired):
+				case errors.Is(serr, ErrNoMessages):
 					over = i == len(batch)-1
+					if len(out) == 0 {
+						return out, ErrNoMessages
+					}
 					return out, nil
+				case errors.Is(serr, ErrRequestExpired):
+					over = i == len(batch)-1
+					return waitEnded(out)
 				case errors.Is(serr, ErrMessageTooLarge) && len(out) > 0:
 					return out, nil // the next Fetch reports it
 				case errors.Is(serr, conn.ErrNoResponders):
@@ -131,6 +149,15 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				over = s.maxBytes == 0 && i == len(batch)-1
 			}
 		}
+	}
+	return out, nil
+}
+
+// waitEnded is the result of a Fetch whose wait ended: what arrived, or
+// ErrFetchTimeout when nothing did.
+func waitEnded(out []*jsapi.Msg) ([]*jsapi.Msg, error) {
+	if len(out) == 0 {
+		return out, ErrFetchTimeout
 	}
 	return out, nil
 }
@@ -174,8 +201,11 @@ func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uin
 	}
 }
 
-// Next returns one message, or ErrNoMessages when none arrived before ctx's
-// deadline (DefaultFetchWait without one).
+// Next returns one message. It fails as Fetch does: with ErrFetchTimeout
+// (matching ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded)
+// when none arrived before ctx's deadline (DefaultFetchWait without one),
+// with ErrNoMessages when a NoWait pull found none, with an error matching
+// context.Canceled when ctx was canceled.
 func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
 	msgs, err := c.Fetch(ctx, 1, opts...)
 	if len(msgs) == 1 {

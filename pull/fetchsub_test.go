@@ -2,6 +2,7 @@ package pull_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 		ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
 		defer cancel()
 		msgs, err := c.Fetch(ctx, n, opts...)
-		if err != nil {
+		if err != nil && (len(msgs) != 0 || !errors.Is(err, pull.ErrNoMessages)) {
 			t.Fatal(err)
 		}
 		for _, m := range msgs {

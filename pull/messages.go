@@ -20,11 +20,14 @@ import (
 // keeps MaxMessages (and MaxBytes) requested with pulls that expire after
 // Expires and ask for heartbeats, pulling again when fewer than Threshold
 // remain. It heals from reconnects, expired pulls, 409 statuses, pin
-// mismatches and missed heartbeats by pulling again (reporting each to
-// OnError) and ends only on a terminal error, which it yields once:
-// ErrConsumerDeleted, jsapi.ErrStreamNotFound, a terminal *StatusError,
-// conn.ErrClosed, or ctx's error. Breaking out of the loop stops it; no
-// goroutine is left behind either way.
+// mismatches and missed heartbeats by pulling again (reporting each but
+// the expired pulls to OnError) and ends only on a terminal error, which
+// it yields once: ErrConsumerDeleted, jsapi.ErrStreamNotFound, a terminal
+// *StatusError, conn.ErrClosed, or ctx's error. Invalid options are that
+// error, yielded before any request. Breaking out of the loop stops it
+// (messages requested and not yet yielded are redelivered after AckWait);
+// with DrainOn it ends without an error once drained. No goroutine is left
+// behind either way. Consume is the same loop with a handler.
 func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.Msg, error] {
 	return func(yield func(*jsapi.Msg, error) bool) {
 		if ctx == nil {
@@ -68,6 +71,11 @@ type engine struct {
 	terminal     error
 	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
 	body         []byte
+	// draining: no more pulls; the subscription is being drained (drain).
+	draining    bool
+	drainCancel context.CancelFunc
+	// stopping: stop has begun; no goroutine may be started.
+	stopping bool
 
 	activity atomic.Uint64 // messages and statuses received
 	done     chan struct{}
@@ -94,13 +102,24 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
 	connx.SetInlineReads(sub, inline)
 	e.sub = sub
-	e.unhook = c.nc.OnReconnect(func() { e.reset(nil) })
+	e.unhook = c.nc.OnReconnect(func() { e.reset(ErrReconnected) })
 	if err := e.topUp(); err != nil {
 		e.stop()
 		return nil, err
 	}
 	e.wg.Add(1)
 	go e.watch(ctx)
+	if s.drainOn != nil {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			select {
+			case <-s.drainOn:
+				e.drain()
+			case <-e.done:
+			}
+		}()
+	}
 	return e, nil
 }
 
@@ -140,6 +159,12 @@ func (e *engine) stop() {
 		return
 	default:
 	}
+	e.mu.Lock()
+	e.stopping = true
+	if e.drainCancel != nil {
+		e.drainCancel()
+	}
+	e.mu.Unlock()
 	close(e.done)
 	e.unhook()
 	_ = e.sub.Unsubscribe()
@@ -161,7 +186,7 @@ func (e *engine) topUp() error {
 }
 
 func (e *engine) topUpLocked(force bool) error {
-	if e.terminal != nil {
+	if e.terminal != nil || e.draining {
 		return nil
 	}
 	if !force && e.pendingMsgs >= e.s.threshold && (e.s.maxBytes == 0 || e.pendingBytes >= e.s.maxBytes/2) {
@@ -233,6 +258,30 @@ func (e *engine) reset(cause error) {
 	if cause != nil {
 		e.report(cause)
 	}
+}
+
+// drain ends the iteration in order: no more pulls are sent, the
+// subscription is drained (UNSUB, then a round trip to the server, so that
+// whatever the server sent before is received), and run yields what was
+// received, then ends with no error. It does not wait. The pulls' other
+// messages are left to redelivery.
+func (e *engine) drain() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.draining || e.stopping || e.terminal != nil {
+		return
+	}
+	e.draining = true
+	ctx, cancel := context.WithTimeout(context.Background(), e.c.js.Timeout())
+	e.drainCancel = cancel
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer cancel()
+		// Whatever the outcome (a timeout, a lost connection), the
+		// subscription has ended when Drain returns.
+		_ = e.sub.Drain(ctx)
+	}()
 }
 
 // fail ends the iteration with a terminal error.
@@ -330,8 +379,11 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 	}
 	e.mu.Lock()
-	err := e.terminal
+	err, drained := e.terminal, e.draining
 	e.mu.Unlock()
+	if err == nil && drained {
+		return // drained: everything received was yielded
+	}
 	if err == nil && !errors.Is(endErr, conn.ErrBadSubscription) {
 		err = endErr // ctx's cause, or the connection's end
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -32,15 +34,18 @@ const (
 	optOnError
 	optReadAhead
 	optBorrowed
+	optDrainOn
 )
 
-// Opt is an option of Fetch, Next or Messages. Options are plain values.
+// Opt is an option of Fetch, Next, Messages or Consume. Options are plain
+// values; Messages and Consume take the same ones.
 type Opt struct {
 	kind optKind
 	n    int64
 	d    time.Duration
 	s    string
 	f    func(error)
+	ch   <-chan struct{}
 }
 
 // MaxMessages bounds the messages Messages keeps requested (default 500).
@@ -83,9 +88,12 @@ func MinAckPending(n int64) Opt { return Opt{kind: optMinAckPending, n: n} }
 // is served first; server 2.12+).
 func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 
-// OnError receives the non-terminal conditions Messages heals from (missed
-// heartbeats, expired pulls, leadership changes, pin mismatches). It runs
-// on internal goroutines and must not block.
+// OnError receives the non-terminal conditions Messages heals from, each
+// once: reconnects (ErrReconnected), missed heartbeats (ErrNoHeartbeat),
+// leadership changes, pin mismatches, too many waiting pulls, statuses
+// this client does not know, and JetStream not answering
+// (conn.ErrNoResponders). A pull that merely expired is not reported. It
+// runs on internal goroutines and must not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
 // ReadAhead chooses who reads the socket for Messages. With on, the
@@ -100,7 +108,7 @@ func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 // MaxMessages or unlimited, so that the server never waits for them.
 // Otherwise the reader goroutine reads ahead. Turn it on when each message
 // costs much work (the object store hashing its chunks), so that reading
-// and working overlap on two cores. Messages only.
+// and working overlap on two cores. Messages and Consume only.
 func ReadAhead(on bool) Opt {
 	n := int64(0)
 	if on {
@@ -109,20 +117,29 @@ func ReadAhead(on bool) Opt {
 	return Opt{kind: optReadAhead, n: n}
 }
 
-// Borrowed makes Messages lend the messages it yields instead of handing
-// over copies: a message the loop read from the socket itself has its
-// Subject, Reply, Header and Data pointing into the connection's read
-// buffer, and its *jsapi.Msg is reused, so it is valid only until the loop
-// body it was yielded to returns. Acknowledge it there (Ack, Nak, Term,
-// InProgress and AckSync copy what they send): acknowledged later, it may
-// stand for another message by then. Keep nothing of it without copying
-// (bytes.Clone, strings.Clone), the Metadata strings included. In
-// exchange such a message costs no copy and no allocation, and leaves the
-// garbage collector nothing to do (see conn.Subscription.BorrowBatches).
-// It takes effect when the loop reads the socket itself (see ReadAhead):
-// read ahead by the reader goroutine, messages are copies as usual.
-// Messages only.
+// Borrowed lends each message instead of handing over a copy: the message
+// and every string and slice in it (Subject, Reply, Header, Data,
+// Metadata) are valid only until the loop body or handler it was given to
+// returns. Acknowledge it there, and copy (strings.Clone, bytes.Clone)
+// anything kept longer. A borrowed message costs no copy and no
+// allocation.
+//
+// Acknowledged later, a message may stand for another one by then (Ack,
+// Nak, Term, InProgress and AckSync copy what they send, so acknowledging
+// within the body is safe). The lending happens when the loop reads the
+// socket itself (see ReadAhead and conn.Subscription.BorrowBatches):
+// messages read ahead by the reader goroutine are copies, under the same
+// contract. Messages and Consume only.
 func Borrowed() Opt { return Opt{kind: optBorrowed} }
+
+// DrainOn makes Messages (or Consume) end in order once ch is closed: no
+// more pulls are sent, the subscription is drained (an UNSUB, then a round
+// trip to the server, bounded by the JetStream API timeout), every message
+// received by then is still yielded, and the loop ends with no error.
+// Messages the pulls had asked for and the server had not yet sent are
+// redelivered after AckWait. ConsumeContext.Drain does the same for a
+// Consume. Messages and Consume only.
+func DrainOn(ch <-chan struct{}) Opt { return Opt{kind: optDrainOn, ch: ch} }
 
 // settings are resolved options.
 type settings struct {
@@ -139,10 +156,11 @@ type settings struct {
 	// readAhead: 0 by the ack policy, 1 on, -1 off (ReadAhead).
 	readAhead int
 	borrowed  bool
+	drainOn   <-chan struct{}
 }
 
 func invalid(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, a...)...)
+	return fmt.Errorf("%w: "+format, append([]any{conn.ErrInvalidOption}, a...)...)
 }
 
 // resolve applies opts for the given call ("fetch" or "messages") and
@@ -163,7 +181,7 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			s.maxBytes = int(o.n)
 		case optExpires:
 			if o.d < time.Second || call != "messages" {
-				return s, invalid("Expires %v (at least 1 s, Messages only)", o.d)
+				return s, invalid("Expires %v (at least 1 s, Messages and Consume only)", o.d)
 			}
 			s.expires = o.d
 		case optHeartbeat:
@@ -196,7 +214,7 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			s.onError = o.f
 		case optReadAhead:
 			if call != "messages" {
-				return s, invalid("ReadAhead is for Messages")
+				return s, invalid("ReadAhead is for Messages and Consume")
 			}
 			s.readAhead = -1
 			if o.n == 1 {
@@ -204,9 +222,14 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			}
 		case optBorrowed:
 			if call != "messages" {
-				return s, invalid("Borrowed is for Messages")
+				return s, invalid("Borrowed is for Messages and Consume")
 			}
 			s.borrowed = true
+		case optDrainOn:
+			if call != "messages" || o.ch == nil {
+				return s, invalid("DrainOn needs a channel, and is for Messages and Consume")
+			}
+			s.drainOn = o.ch
 		default:
 			return s, invalid("zero Opt")
 		}

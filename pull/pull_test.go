@@ -152,9 +152,9 @@ func TestFetchAndNext(t *testing.T) {
 	if err != nil || len(msgs) != 6 {
 		t.Fatalf("fetch rest: %d %v", len(msgs), err)
 	}
-	// Nothing left: empty result, no error; NoWait returns at once.
+	// Nothing left: NoWait returns ErrNoMessages at once.
 	msgs, err = c.Fetch(e.ctx, 5, pull.NoWait())
-	if err != nil || len(msgs) != 0 {
+	if !errors.Is(err, pull.ErrNoMessages) || len(msgs) != 0 {
 		t.Fatalf("no-wait: %d %v", len(msgs), err)
 	}
 	ctx3, cancel3 := context.WithTimeout(e.ctx, 300*time.Millisecond)
@@ -176,10 +176,10 @@ func TestF20FetchHeartbeats(t *testing.T) {
 	defer cancel()
 	// Idle consumer: heartbeats keep the fetch alive until its deadline.
 	msgs, err := c.Fetch(ctx, 1, pull.Heartbeat(200*time.Millisecond))
-	if err != nil || len(msgs) != 0 {
+	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
 		t.Fatalf("idle fetch with heartbeats: %d %v", len(msgs), err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Heartbeat(time.Hour)); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.Heartbeat(time.Hour)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("heartbeat longer than half the wait: %v", err)
 	}
 }
@@ -329,10 +329,10 @@ func TestPinnedClient(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{PriorityPolicy: jsapi.PriorityPinnedClient,
 		PriorityGroups: []string{"g"}, PriorityTimeout: 5 * time.Second})
-	if _, err := c.Fetch(e.ctx, 1); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("pull without group: %v", err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("other")); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.Group("other")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("pull with unknown group: %v", err)
 	}
 	e.publish(t, 20)
@@ -383,7 +383,7 @@ func TestOverflowGroup(t *testing.T) {
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("overflow pull above min_pending: %d %v", len(msgs), err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("g"), pull.Priority(1)); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.Group("g"), pull.Priority(1)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("priority on overflow consumer: %v", err)
 	}
 }
@@ -410,11 +410,11 @@ func TestPrioritized(t *testing.T) {
 func TestPlainConsumerRejectsGroup(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("g")); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.Group("g")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("got %v", err)
 	}
 	for _, err := range c.Messages(e.ctx, pull.MinPending(3)) {
-		if !errors.Is(err, pull.ErrInvalidOption) {
+		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("got %v", err)
 		}
 		break

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
+
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -108,10 +110,10 @@ func waitAcked(t *testing.T, e *env, c *pull.Consumer, n uint64) {
 func TestReadAheadIsForMessages(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
-	if _, err := c.Fetch(e.ctx, 1, pull.ReadAhead(true)); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.ReadAhead(true)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Fetch with ReadAhead: %v", err)
 	}
-	if _, err := c.Next(e.ctx, pull.ReadAhead(false)); !errors.Is(err, pull.ErrInvalidOption) {
+	if _, err := c.Next(e.ctx, pull.ReadAhead(false)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Next with ReadAhead: %v", err)
 	}
 }

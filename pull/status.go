@@ -1,6 +1,7 @@
 package pull
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -11,9 +12,13 @@ import (
 // Errors of pull consumers. A status reply of the server is a *StatusError
 // that matches one of them with errors.Is.
 var (
-	// ErrNoMessages: Next found no message before its deadline, or a
-	// no-wait pull found none (404).
+	// ErrNoMessages: a Fetch or Next found no message: a no-wait pull
+	// found none (404), or the wait ended (ErrFetchTimeout matches it).
 	ErrNoMessages = errors.New("pull: no messages")
+	// ErrFetchTimeout: Fetch or Next waited until its context's deadline
+	// (DefaultFetchWait without one) and no message came. It matches
+	// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded.
+	ErrFetchTimeout error = fetchTimeout{}
 	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
 	// or no consumer answers pulls any more). Terminal.
 	ErrConsumerDeleted = errors.New("pull: consumer deleted")
@@ -33,6 +38,10 @@ var (
 	// ErrNoHeartbeat: two idle heartbeats were missed; pending pulls are
 	// sent again. Not terminal.
 	ErrNoHeartbeat = errors.New("pull: missed idle heartbeats")
+	// ErrReconnected: the connection was lost and made again; the pulls
+	// sent before are gone with the old link and Messages sends them
+	// again. Not terminal: reported to OnError once per reconnect.
+	ErrReconnected = errors.New("pull: reconnected, pulls sent again")
 	// ErrMaxWaiting: the consumer has too many waiting pulls (409). Not
 	// terminal: Messages pulls again after a pause.
 	ErrMaxWaiting = errors.New("pull: consumer has too many waiting pulls")
@@ -47,10 +56,20 @@ var (
 	// client does not know (a newer server). Not terminal: Messages
 	// reports it and pulls again; Fetch returns it.
 	ErrUnknownStatus = errors.New("pull: unknown pull status")
-	// ErrInvalidOption: an option is invalid for this consumer or call;
-	// nothing was sent.
-	ErrInvalidOption = errors.New("pull: invalid option")
 )
+
+// fetchTimeout is ErrFetchTimeout.
+type fetchTimeout struct{}
+
+func (fetchTimeout) Error() string { return "pull: no messages before the deadline" }
+
+// Is reports whether target is one of the errors ErrFetchTimeout matches.
+func (fetchTimeout) Is(target error) bool {
+	return target == ErrNoMessages || target == conn.ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, as context.DeadlineExceeded does.
+func (fetchTimeout) Timeout() bool { return true }
 
 // StatusError is a status message the server sent for a pull.
 type StatusError struct {

@@ -60,10 +60,10 @@ func TestF21PullStatuses(t *testing.T) {
 		t.Fatalf("the waiting pull: %d %v", len(first), firstErr)
 	}
 
-	// 404 with no_wait on an empty consumer: an empty, error-free result.
+	// 404 with no_wait on an empty consumer: ErrNoMessages.
 	c = e.consumer(t, jsapi.ConsumerConfig{Durable: "empty", DeliverPolicy: jsapi.DeliverNew})
 	msgs, err := c.Fetch(e.ctx, 5, pull.NoWait())
-	if err != nil || len(msgs) != 0 {
+	if !errors.Is(err, pull.ErrNoMessages) || len(msgs) != 0 {
 		t.Fatalf("no-wait on empty: %d %v", len(msgs), err)
 	}
 }

@@ -28,7 +28,7 @@ type fetchOutcome int
 
 const (
 	fetchContinues fetchOutcome = iota // not an end (heartbeat)
-	fetchEmpty                         // ends, nil error
+	fetchEmpty                         // ends at once, no message: ErrNoMessages
 	fetchError                         // ends with the status error
 )
 
@@ -325,8 +325,8 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 					t.Fatalf("Fetch: %d messages, %v; want the one after the heartbeat", len(r.msgs), r.err)
 				}
 			case fetchEmpty:
-				if r.err != nil || len(r.msgs) != 0 || fctx.Err() != nil {
-					t.Fatalf("Fetch: %d messages, %v (ctx %v); want an empty result at once", len(r.msgs), r.err, fctx.Err())
+				if !errors.Is(r.err, ErrNoMessages) || len(r.msgs) != 0 || fctx.Err() != nil {
+					t.Fatalf("Fetch: %d messages, %v (ctx %v); want ErrNoMessages at once", len(r.msgs), r.err, fctx.Err())
 				}
 			case fetchError:
 				var se *StatusError

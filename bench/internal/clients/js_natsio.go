@@ -205,11 +205,8 @@ func (p *natsioPull) Run(n int) error {
 		ctx := context.Background()
 		for got < n {
 			msgs, err := c.Fetch(ctx, min(p.batch, n-got))
-			if err != nil {
+			if err != nil { // pull.ErrFetchTimeout when nothing came
 				return fmt.Errorf("fetch after %d of %d messages: %w", got, n, err)
-			}
-			if len(msgs) == 0 {
-				return fmt.Errorf("empty fetch after %d of %d messages", got, n)
 			}
 			for _, m := range msgs {
 				if len(m.Data) != p.size {
@@ -256,9 +253,17 @@ func (o *natsioOrdered) Run(n int) error {
 		return err
 	}
 	o.runs++
-	oc := ordered.New(o.js, o.stream, ordered.Options{DeliverPolicy: jsapi.DeliverByStartSequence, OptStartSeq: start, MaxMessages: o.batch, Borrowed: o.borrow})
+	ctx := context.Background()
+	oc, err := ordered.New(ctx, o.js, o.stream, ordered.Config{DeliverPolicy: jsapi.DeliverByStartSequence, OptStartSeq: start})
+	if err != nil {
+		return err
+	}
+	opts := []ordered.Opt{ordered.UntilDrained(), ordered.MaxMessages(o.batch)}
+	if o.borrow {
+		opts = append(opts, ordered.Borrowed())
+	}
 	got := 0
-	for m, err := range oc.Messages(context.Background(), ordered.UntilDrained()) {
+	for m, err := range oc.Messages(ctx, opts...) {
 		if err != nil {
 			return fmt.Errorf("after %d of %d messages: %w", got, n, err)
 		}

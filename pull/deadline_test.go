@@ -1,0 +1,236 @@
+package pull_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/memnet"
+	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/pull"
+)
+
+// The deadline rule of Fetch and Next: a wait that ends with no message is
+// an error matching ErrNoMessages, conn.ErrTimeout and
+// context.DeadlineExceeded; a NoWait pull that finds nothing is
+// ErrNoMessages (not a timeout); a canceled ctx is context.Canceled; what
+// arrived before the wait ended is returned with a nil error.
+func TestDeadlineRule(t *testing.T) {
+	timeout := []error{pull.ErrNoMessages, pull.ErrFetchTimeout, conn.ErrTimeout, context.DeadlineExceeded}
+	cases := []struct {
+		name      string
+		published int
+		call      func(ctx context.Context, c *pull.Consumer) ([]*jsapi.Msg, error)
+		ctx       func(ctx context.Context, c *pull.Consumer, e *env) (context.Context, context.CancelFunc)
+		msgs      int
+		match     []error
+		notMatch  []error
+	}{
+		{
+			name: "Next, deadline, nothing", call: next(), ctx: within(300 * time.Millisecond),
+			match: timeout, notMatch: []error{context.Canceled},
+		},
+		{
+			name: "Fetch, deadline, nothing", call: fetch(5), ctx: within(300 * time.Millisecond),
+			match: timeout, notMatch: []error{context.Canceled},
+		},
+		{
+			name: "Fetch with heartbeats, deadline, nothing", call: fetch(5, pull.Heartbeat(100*time.Millisecond)), ctx: within(500 * time.Millisecond),
+			match: timeout, notMatch: []error{context.Canceled, pull.ErrNoHeartbeat},
+		},
+		{
+			name: "Fetch, deadline, some", published: 2, call: fetch(5), ctx: within(300 * time.Millisecond),
+			msgs: 2,
+		},
+		{
+			name: "Next, deadline, one", published: 1, call: next(), ctx: within(300 * time.Millisecond),
+			msgs: 1,
+		},
+		{
+			name: "Fetch, NoWait, nothing", call: fetch(5, pull.NoWait()), ctx: within(5 * time.Second),
+			match: []error{pull.ErrNoMessages}, notMatch: []error{context.DeadlineExceeded, conn.ErrTimeout, pull.ErrFetchTimeout},
+		},
+		{
+			name: "Next, NoWait, nothing", call: next(pull.NoWait()), ctx: within(5 * time.Second),
+			match: []error{pull.ErrNoMessages}, notMatch: []error{context.DeadlineExceeded, conn.ErrTimeout},
+		},
+		{
+			name: "Fetch, NoWait, some", published: 3, call: fetch(5, pull.NoWait()), ctx: within(5 * time.Second),
+			msgs: 3,
+		},
+		{
+			name: "Fetch, deadline already passed", call: fetch(5), ctx: passed,
+			match: timeout, notMatch: []error{context.Canceled},
+		},
+		{
+			name: "Fetch, canceled while waiting", call: fetch(5), ctx: cancelWhenWaiting,
+			match: []error{context.Canceled}, notMatch: []error{pull.ErrNoMessages, context.DeadlineExceeded},
+		},
+		{
+			name: "Next, canceled while waiting", call: next(), ctx: cancelWhenWaiting,
+			match: []error{context.Canceled}, notMatch: []error{pull.ErrNoMessages, context.DeadlineExceeded},
+		},
+		{
+			name: "Next, canceled before", call: next(), ctx: canceled,
+			match: []error{context.Canceled}, notMatch: []error{pull.ErrNoMessages, context.DeadlineExceeded},
+		},
+	}
+	e := newEnv(t, jsapi.StorageMemory)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			subject := fmt.Sprintf("s.rule.%d", i)
+			c, err := pull.Create(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: fmt.Sprint("R", i), FilterSubject: subject})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range tc.published {
+				if _, err := e.js.Publish(e.ctx, subject, []byte(fmt.Sprint(j))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := tc.ctx(e.ctx, c, e)
+			defer cancel()
+			msgs, err := tc.call(ctx, c)
+			if len(msgs) != tc.msgs {
+				t.Fatalf("%d messages (%v), want %d", len(msgs), err, tc.msgs)
+			}
+			if tc.msgs > 0 && err != nil {
+				t.Fatalf("%d messages with error %v, want nil", len(msgs), err)
+			}
+			if tc.msgs == 0 && err == nil {
+				t.Fatal("no message and no error")
+			}
+			for _, target := range tc.match {
+				if !errors.Is(err, target) {
+					t.Errorf("%v does not match %v", err, target)
+				}
+			}
+			for _, target := range tc.notMatch {
+				if errors.Is(err, target) {
+					t.Errorf("%v matches %v", err, target)
+				}
+			}
+		})
+	}
+}
+
+func fetch(n int, opts ...pull.Opt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
+	return func(ctx context.Context, c *pull.Consumer) ([]*jsapi.Msg, error) { return c.Fetch(ctx, n, opts...) }
+}
+
+func next(opts ...pull.Opt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
+	return func(ctx context.Context, c *pull.Consumer) ([]*jsapi.Msg, error) {
+		m, err := c.Next(ctx, opts...)
+		if m == nil {
+			return nil, err
+		}
+		return []*jsapi.Msg{m}, err
+	}
+}
+
+func within(d time.Duration) func(context.Context, *pull.Consumer, *env) (context.Context, context.CancelFunc) {
+	return func(ctx context.Context, _ *pull.Consumer, _ *env) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, d)
+	}
+}
+
+func passed(ctx context.Context, _ *pull.Consumer, _ *env) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, time.Now().Add(-time.Second))
+}
+
+func canceled(ctx context.Context, _ *pull.Consumer, _ *env) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	cancel()
+	return ctx, cancel
+}
+
+// cancelWhenWaiting cancels the context once the call's pull waits at the
+// server.
+func cancelWhenWaiting(ctx context.Context, c *pull.Consumer, e *env) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			info, err := c.Info(e.ctx)
+			if err == nil && info.NumWaiting > 0 {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Millisecond): // polling interval
+			}
+		}
+	})
+	return ctx, func() { cancel(); wg.Wait() }
+}
+
+// Without a deadline Fetch and Next wait DefaultFetchWait, then fail as
+// at a deadline (a fake clock: the scripted server of synctest_test.go
+// never answers the pull).
+func TestSynctestDefaultFetchWait(t *testing.T) {
+	for _, call := range []string{"Fetch", "Next"} {
+		t.Run(call, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				l := memnet.Listen("fake:4222")
+				defer l.Close()
+				srv := make(chan *stJS, 1)
+				var wg sync.WaitGroup
+				defer wg.Wait()
+				wg.Go(func() {
+					c, err := l.AcceptContext(context.Background())
+					if err != nil {
+						return
+					}
+					defer c.Close()
+					j := &stJS{c: c, start: start, pulls: make(chan stPull, 16), subs: map[uint64]string{}}
+					srv <- j
+					_ = j.serve()
+				})
+				nc, err := conn.Connect(context.Background(), "nats://fake:4222", conn.Dialer(l.Dial))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				j := <-srv
+				js, err := jsapi.New(nc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cons, err := pull.Bind(context.Background(), js, "S", "C")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				if call == "Fetch" {
+					msgs, ferr := cons.Fetch(context.Background(), 10)
+					if len(msgs) != 0 {
+						t.Fatalf("%d messages", len(msgs))
+					}
+					err = ferr
+				} else {
+					_, err = cons.Next(context.Background())
+				}
+				if waited := time.Since(t0); waited != pull.DefaultFetchWait {
+					t.Fatalf("waited %v, want DefaultFetchWait %v", waited, pull.DefaultFetchWait)
+				}
+				if !errors.Is(err, pull.ErrNoMessages) || !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%s without a deadline ended with %v", call, err)
+				}
+				p := <-j.pulls
+				want := fmt.Sprintf(`"expires":%d`, int64(pull.DefaultFetchWait-50*time.Millisecond))
+				if !strings.Contains(p.body, want) {
+					t.Fatalf("pull %s, want %s", p.body, want)
+				}
+			})
+		})
+	}
+}
