@@ -250,7 +250,8 @@ func (nc *Conn) Err() error {
 // InMsgs and InBytes are published by the reader in batches, but always
 // before what they count reaches its receiver: once a request returned its
 // response or a subscription yielded a message, Stats counts it. Only a
-// SubscribeInline handler may run before its message is counted.
+// handler of natsio's own layers that runs on the reader goroutine may run
+// before its message is counted.
 type Stats struct {
 	InMsgs, InBytes   uint64
 	OutMsgs, OutBytes uint64

@@ -62,7 +62,7 @@ type link struct {
 	// anyone can observe.
 	stageSub *Subscription
 	stage    []*Msg
-	// scratch is the borrowed message handed to SubscribeInline handlers.
+	// scratch is the borrowed message handed to subscribeInline handlers.
 	scratch Msg
 	// Borrowed batches (lend.go): lendSub is the subscription whose
 	// nextBatch caller holds the role and takes views; lentTo the lender

@@ -86,8 +86,8 @@ func newShell(reuse *Msg) *Msg {
 // shell supplies the Msgs that hold lent messages: called with nil it
 // returns a new one, called with a Msg of an earlier batch it prepares
 // that one for reuse and returns it. nil means plain Msgs; a subscription
-// made with SubscribeAlloc passes a supplier of the same kind of Msg
-// (jsapi.MsgSlab.Shell). Call borrowBatches once, before the first
+// made with subscribeAlloc passes a supplier of the same kind of Msg
+// (the JetStream consumers' slab shells). Call borrowBatches once, before the first
 // nextBatch; it cannot be undone. nextBatch must then be called from one
 // goroutine at a time.
 func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {

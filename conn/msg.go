@@ -127,7 +127,7 @@ func (a *msgAlloc) string(b []byte) string {
 }
 
 // view fills the link's scratch message with views of op, for a
-// SubscribeInline handler: valid until the handler returns.
+// subscribeInline handler: valid until the handler returns.
 func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
 	m := &l.scratch
 	fillView(m, op, sub)

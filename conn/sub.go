@@ -30,11 +30,11 @@ type Subscription struct {
 	literal bool
 
 	// inline, when set, receives messages on the reader goroutine instead of
-	// the queue (the request inbox, and SubscribeInline, whose messages are
+	// the queue (the request inbox, and subscribeInline, whose messages are
 	// borrowed views of the read buffer).
 	inline   func(*Msg)
 	borrowed bool
-	// newMsg provides delivered Msg structs (SubscribeAlloc); nil: the
+	// newMsg provides delivered Msg structs (subscribeAlloc); nil: the
 	// link's slabs.
 	newMsg func() *Msg
 
@@ -584,8 +584,7 @@ func (s *Subscription) Closed() <-chan struct{} { return s.done }
 // HandlerDone returns a channel closed once the subscription has ended and
 // its SubscribeFunc (or QueueSubscribeFunc) handler has returned for the
 // last time, every queued message handled. For a subscription without a
-// handler goroutine it is Closed's channel (a SubscribeInline handler's
-// last call may still be running when it is closed). Waiting on it from
+// handler goroutine it is Closed's channel. Waiting on it from
 // the subscription's own handler never ends.
 func (s *Subscription) HandlerDone() <-chan struct{} {
 	if s.handlerDone != nil {

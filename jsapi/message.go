@@ -107,12 +107,13 @@ func fromSlab(m *conn.Msg) *Msg {
 	return (*Msg)(unsafe.Pointer(m))
 }
 
-// Ack acknowledges the message. It does not wait for the server. A message
-// from a MsgSlab with lazy acknowledgements (as a pull consumer's Messages
-// loop may use) queues it with conn.Conn.PublishLazy: it is written with
-// the connection's next write, typically the consumer's next pull, or
-// within connx.LazyDelay. The same goes for Nak, Term and InProgress;
-// AckSync waits for the server.
+// Ack acknowledges the message. It does not wait for the server: the
+// acknowledgement is queued and written by the connection. A pull
+// consumer's Messages loop that reads the socket itself lets its
+// acknowledgements travel with its next pull request (written within a
+// millisecond at the latest), when the consumer's MaxAckPending leaves
+// the server no reason to wait for them. The same goes for Nak, Term and
+// InProgress; AckSync waits for the server.
 func (jm *Msg) Ack() error { return jm.ack(ackAck, true) }
 
 // Nak asks for redelivery now.

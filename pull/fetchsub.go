@@ -30,10 +30,10 @@ import (
 // Consumer handle that is dropped leaves nothing behind for long.
 //
 // A Fetch of more than one message reads them off the socket itself (no
-// hand-off from the reader goroutine: conn.Subscription.SetInlineReads;
+// hand-off from the reader goroutine: connx.SetInlineReads;
 // for one message, as Next asks, the six allocations of registering the
 // inline read with the context were not worth it), and every Fetch writes
-// its pull itself (conn.PublishRequestNow). The acknowledgements of the messages it
+// its pull itself (connx.PublishNow). The acknowledgements of the messages it
 // returns wait for the next write (jsx.NewSlab with lazy): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;

@@ -127,7 +127,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 // acknowledgements go out.
 //
 // By default the loop reads the socket itself whenever its queue runs dry
-// (conn.Subscription.SetInlineReads): no goroutine hand-off per batch. A
+// (connx.SetInlineReads): no goroutine hand-off per batch. A
 // consumer that acknowledges then queues its acknowledgements lazily
 // (jsx.NewSlab with lazy), so that they travel with its next pull rather
 // than each batch of them waking the connection's flusher — measured on 2

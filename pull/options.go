@@ -127,7 +127,7 @@ func ReadAhead(on bool) Opt {
 // Acknowledged later, a message may stand for another one by then (Ack,
 // Nak, Term, InProgress and AckSync copy what they send, so acknowledging
 // within the body is safe). The lending happens when the loop reads the
-// socket itself (see ReadAhead and conn.Subscription.BorrowBatches):
+// socket itself (see ReadAhead):
 // messages read ahead by the reader goroutine are copies, under the same
 // contract. Messages and Consume only.
 func Borrowed() Opt { return Opt{kind: optBorrowed} }

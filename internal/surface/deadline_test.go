@@ -133,6 +133,17 @@ func TestDeadlineRule(t *testing.T) {
 			_, err := e.kv.Put(ctx, "k", []byte("w"))
 			return err
 		}},
+		// Fetch and Next wait DefaultFetchWait (30 s) for a context without
+		// deadline: pull's TestSynctestDefaultFetchWait covers it on a
+		// fake clock.
+		{name: "pull.Consumer.Next", noDefault: true, call: func(ctx context.Context) error {
+			_, err := e.cons.Next(ctx)
+			return err
+		}},
+		{name: "pull.Consumer.Fetch", noDefault: true, call: func(ctx context.Context) error {
+			_, err := e.cons.Fetch(ctx, 10)
+			return err
+		}},
 		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
 			_, err := e.cons.Info(ctx)
 			return err
