@@ -1,12 +1,16 @@
 package conn
 
-import "github.com/natsio/natsio/internal/connhook"
+import (
+	"time"
+
+	"github.com/natsio/natsio/internal/connhook"
+)
 
 // The machinery natsio's own layers use through internal/connx.
 func init() {
 	connhook.PublishNow = (*Conn).publishNow
 	connhook.PublishLazy = (*Conn).publishLazy
-	connhook.RequestWithin = (*Conn).requestWithin
+	connhook.RequestTimeout = func(nc *Conn) time.Duration { return nc.opts.requestTimeout }
 	connhook.ReuseReply = (*Conn).reuseReply
 	connhook.SubscribeAlloc = (*Conn).subscribeAlloc
 	connhook.SubscribeInline = (*Conn).subscribeInline

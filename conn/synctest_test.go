@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
@@ -551,7 +550,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 // Request and Flush against a server that never answers fail with
 // ErrTimeout (also matching context.DeadlineExceeded) at exactly their
 // deadline: RequestTimeout for a ctx without deadline, the ctx's deadline
-// otherwise (longer or shorter), RequestWithin's within.
+// otherwise (longer or shorter).
 func TestSynctestRequestTimeoutExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(stAddr)
@@ -605,10 +604,6 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 			ctx, cancel := context.WithTimeout(bg, 7*time.Second)
 			defer cancel()
 			_, err := nc.Request(ctx, "svc.c", nil)
-			return err
-		})
-		check("RequestWithin", 2*time.Second, func() error {
-			_, err := connx.RequestWithin(nc, bg, "svc.d", nil, nil, 2*time.Second)
 			return err
 		})
 		check("second Request (reused waiter)", d, func() error {

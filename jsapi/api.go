@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/proto"
 )
 
 // maxNameLen is the longest stream or consumer name the server accepts.
@@ -52,11 +52,23 @@ func (js *JS) request(ctx context.Context, subject string, req, resp any) error 
 // rawRequest is a request with the default timeout and JetStream's reading
 // of no-responders.
 func (js *JS) rawRequest(ctx context.Context, subject string, body []byte) (*conn.Msg, error) {
-	m, err := connx.RequestWithin(js.nc, ctx, subject, nil, body, js.timeout)
+	m, err := js.send(ctx, subject, nil, body)
 	if errors.Is(err, conn.ErrNoResponders) {
 		return nil, &noRespondersError{}
 	}
 	return m, err
+}
+
+// send is nc.RequestMsg bounded by js's Timeout when ctx has no deadline.
+func (js *JS) send(ctx context.Context, subject string, h *proto.Header, data []byte) (*conn.Msg, error) {
+	if js.timeout != js.connTimeout {
+		if _, ok := ctx.Deadline(); !ok {
+			tctx, cancel := context.WithTimeout(ctx, js.timeout)
+			defer cancel()
+			return js.nc.RequestMsg(tctx, subject, h, data)
+		}
+	}
+	return js.nc.RequestMsg(ctx, subject, h, data)
 }
 
 // noRespondersError: no JetStream answered on the API subject; it matches

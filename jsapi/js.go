@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -19,6 +20,10 @@ type JS struct {
 	prefix  string // "$JS.API." or "$JS.<domain>.API." or a custom prefix ending in "."
 	domain  string
 	timeout time.Duration
+	// connTimeout is the connection's default request timeout: when it is
+	// timeout, a request whose ctx has no deadline is bounded by the
+	// connection, with no context derived.
+	connTimeout time.Duration
 }
 
 // Option configures a JS.
@@ -50,7 +55,10 @@ func APIPrefix(prefix string) Option {
 }
 
 // Timeout sets the deadline applied to requests whose context has none
-// (default 5 s).
+// (default 5 s, the connection's default request timeout too). A Timeout
+// different from the connection's RequestTimeout costs each such request
+// a derived context (a few allocations); pass a ctx with a deadline, or
+// give both the same value, to keep requests free of allocations.
 func Timeout(d time.Duration) Option {
 	return func(js *JS) error {
 		if d <= 0 {
@@ -69,6 +77,7 @@ func New(nc *conn.Conn, opts ...Option) (*JS, error) {
 			return nil, err
 		}
 	}
+	js.connTimeout = connx.RequestTimeout(nc)
 	return js, nil
 }
 

@@ -73,7 +73,7 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 	for attempt := 0; ; attempt++ {
 		// Without a deadline on ctx each attempt is bounded by the JS
 		// timeout (no context is derived: that would allocate).
-		m, err := connx.RequestWithin(js.nc, ctx, subject, hdr, data, js.timeout)
+		m, err := js.send(ctx, subject, hdr, data)
 		retry := false
 		if err == nil {
 			if len(m.Data) == 0 && m.Status() == 503 {

@@ -326,6 +326,10 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 	return e, nil
 }
 
+// acks receive the PubAcks of puts (a PubAck passed to jsx.ParsePubAck
+// must live on the heap).
+var acks = sync.Pool{New: func() any { return new(jsapi.PubAck) }}
+
 // headers holds reusable headers for puts with options.
 var headers = sync.Pool{New: func() any { return new(proto.Header) }}
 
@@ -363,10 +367,13 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 			h.Add(jsapi.HeaderTTL, kh.ttl.String())
 		}
 	}
+	ap := acks.Get().(*jsapi.PubAck)
+	defer func() { *ap = jsapi.PubAck{}; acks.Put(ap) }()
 	var ack jsapi.PubAck
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
-		err = jsx.ParsePubAck(m.Data, &ack)
+		err = jsx.ParsePubAck(m.Data, ap)
+		ack = *ap
 		jsx.ReuseAckReply(b.nc, m, err)
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {

@@ -60,6 +60,9 @@ type Window struct {
 	ended   tally         // futures ended since the last Complete's report
 
 	count counters
+
+	// scratch receives each ack as onAck decodes it.
+	scratch jsapi.PubAck
 }
 
 // New creates a window publishing through js's connection, configured by
@@ -325,18 +328,22 @@ func (w *Window) onAck(m *conn.Msg) {
 	if !ok {
 		return
 	}
-	var ack jsapi.PubAck
+	// The ack is decoded into the window's scratch PubAck (onAck runs on
+	// the connection's reader, one call at a time), then copied into its
+	// future.
+	ack := &w.scratch
+	*ack = jsapi.PubAck{}
 	var err error
 	if len(m.Data) == 0 && m.Status() == 503 {
 		err = jsapi.ErrNoStreamResponse
 	} else {
-		err = jsx.ParsePubAck(m.Data, &ack)
+		err = jsx.ParsePubAck(m.Data, ack)
 	}
 	if err != nil && w.retryLater(tok, err) {
 		return // still pending, sent again after the wait
 	}
 	// A late ack, for a future that already failed, finds nothing to end.
-	w.end(tok, &ack, err)
+	w.end(tok, ack, err)
 }
 
 // end takes the future of tok out of the window and ends it with ack (err

@@ -12,7 +12,7 @@ package connhook
 var (
 	PublishNow      any
 	PublishLazy     any
-	RequestWithin   any
+	RequestTimeout  any
 	ReuseReply      any
 	SubscribeAlloc  any
 	SubscribeInline any

@@ -1,14 +1,16 @@
 // Package connx is the machinery of package conn that natsio's own layers
 // (jsapi, pull, pubwin, kv, extra, micro) and its tests and benchmarks
 // use, and that is not part of conn's public API: writes made at once by
-// the caller or left for a later write, requests with a layer's own
-// default timeout, reply-subject reuse, caller-provided message memory,
+// the caller or left for a later write, reply-subject reuse, caller-provided message memory,
 // reads of the socket by a batch consumer, lent batches and inline
 // handlers.
 //
 // Each function here is conn's own unexported method, reached through
 // internal/connhook; the doc comment of that method in conn states its
-// contract.
+// contract. The calls are indirect, so the compiler treats every pointer
+// and slice passed to them as escaping: pass memory that is on the heap
+// already (a reused buffer, a delivered message), never a caller's stack
+// array, or the call allocates.
 package connx
 
 import (
@@ -17,7 +19,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connhook"
-	"github.com/natsio/natsio/proto"
 )
 
 var (
@@ -32,9 +33,9 @@ var (
 	// LazyDelay at the latest.
 	PublishLazy = connhook.PublishLazy.(func(nc *conn.Conn, subject string, data []byte) error)
 
-	// RequestWithin is RequestMsg where within, if positive, replaces the
-	// connection's default request timeout for a ctx without deadline.
-	RequestWithin = connhook.RequestWithin.(func(nc *conn.Conn, ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*conn.Msg, error))
+	// RequestTimeout is the connection's default request timeout, which
+	// RequestMsg applies to a ctx without deadline (conn.RequestTimeout).
+	RequestTimeout = connhook.RequestTimeout.(func(nc *conn.Conn) time.Duration)
 
 	// ReuseReply lets the reply subject of the request answered by m serve
 	// a later request: only where the protocol guarantees a single reply.

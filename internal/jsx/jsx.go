@@ -10,6 +10,8 @@
 package jsx
 
 import (
+	"sync"
+
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/jshook"
 	"github.com/natsio/natsio/jsapi"
@@ -37,11 +39,28 @@ var (
 	// result for m.
 	ReuseAckReply = jshook.ReuseAckReply.(func(nc *conn.Conn, m *conn.Msg, parseErr error))
 
-	// ApplyPubOpts validates opts and adds their headers to h. Retry
-	// options are ignored.
-	ApplyPubOpts = jshook.ApplyPubOpts.(func(h *proto.Header, opts []jsapi.PubOpt) error)
+	applyPubOpts = jshook.ApplyPubOpts.(func(h *proto.Header, opts []jsapi.PubOpt) error)
 
-	// ParsePubAck decodes a publish reply: an error reply returns its
-	// *jsapi.APIError.
+	// ParsePubAck decodes a publish reply into ack: an error reply returns
+	// its *jsapi.APIError. ack escapes (the call is indirect): pass one
+	// that lives on the heap already.
 	ParsePubAck = jshook.ParsePubAck.(func(data []byte, ack *jsapi.PubAck) error)
 )
+
+// optBufs hold copies of publish options for ApplyPubOpts.
+var optBufs = sync.Pool{New: func() any { return new([]jsapi.PubOpt) }}
+
+// ApplyPubOpts validates opts and adds their headers to h. Retry options
+// are ignored. opts does not escape: the options are copied into a pooled
+// slice first, so that a caller's variadic options stay on its stack.
+func ApplyPubOpts(h *proto.Header, opts []jsapi.PubOpt) error {
+	if len(opts) == 0 {
+		return applyPubOpts(h, nil)
+	}
+	b := optBufs.Get().(*[]jsapi.PubOpt)
+	*b = append((*b)[:0], opts...)
+	err := applyPubOpts(h, *b)
+	clear(*b)
+	optBufs.Put(b)
+	return err
+}
