@@ -23,6 +23,8 @@ type deadlineEnv struct {
 	proxy *faultproxy.Proxy
 	nc    *conn.Conn
 	js    *jsapi.JS
+	// jsOwn has a Timeout of its own, shorter than the connection's.
+	jsOwn *jsapi.JS
 	kv    *kv.Bucket
 	cons  *pull.Consumer
 	msg   *jsapi.Msg
@@ -74,7 +76,11 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deadlineEnv{proxy: p, nc: nc, js: js, kv: b, cons: c, msg: m}
+	jsOwn, err := jsapi.New(nc, jsapi.Timeout(defaultWait/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m}
 }
 
 // stall stops every byte between the client and the server, both ways.
@@ -114,6 +120,14 @@ func TestDeadlineRule(t *testing.T) {
 		}},
 		{name: "jsapi.Stream", call: func(ctx context.Context) error {
 			_, err := e.js.Stream(ctx, "D")
+			return err
+		}},
+		{name: "jsapi.Stream (JS Timeout of its own)", call: func(ctx context.Context) error {
+			_, err := e.jsOwn.Stream(ctx, "D")
+			return err
+		}},
+		{name: "jsapi.Publish (JS Timeout of its own)", call: func(ctx context.Context) error {
+			_, err := e.jsOwn.Publish(ctx, "d.a", []byte("x"))
 			return err
 		}},
 		{name: "jsapi.AccountInfo", call: func(ctx context.Context) error {
