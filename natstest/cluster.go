@@ -327,3 +327,21 @@ func (c *Cluster) KillStreamLeader(stream string) (int, error) {
 	leader.Shutdown()
 	return c.Index(leader), nil
 }
+
+// KillMetaLeader waits for the JetStream meta leader, shuts it down and
+// returns its index for Restart. The remaining nodes elect a new one when
+// they still have a quorum.
+func (c *Cluster) KillMetaLeader() (int, error) {
+	var leader *Server
+	err := waitFor(clusterReadyTimeout, func() error {
+		if leader = c.MetaLeader(); leader == nil {
+			return errors.New("no JetStream meta leader")
+		}
+		return nil
+	})
+	if err != nil {
+		return -1, fmt.Errorf("natstest: cluster %q: %w", c.name, err)
+	}
+	leader.Shutdown()
+	return c.Index(leader), nil
+}

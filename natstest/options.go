@@ -269,18 +269,19 @@ func ConfigText(text string) Option {
 	return func(c *config) { c.configText = text }
 }
 
-// Debug raises the server's log level to debug, and Trace to protocol
-// traces, once logging is on (see LogEnv).
+// Debug raises the server's log level to debug once logging is on (see
+// LogEnv).
 func Debug() Option { return func(c *config) { c.debug = true } }
 
-// Trace: see Debug.
+// Trace raises the server's log level to protocol traces (and debug) once
+// logging is on (see LogEnv).
 func Trace() Option { return func(c *config) { c.trace = true } }
 
 // Configure calls f with the final nats-server options right before the
 // server is created, at every start and restart: the escape hatch for
-// anything else. Ports bound because of f are kept across Restart only
-// for the client, WebSocket, route and leaf node listeners this package
-// opens.
+// anything else. Restart still brings the client, WebSocket, route and leaf
+// node listeners back on the ports they had, including listeners f asked
+// for.
 func Configure(f func(*server.Options)) Option {
 	return func(c *config) {
 		if f != nil {

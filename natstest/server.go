@@ -41,8 +41,8 @@ var ErrNotRunning = errors.New("natstest: server not running")
 // ErrClosed is returned by Restart after Close.
 var ErrClosed = errors.New("natstest: server closed")
 
-// Server is one embedded nats-server listening on a free loopback port. It
-// is safe for concurrent use. Make it with NewServer in a test or with
+// Server is one embedded nats-server listening on a free loopback port
+// (none with NoListener). It is safe for concurrent use. Make it with NewServer in a test or with
 // Start elsewhere (TestMain, an Example, a program).
 //
 // The server keeps its ports and its store across Shutdown and Restart;

@@ -72,12 +72,22 @@ func TestCluster(t *testing.T) {
 	if info, err := st.Info(ctx); err != nil || info.State.Msgs != 2 {
 		t.Fatalf("stream after a leader kill: %+v %v", info, err)
 	}
-	c.Kill(1)
-	if c.Node(1).Running() {
-		t.Fatal("Kill did not stop the node")
+	meta, err := c.KillMetaLeader()
+	if err != nil || c.Node(meta).Running() {
+		t.Fatalf("KillMetaLeader: %d %v", meta, err)
 	}
 	if err := c.WaitReady(); err != nil {
 		t.Fatalf("two of three nodes: %v", err)
+	}
+	if l := c.MetaLeader(); l == nil || c.Index(l) == meta {
+		t.Fatal("no new meta leader")
+	}
+	if err := c.Restart(meta); err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(1)
+	if c.Node(1).Running() {
+		t.Fatal("Kill did not stop the node")
 	}
 }
 
