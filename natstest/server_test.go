@@ -2,10 +2,12 @@ package natstest_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -490,4 +492,56 @@ func TestCerts(t *testing.T) {
 func hostPort(url string) string {
 	_, hp, _ := strings.Cut(url, "://")
 	return hp
+}
+
+// logTB captures what a server logs to its testing.TB.
+type logTB struct {
+	testing.TB
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logTB) Logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logTB) has(tag string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLogging(t *testing.T) {
+	noLeaks(t)
+	quiet := &logTB{TB: t}
+	natstest.NewServer(quiet, natstest.Trace())
+	if len(quiet.lines) != 0 {
+		t.Fatalf("logged without %s: %q", natstest.LogEnv, quiet.lines[0])
+	}
+
+	t.Setenv(natstest.LogEnv, "1")
+	notices := &logTB{TB: t}
+	s := natstest.NewServer(notices, natstest.Name("logged"))
+	s.Connect(t)
+	if !notices.has("[logged] [INF] ") || notices.has("[TRC]") || notices.has("[DBG]") {
+		t.Fatalf("notices only: %q", notices.lines)
+	}
+	traces := &logTB{TB: t}
+	s = natstest.NewServer(traces, natstest.Trace())
+	s.Connect(t)
+	if !traces.has("[TRC]") || !traces.has("[DBG]") {
+		t.Fatal("no traces with Trace")
+	}
+	debug := &logTB{TB: t}
+	natstest.NewServer(debug, natstest.Debug())
+	if !debug.has("[DBG]") || debug.has("[TRC]") {
+		t.Fatal("Debug: no debug lines, or traces")
+	}
 }
