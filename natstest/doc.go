@@ -43,10 +43,10 @@
 // they fail, so call them from the test's goroutine, and register their
 // own clean-up with tb.Cleanup: servers, connections and proxies are
 // closed and temporary directories removed when the test ends, in the
-// reverse order of creation. The others (Start, StartCluster, StartLeaf,
-// StartProxy, NewCerts) return an error and leave the clean-up to the
-// caller's Close: use them in TestMain, in Example functions and in
-// programs:
+// reverse order of creation. Their counterparts without one (Start,
+// StartCluster, StartLeaf, StartProxy) return an error and leave the
+// clean-up to the caller's Close (NewCerts writes into the caller's
+// directory): use them in TestMain, in Example functions and in programs:
 //
 //	func TestMain(m *testing.M) {
 //		s, err := natstest.Start()
