@@ -316,6 +316,34 @@ func (c *Cluster) WaitAccountStreamLeader(account, stream string) (*Server, erro
 	return leader, nil
 }
 
+// ConsumerLeader returns the node leading consumer of stream (default
+// account), or nil when it has no leader at the moment.
+func (c *Cluster) ConsumerLeader(stream, consumer string) *Server {
+	for _, s := range c.nodes {
+		if srv := s.Server(); srv != nil && srv.JetStreamIsConsumerLeader(globalAccount, stream, consumer) {
+			return s
+		}
+	}
+	return nil
+}
+
+// WaitConsumerLeader waits (up to 45 s) until consumer of stream (default
+// account) has a leader and returns it. A consumer just created or whose
+// leader was lost answers no pulls until then.
+func (c *Cluster) WaitConsumerLeader(stream, consumer string) (*Server, error) {
+	var leader *Server
+	err := waitFor(clusterReadyTimeout, func() error {
+		if leader = c.ConsumerLeader(stream, consumer); leader == nil {
+			return fmt.Errorf("no leader for consumer %q of stream %q", consumer, stream)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natstest: %w", err)
+	}
+	return leader, nil
+}
+
 // KillStreamLeader waits for the leader of stream (default account), shuts
 // it down and returns its index for Restart. The remaining nodes elect a
 // new leader when they still have a quorum.

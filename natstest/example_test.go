@@ -103,8 +103,14 @@ func ExampleServer_Restart() {
 	}
 	publish := func(from, to int) {
 		for i := from; i <= to; i++ {
-			if _, err := js.Publish(ctx, "orders.new", []byte("order "+strconv.Itoa(i))); err != nil {
-				fmt.Println(err)
+			order := "order " + strconv.Itoa(i)
+			// A publish caught by the restart fails (the connection may
+			// learn of it only now): send it again, with its ID.
+			for {
+				_, err := js.Publish(ctx, "orders.new", []byte(order), jsapi.MsgID(order))
+				if err == nil || ctx.Err() != nil {
+					break
+				}
 			}
 		}
 	}
@@ -255,8 +261,21 @@ func ExampleCluster_KillStreamLeader() {
 		return
 	}
 
-	cons, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "audit", AckPolicy: jsapi.AckExplicit})
-	msgs, err := cons.Fetch(ctx, 2)
+	cons, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "audit", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A new replicated consumer serves pulls once it has a leader.
+	c.WaitConsumerLeader("ORDERS", "audit")
+	var msgs []*jsapi.Msg
+	for {
+		// Its interest may take a moment more to reach every node.
+		msgs, err = cons.Fetch(ctx, 2)
+		if !errors.Is(err, conn.ErrNoResponders) {
+			break
+		}
+	}
 	for _, m := range msgs {
 		fmt.Println(string(m.Data))
 		m.Ack()
