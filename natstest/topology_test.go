@@ -72,6 +72,13 @@ func TestCluster(t *testing.T) {
 	if info, err := st.Info(ctx); err != nil || info.State.Msgs != 2 {
 		t.Fatalf("stream after a leader kill: %+v %v", info, err)
 	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, "R3", jsapi.ConsumerConfig{Durable: "d", AckPolicy: jsapi.AckExplicit}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.WaitConsumerLeader("R3", "d")
+	if err != nil || c.ConsumerLeader("R3", "d") != cl || c.ConsumerLeader("R3", "none") != nil {
+		t.Fatalf("consumer leader %v: %v", cl, err)
+	}
 	meta, err := c.KillMetaLeader()
 	if err != nil || c.Node(meta).Running() {
 		t.Fatalf("KillMetaLeader: %d %v", meta, err)
