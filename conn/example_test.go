@@ -8,12 +8,18 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
 // exampleServer starts an embedded server for the examples.
-func exampleServer() (url string, stop func()) { return testserver.ForExample(false) }
+func exampleServer() (url string, stop func()) {
+	s, err := natstest.Start(natstest.JetStream(false))
+	if err != nil {
+		panic(err)
+	}
+	return s.URL(), s.Close
+}
 
 func Example() {
 	url, stop := exampleServer()

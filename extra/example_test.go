@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // exampleJS connects to $NATS_URL, or to an embedded JetStream server
@@ -19,7 +19,11 @@ func exampleJS(ctx context.Context) (*jsapi.JS, func(), error) {
 	url := os.Getenv("NATS_URL")
 	stop := func() {}
 	if url == "" {
-		url, stop = testserver.ForExample(true)
+		s, err := natstest.Start()
+		if err != nil {
+			return nil, nil, err
+		}
+		url, stop = s.URL(), s.Close
 	}
 	nc, err := conn.Connect(ctx, url)
 	if err != nil {

@@ -7,12 +7,18 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // exampleServer starts an embedded JetStream server for the examples.
-func exampleServer() (url string, stop func()) { return testserver.ForExample(true) }
+func exampleServer() (url string, stop func()) {
+	s, err := natstest.Start(natstest.JetStream(true))
+	if err != nil {
+		panic(err)
+	}
+	return s.URL(), s.Close
+}
 
 func Example() {
 	url, stop := exampleServer()

@@ -7,15 +7,19 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // exampleJS starts an embedded JetStream server and returns a JetStream
 // view of a connection to it, and a cleanup.
 func exampleJS() (*jsapi.JS, func()) {
-	url, stop := testserver.ForExample(true)
+	s, err := natstest.Start()
+	if err != nil {
+		panic(err)
+	}
+	url, stop := s.URL(), s.Close
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	nc, err := conn.Connect(ctx, url)

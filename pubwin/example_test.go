@@ -3,27 +3,25 @@ package pubwin_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
 func Example() {
-	dir, _ := os.MkdirTemp("", "natsio-pubwin-example-*")
-	defer os.RemoveAll(dir)
-	srv, _ := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: dir})
-	go srv.Start()
-	srv.ReadyForConnections(10 * time.Second)
-	defer srv.Shutdown()
+	srv, err := natstest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, _ := conn.Connect(ctx, srv.ClientURL())
+	nc, _ := conn.Connect(ctx, srv.URL())
 	defer nc.Close()
 	js, _ := jsapi.New(nc)
 	js.CreateStream(ctx, jsapi.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}})

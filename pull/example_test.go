@@ -8,15 +8,19 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 // exampleJS starts an embedded JetStream server and returns a connection,
 // a JetStream view, a stream "ORDERS" on "orders.>" and a cleanup.
 func exampleJS() (*conn.Conn, *jsapi.JS, func()) {
-	url, stop := testserver.ForExample(true)
+	s, err := natstest.Start()
+	if err != nil {
+		panic(err)
+	}
+	url, stop := s.URL(), s.Close
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	nc, err := conn.Connect(ctx, url)

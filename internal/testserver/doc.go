@@ -1,10 +1,12 @@
-// Package testserver starts embedded nats-server instances for tests.
+// Package testserver starts embedded nats-server instances for the
+// repository's own tests. It is a thin layer over the public natstest
+// package, which does the work, kept so that the tests written against its
+// Options struct keep compiling: Start maps Options onto natstest options,
+// and Server and Cluster wrap natstest's.
 //
-// The servers run in-process (github.com/nats-io/nats-server/v2/server),
-// listen on loopback only and always on random ports, keep their
-// JetStream data in a per-test temporary directory and are shut down
-// automatically through t.Cleanup. Nothing here uses a NATS client
-// library: callers talk to the servers with their own client code.
+// The servers run in-process, listen on loopback only and always on random
+// ports, keep their JetStream data in a per-test temporary directory and
+// are shut down automatically through t.Cleanup.
 //
 // The entry points are:
 //
@@ -16,13 +18,15 @@
 //     certificates for TLS and mutual TLS tests.
 //   - NKeyUser, Operator and WriteCreds build nkey, operator/JWT and
 //     creds-file based authentication setups.
+//   - StartProcess runs a server in a child process, for benchmarks that
+//     must count the client alone.
 //
 // Server logs are discarded by default. Set the environment variable
 // NATSIO_TEST_SERVER_LOG=1 to send them to t.Log ("debug" or "trace"
 // instead of "1" raise the level; Options.Debug and Options.Trace do the
 // same per server once logging is on).
 //
-// This package embeds a complete NATS server and is meant for tests only:
-// it must only be imported from _test.go files and from programs under
-// cmd/, never from library code.
+// New tests should use natstest directly. This package must only be
+// imported from _test.go files and from programs under cmd/, never from
+// library code.
 package testserver

@@ -3,36 +3,35 @@ package testserver
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/natstest"
 )
-
-// loopback is the only address test servers listen on.
-const loopback = "127.0.0.1"
 
 // Defaults that differ from nats-server's own defaults, chosen so that tests
 // involving lame duck mode finish quickly.
 const (
-	DefaultLameDuckDuration    = 2 * time.Second
-	DefaultLameDuckGracePeriod = 200 * time.Millisecond
+	DefaultLameDuckDuration    = natstest.DefaultLameDuckDuration
+	DefaultLameDuckGracePeriod = natstest.DefaultLameDuckGracePeriod
 )
 
 // Options configures a test server. The zero value starts a JetStream enabled
-// server without authentication or TLS on a random loopback port.
+// server without authentication or TLS on a random loopback port. Each field
+// maps onto a natstest option.
 type Options struct {
 	// NoJetStream disables JetStream. Zero value: JetStream is enabled.
 	NoJetStream bool
 
 	// StoreDir is the JetStream store directory. Zero value: a fresh
-	// t.TempDir() per server. It is kept across Restart, so JetStream
-	// data survives restarts. A store_dir in ConfigText is ignored.
+	// temporary directory per server. It is kept across Restart, so
+	// JetStream data survives restarts. A store_dir in ConfigText is
+	// ignored.
 	StoreDir string
 
-	// Port is the client port. Zero value: -1, a random free port chosen
-	// by the kernel. Setting a fixed port is discouraged; it exists to
-	// bring a server back on a port a previous server used.
+	// Port is the client port. Zero value: a random free port chosen by
+	// the kernel. Setting a fixed port is discouraged; it exists to bring a
+	// server back on a port a previous server used.
 	Port int
 
 	// ServerName sets server_name. Zero value: the server's generated ID
@@ -76,11 +75,8 @@ type Options struct {
 	LameDuckGracePeriod time.Duration
 
 	// ConfigText, when not empty, is written to a nats-server config file
-	// and loaded with server.ProcessConfigFile before the other fields are
-	// applied on top of it. Use it for accounts, operator/JWT mode (see
-	// OperatorSetup.Config) and anything else not covered here. The client
-	// listen address, ports, JetStream on/off and store_dir are always
-	// decided by this package.
+	// and loaded before the other fields are applied on top of it
+	// (natstest.ConfigText).
 	ConfigText string
 
 	// Debug and Trace enable debug and protocol trace logging. They only
@@ -89,10 +85,8 @@ type Options struct {
 	Trace bool
 
 	// Configure, when not nil, is called with the final server options
-	// right before the server is created (also on every restart). It is
-	// the last-resort escape hatch for anything not covered above (for
-	// example JetStreamMaxMemory). Restart reuses the ports that were
-	// actually bound, whatever set them.
+	// right before the server is created (also on every restart)
+	// (natstest.Configure).
 	Configure func(*server.Options)
 }
 
@@ -124,146 +118,90 @@ type WebSocketOptions struct {
 // tlsTimeoutSeconds is generous because handshakes are slow under -race.
 const tlsTimeoutSeconds = 5
 
-func (o *TLSOptions) config() (*server.TLSConfigOpts, error) {
-	if o.CertFile == "" || o.KeyFile == "" {
-		return nil, errors.New("TLS needs CertFile and KeyFile")
-	}
-	if o.Verify && o.CAFile == "" {
-		return nil, errors.New("TLS Verify needs CAFile")
-	}
-	return &server.TLSConfigOpts{
-		CertFile:       o.CertFile,
-		KeyFile:        o.KeyFile,
-		CaFile:         o.CAFile,
-		Verify:         o.Verify,
-		HandshakeFirst: o.HandshakeFirst,
-		Timeout:        tlsTimeoutSeconds,
-	}, nil
+func (o *TLSOptions) certs() *natstest.Certs {
+	return &natstest.Certs{CAFile: o.CAFile, ServerCertFile: o.CertFile, ServerKeyFile: o.KeyFile}
 }
 
-// ports holds the listen ports of one server instance. A zero value means
-// "random" (-1) for the client and WebSocket listeners and "no cluster".
-type ports struct {
-	client, ws, cluster int
-}
-
-// clusterSpec is what StartCluster adds to each member's options.
-type clusterSpec struct {
-	name   string
-	routes []*url.URL
-}
-
-// serverOptions turns Options into nats-server options. confFile is the
-// written ConfigText (or ""), p the ports to use.
-func serverOptions(o *Options, confFile, storeDir string, p ports, cl *clusterSpec) (*server.Options, error) {
-	so := &server.Options{}
-	if confFile != "" {
-		var err error
-		if so, err = server.ProcessConfigFile(confFile); err != nil {
-			return nil, fmt.Errorf("loading ConfigText: %w", err)
-		}
+// natstest returns the natstest options for o. With cluster the fields
+// that StartCluster decides itself are left out.
+func (o *Options) natstest(cluster bool) ([]natstest.Option, error) {
+	opts := []natstest.Option{natstest.JetStream(!o.NoJetStream)}
+	add := func(oo ...natstest.Option) { opts = append(opts, oo...) }
+	if o.StoreDir != "" {
+		add(natstest.StoreDir(o.StoreDir))
 	}
-	so.Host = loopback
-	so.Port = randomIfZero(p.client)
-	so.NoSigs = true
-	so.NoLog = true // the logger is installed explicitly, see log.go
-	if o.ServerName != "" {
-		so.ServerName = o.ServerName
-	}
-
-	so.JetStream = !o.NoJetStream
-	so.StoreDir = storeDir
-
-	if err := applyAuth(o, so); err != nil {
-		return nil, err
-	}
-
-	if o.TLS != nil {
-		tc, err := o.TLS.config()
-		if err != nil {
-			return nil, err
-		}
-		if so.TLSConfig, err = server.GenTLSConfig(tc); err != nil {
-			return nil, fmt.Errorf("TLS: %w", err)
-		}
-		so.TLS = true
-		so.TLSVerify = o.TLS.Verify
-		so.TLSTimeout = tlsTimeoutSeconds
-		so.TLSHandshakeFirst = o.TLS.HandshakeFirst
-	}
-
-	if ws := o.WebSocket; ws != nil {
-		so.Websocket.Host = loopback
-		so.Websocket.Port = randomIfZero(p.ws)
-		so.Websocket.Compression = ws.Compression
-		so.Websocket.NoTLS = ws.TLS == nil
-		if ws.TLS != nil {
-			tc, err := ws.TLS.config()
-			if err != nil {
-				return nil, fmt.Errorf("WebSocket: %w", err)
-			}
-			tc.HandshakeFirst = false
-			if so.Websocket.TLSConfig, err = server.GenTLSConfig(tc); err != nil {
-				return nil, fmt.Errorf("WebSocket TLS: %w", err)
-			}
-		}
-	}
-
-	if o.MaxPayload != 0 {
-		so.MaxPayload = o.MaxPayload
-	}
-	if o.PingInterval != 0 {
-		so.PingInterval = o.PingInterval
-	}
-	if o.MaxPingsOut != 0 {
-		so.MaxPingsOut = o.MaxPingsOut
-	}
-	so.LameDuckDuration = orDefault(o.LameDuckDuration, DefaultLameDuckDuration)
-	so.LameDuckGracePeriod = orDefault(o.LameDuckGracePeriod, DefaultLameDuckGracePeriod)
-
-	if cl != nil {
-		so.Cluster.Name = cl.name
-		so.Cluster.Host = loopback
-		so.Cluster.Port = p.cluster
-		so.Routes = cl.routes
-	}
-
-	if o.Configure != nil {
-		o.Configure(so)
-	}
-	return so, nil
-}
-
-func applyAuth(o *Options, so *server.Options) error {
-	if o.Token != "" {
-		if o.User != "" || len(o.NKeys) > 0 {
-			return errors.New("testserver: Token cannot be combined with User or NKeys")
-		}
-		so.Authorization = o.Token
-		return nil
-	}
-	if len(o.NKeys) == 0 {
-		if o.User != "" {
-			so.Username, so.Password = o.User, o.Password
-		}
-		return nil
-	}
-	// With nkey users the server ignores the single user/password pair,
-	// so it has to go into the users list.
-	for _, pub := range o.NKeys {
-		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: pub})
+	if !cluster && o.ServerName != "" {
+		add(natstest.Name(o.ServerName))
 	}
 	if o.User != "" {
-		so.Users = append(so.Users, &server.User{Username: o.User, Password: o.Password})
+		add(natstest.UserPassword(o.User, o.Password))
 	}
-	return nil
-}
-
-func randomIfZero(port int) int {
-	if port == 0 {
-		return server.RANDOM_PORT
+	if o.Token != "" {
+		add(natstest.Token(o.Token))
 	}
-	return port
+	if len(o.NKeys) > 0 {
+		add(natstest.NKeyUsers(o.NKeys...))
+	}
+	if t := o.TLS; t != nil {
+		if t.Verify {
+			add(natstest.MutualTLS(t.certs()))
+		} else {
+			add(natstest.TLS(t.certs()))
+		}
+		if t.HandshakeFirst {
+			add(natstest.TLSHandshakeFirst())
+		}
+	}
+	if ws := o.WebSocket; ws != nil {
+		if ws.Compression {
+			add(natstest.WebSocketCompression())
+		} else {
+			add(natstest.WebSocket())
+		}
+	}
+	if o.MaxPayload != 0 {
+		add(natstest.MaxPayload(o.MaxPayload))
+	}
+	if o.PingInterval != 0 || o.MaxPingsOut != 0 {
+		add(natstest.PingInterval(o.PingInterval, o.MaxPingsOut))
+	}
+	if o.LameDuckDuration != 0 || o.LameDuckGracePeriod != 0 {
+		add(natstest.LameDuckDuration(orDefault(o.LameDuckDuration, DefaultLameDuckDuration),
+			orDefault(o.LameDuckGracePeriod, DefaultLameDuckGracePeriod)))
+	}
+	if o.ConfigText != "" {
+		add(natstest.ConfigText(o.ConfigText))
+	}
+	if o.Debug {
+		add(natstest.Debug())
+	}
+	if o.Trace {
+		add(natstest.Trace())
+	}
+	if ws := o.WebSocket; ws != nil && ws.TLS != nil {
+		// A wss listener on a server whose client port may be plain:
+		// natstest only knows TLS on both, so it is set up here.
+		wt := ws.TLS
+		if wt.CertFile == "" || wt.KeyFile == "" {
+			return nil, errors.New("WebSocket TLS needs CertFile and KeyFile")
+		}
+		cfg, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: wt.CertFile, KeyFile: wt.KeyFile,
+			CaFile: wt.CAFile, Verify: wt.Verify, Timeout: tlsTimeoutSeconds})
+		if err != nil {
+			return nil, fmt.Errorf("WebSocket TLS: %w", err)
+		}
+		add(natstest.Configure(func(so *server.Options) {
+			so.Websocket.TLSConfig, so.Websocket.NoTLS = cfg, false
+		}))
+	}
+	if !cluster && o.Port != 0 {
+		port := o.Port
+		add(natstest.Configure(func(so *server.Options) { so.Port = port }))
+	}
+	if o.Configure != nil {
+		add(natstest.Configure(o.Configure))
+	}
+	return opts, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/natstest"
 )
 
 // childEnv marks a test binary re-executed by StartProcess to run a server;
@@ -30,36 +30,22 @@ func RunIfChild() {
 
 // runChild serves until stdin ends and returns the exit code. The store
 // lives in dir, which the parent removes (even when it has to kill this
-// process); without one, a temporary directory is made and removed here,
-// before returning: os.Exit would skip a deferred removal.
+// process); without one, the server's own temporary store is removed by
+// Close, before returning: os.Exit would skip a deferred removal.
 func runChild(dir string) int {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "natsio-child-*")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	opts := []natstest.Option{natstest.JetStream(os.Getenv(childEnv+"_JS") == "1")}
+	if dir != "" {
+		opts = append(opts, natstest.StoreDir(dir))
 	}
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: os.Getenv(childEnv+"_JS") == "1", StoreDir: dir}
-	s, err := server.NewServer(opts)
+	s, err := natstest.Start(opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	go s.Start()
-	if !s.ReadyForConnections(readyTimeout) {
-		fmt.Fprintln(os.Stderr, "server not ready")
-		s.Shutdown()
-		return 2
-	}
-	fmt.Printf("URL %s\n", s.ClientURL())
+	fmt.Printf("URL %s\n", s.URL())
 	// The parent closes stdin (or dies): shut down.
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	s.Shutdown()
-	s.WaitForShutdown()
+	s.Close()
 	return 0
 }
 
