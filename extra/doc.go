@@ -18,7 +18,9 @@
 //	err = b.Add(ctx, "orders.paid", payment)
 //	ack, err := b.Commit(ctx, "orders.done", nil) // all three stored, or none
 //
-// At most MaxAtomicBatch (1000) messages; custom headers are kept and the
+// At most MaxAtomicBatch (1000, the server's default limit) messages, or
+// MaxBatchSize for a server configured higher; the end-of-batch marker of
+// CommitEOB does not count. Custom headers are kept and the
 // Nats-Batch-* headers are the publisher's. Message IDs are allowed but must
 // be unique within the batch; Nats-Expected-Last-Msg-Id is refused and
 // Nats-Expected-Last-Sequence is allowed on the first message only. All of
