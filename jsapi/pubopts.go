@@ -102,9 +102,11 @@ func ExpectLastSubjectSeqFor(filter string) PubOpt {
 func ExpectLastMsgID(id string) PubOpt { return PubOpt{kind: optExpectLastMsgID, s: id} }
 
 // TTL sets the message's time to live (Nats-TTL, stream needs
-// AllowMsgTTL). It is sent in whole seconds (fractions are dropped); less
-// than a second is rejected locally; TTLNever exempts the message from
-// expiry.
+// AllowMsgTTL): a whole number of seconds, at least one, or TTLNever,
+// which exempts the message from expiry. The server keeps whole seconds
+// only, so anything else (1500 ms, 500 ms) is refused before sending, with
+// an error matching conn.ErrInvalidOption and ErrInvalidTTL, rather than
+// rounded.
 func TTL(d time.Duration) PubOpt { return PubOpt{kind: optTTL, d: d} }
 
 // Incr publishes a counter increment (Nats-Incr) to a stream with
@@ -189,6 +191,21 @@ type pubSettings struct {
 	retryWait time.Duration
 }
 
+// checkTTL validates a TTL for the header named what: TTLNever, or a whole
+// number of seconds, at least one (the server's resolution).
+func checkTTL(what string, d time.Duration) error {
+	switch {
+	case d == TTLNever:
+		return nil
+	case d < time.Second:
+		return fmt.Errorf("%w: %w: %s %v is below one second", conn.ErrInvalidOption, ErrInvalidTTL, what, d)
+	case d%time.Second != 0:
+		return fmt.Errorf("%w: %w: %s %v is not a whole number of seconds", conn.ErrInvalidOption, ErrInvalidTTL, what, d)
+	}
+	return nil
+}
+
+// ttlValue is the header value of a TTL checkTTL accepted.
 func ttlValue(d time.Duration) string {
 	if d == TTLNever {
 		return "never"
@@ -231,8 +248,8 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			}
 			h.Set(HeaderExpectedLastMsgID, o.s)
 		case optTTL:
-			if o.d != TTLNever && o.d < time.Second {
-				return ps, fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, o.d)
+			if err := checkTTL("TTL", o.d); err != nil {
+				return ps, err
 			}
 			h.Set(HeaderTTL, ttlValue(o.d))
 		case optHeader:
