@@ -61,6 +61,7 @@ const (
 	optScheduleTZ     // v: the IANA zone
 	optCancelSchedule // s: the schedule's subject
 	optIncr           // v: the signed decimal increment
+	optScheduleTTL    // d: the TTL of produced messages
 )
 
 // PubOpt is a publish option: a message ID, an expectation, a TTL, or any
@@ -142,10 +143,13 @@ func ScheduleTarget(subject string) PubOpt {
 	return PubOpt{kind: optHeader, s: HeaderScheduleTarget, v: subject}
 }
 
-// ScheduleTTL sets the TTL of the messages a schedule produces.
-func ScheduleTTL(d time.Duration) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderScheduleTTL, v: ttlValue(d)}
-}
+// ScheduleTTL sets the TTL of the messages a schedule produces
+// (Nats-Schedule-TTL; the stream needs AllowMsgTTL as well). The rule of
+// TTL applies: a whole number of seconds, at least one, or TTLNever;
+// anything else is refused before sending, with an error matching
+// conn.ErrInvalidOption and ErrSchedules (the server's sentinel for an
+// invalid schedule TTL).
+func ScheduleTTL(d time.Duration) PubOpt { return PubOpt{kind: optScheduleTTL, d: d} }
 
 // ScheduleTimeZone sets the IANA time zone of a cron schedule (2.14+). It
 // is rejected locally with ScheduleAt or ScheduleEvery, which the server
@@ -192,15 +196,17 @@ type pubSettings struct {
 }
 
 // checkTTL validates a TTL for the header named what: TTLNever, or a whole
-// number of seconds, at least one (the server's resolution).
-func checkTTL(what string, d time.Duration) error {
+// number of seconds, at least one (the server's resolution). A refusal
+// matches conn.ErrInvalidOption and serverErr, the sentinel of the
+// server's error for it.
+func checkTTL(what string, d time.Duration, serverErr error) error {
 	switch {
 	case d == TTLNever:
 		return nil
 	case d < time.Second:
-		return fmt.Errorf("%w: %w: %s %v is below one second", conn.ErrInvalidOption, ErrInvalidTTL, what, d)
+		return fmt.Errorf("%w: %w: %s %v is below one second", conn.ErrInvalidOption, serverErr, what, d)
 	case d%time.Second != 0:
-		return fmt.Errorf("%w: %w: %s %v is not a whole number of seconds", conn.ErrInvalidOption, ErrInvalidTTL, what, d)
+		return fmt.Errorf("%w: %w: %s %v is not a whole number of seconds", conn.ErrInvalidOption, serverErr, what, d)
 	}
 	return nil
 }
@@ -248,10 +254,15 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			}
 			h.Set(HeaderExpectedLastMsgID, o.s)
 		case optTTL:
-			if err := checkTTL("TTL", o.d); err != nil {
+			if err := checkTTL("TTL", o.d, ErrInvalidTTL); err != nil {
 				return ps, err
 			}
 			h.Set(HeaderTTL, ttlValue(o.d))
+		case optScheduleTTL:
+			if err := checkTTL("schedule TTL", o.d, ErrSchedules); err != nil {
+				return ps, err
+			}
+			h.Set(HeaderScheduleTTL, ttlValue(o.d))
 		case optHeader:
 			h.Add(o.s, o.v)
 		case optSchedule:
