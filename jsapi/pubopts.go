@@ -62,6 +62,7 @@ const (
 	optCancelSchedule // s: the schedule's subject
 	optIncr           // v: the signed decimal increment
 	optScheduleTTL    // d: the TTL of produced messages
+	optScheduleCron   // v: the pattern given to ScheduleCron
 )
 
 // PubOpt is a publish option: a message ID, an expectation, a TTL, or any
@@ -127,16 +128,62 @@ func ScheduleAt(t time.Time) PubOpt {
 	return PubOpt{kind: optSchedule, v: "@at " + t.UTC().Format(time.RFC3339)}
 }
 
-// ScheduleEvery makes the message a repeating schedule (server 2.14+);
-// every must be at least a second (rejected locally otherwise).
+// ScheduleEvery makes the message a repeating schedule (server 2.14+),
+// sent as "@every " and every's Go form ("@every 1m30s"); every must be at
+// least a second (refused before sending otherwise, with an error matching
+// conn.ErrInvalidOption and ErrSchedules).
 func ScheduleEvery(every time.Duration) PubOpt {
 	return PubOpt{kind: optSchedule, v: "@every " + every.String(), d: every}
 }
 
-// ScheduleCron makes the message a cron schedule (server 2.14+): six fields,
-// seconds first, or an alias such as "@hourly". The server checks the
-// expression (ErrScheduleInvalid names its err_code).
-func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optSchedule, v: spec} }
+// ScheduleCron makes the message a cron schedule (server 2.14+), sent as
+// Nats-Schedule unchanged. spec is six fields separated by spaces, seconds
+// first ("0 30 9 * * 1-5"), or one of the server's aliases: "@yearly" (or
+// "@annually"), "@monthly", "@weekly" (Sunday), "@daily" (or
+// "@midnight"), "@hourly", all at second 0 in the schedule's time zone
+// (UTC unless ScheduleTimeZone); or the forms of ScheduleEvery and
+// ScheduleAt, "@every <Go duration of at least a second>" and
+// "@at <RFC 3339 time>". Anything else is refused before sending, with an
+// error matching conn.ErrInvalidOption and ErrSchedules: another "@" word,
+// a field count other than six. The server checks the fields themselves
+// (ErrSchedules).
+func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optScheduleCron, v: spec} }
+
+// checkCron validates a ScheduleCron pattern as far as its shape: the
+// server parses the fields.
+func checkCron(spec string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %w: cron schedule %q: %s", conn.ErrInvalidOption, ErrSchedules, spec, why)
+	}
+	switch {
+	case spec == "":
+		return bad("empty")
+	case strings.HasPrefix(spec, "@every "):
+		d, err := time.ParseDuration(spec[len("@every "):])
+		if err != nil {
+			return bad("not a Go duration")
+		}
+		if d < time.Second {
+			return bad("interval below one second")
+		}
+		return nil
+	case strings.HasPrefix(spec, "@at "):
+		if _, err := time.Parse(time.RFC3339, spec[len("@at "):]); err != nil {
+			return bad("not an RFC 3339 time")
+		}
+		return nil
+	case spec[0] == '@':
+		switch spec {
+		case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
+			return nil
+		}
+		return bad("unknown alias")
+	}
+	if n := len(strings.Fields(spec)); n != 6 {
+		return bad(fmt.Sprintf("%d fields, want 6 (seconds first)", n))
+	}
+	return nil
+}
 
 // ScheduleTarget sets the subject a schedule publishes to.
 func ScheduleTarget(subject string) PubOpt {
@@ -265,12 +312,15 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			h.Set(HeaderScheduleTTL, ttlValue(o.d))
 		case optHeader:
 			h.Add(o.s, o.v)
+		case optScheduleCron:
+			if err := checkCron(o.v); err != nil {
+				return ps, err
+			}
+			schedule = o.v
+			h.Set(HeaderSchedule, o.v)
 		case optSchedule:
 			if strings.HasPrefix(o.v, "@every ") && o.d < time.Second {
-				return ps, fmt.Errorf("%w: schedule interval %v is below one second", conn.ErrInvalidOption, o.d)
-			}
-			if o.v == "" {
-				return ps, fmt.Errorf("%w: empty schedule", conn.ErrInvalidOption)
+				return ps, fmt.Errorf("%w: %w: schedule interval %v is below one second", conn.ErrInvalidOption, ErrSchedules, o.d)
 			}
 			schedule = o.v
 			h.Set(HeaderSchedule, o.v)
