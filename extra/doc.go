@@ -13,6 +13,7 @@
 //
 // # Atomic batches
 //
+//	order, payment := []byte(`{"id":"o-1"}`), []byte(`{"paid":true}`)
 //	b, err := extra.NewBatchPublisher(js, extra.AckEvery(100))
 //	err = b.Add(ctx, "orders.created", order)
 //	err = b.Add(ctx, "orders.paid", payment)
@@ -31,7 +32,9 @@
 // # Batch direct get
 //
 //	for m, err := range extra.GetBatch(ctx, js, "ORDERS", 100, extra.StartSeq(42)) {
-//		if err != nil { … }
+//		if err != nil {
+//			return err
+//		}
 //		use(m.Sequence, m.Data)
 //	}
 //
@@ -40,9 +43,12 @@
 //
 // # Fast ingest
 //
+//	events, last := [][]byte{[]byte("e1"), []byte("e2")}, []byte("e3")
 //	p, err := extra.NewFastPublisher(js, extra.Flow(200))
 //	for _, e := range events {
-//		if _, err := p.Add(ctx, "events.in", e); err != nil { … }
+//		if _, err := p.Add(ctx, "events.in", e); err != nil {
+//			return err
+//		}
 //	}
 //	ack, err := p.Commit(ctx, "events.in", last) // or p.Close(ctx): end without a message
 //
