@@ -154,6 +154,9 @@ func TestBorrowedBreakRequeuesCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := nc.Flush(ctx); err != nil { // the server has the interest before pub publishes
+		t.Fatal(err)
+	}
 	for range 200 {
 		if err := pub.Publish("lend.other", bytes.Repeat([]byte("Z"), 300)); err != nil {
 			t.Fatal(err)
