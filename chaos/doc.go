@@ -16,7 +16,7 @@
 //
 // Running it:
 //
-//	go test ./chaos -run TestChaos -v                 # short run (≤ 90 s, ≤ 60 s with -race)
-//	SOAK_SECONDS=240 go test ./chaos -run TestChaos -v -timeout 15m   # the soak (make soak)
-//	CHAOS_SEED=42 ...                                  # replay a schedule
+//	$ go test ./chaos -run TestChaos -v                 # short run (≤ 90 s, ≤ 60 s with -race)
+//	$ SOAK_SECONDS=240 go test ./chaos -run TestChaos -v -timeout 15m   # the soak (make soak)
+//	$ CHAOS_SEED=42 ...                                  # replay a schedule
 package chaos

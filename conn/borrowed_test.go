@@ -155,7 +155,7 @@ func TestBorrowedBreakRequeuesCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.Flush(ctx); err != nil {
+	if err := nc.Flush(ctx); err != nil { // the server has the interest before pub publishes
 		t.Fatal(err)
 	}
 	for range 200 {

@@ -6,7 +6,9 @@
 // # Connecting
 //
 //	nc, err := conn.Connect(ctx, "nats://127.0.0.1:4222", conn.Name("svc"))
-//	if err != nil { … }
+//	if err != nil {
+//		return err
+//	}
 //	defer nc.Close()
 //
 // Connect returns when the handshake with one server has completed. A lost

@@ -28,7 +28,18 @@ var (
 	ErrBadSubject         = proto.ErrBadSubject
 	ErrBadQueue           = proto.ErrBadQueue
 	ErrBadHeader          = proto.ErrBadHeader
+	// ErrSubjectTooLong: a subject, with the reply subject or queue group
+	// sent on the same protocol line, would make the line longer than the
+	// server's max_control_line (MaxControlLine), for which the server
+	// closes the connection. Nothing was sent. It also matches
+	// ErrBadSubject.
+	ErrSubjectTooLong error = subjectTooLong{}
 )
+
+type subjectTooLong struct{}
+
+func (subjectTooLong) Error() string     { return "nats: subject too long for the server's control line" }
+func (subjectTooLong) Is(err error) bool { return err == ErrBadSubject }
 
 // Server -ERR classes. A *ServerError matches one of these with errors.Is.
 var (

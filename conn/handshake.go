@@ -251,6 +251,13 @@ func (l *link) flushStats() {
 	}
 }
 
+// inboundLineSlack is how much longer than MaxControlLine a line from the
+// server may be: a delivered message adds its subscription ID to the
+// subject and reply the server accepted, and the server may compose a
+// reply subject of its own (a JetStream acknowledgement subject names the
+// stream, the consumer and seven numbers).
+const inboundLineSlack = 4096
+
 func (l *link) setMaxPayload(n int64) {
 	l.p.Limits.MaxPayload = max(int(n)*inboundPerPayload, minInboundLimit) + payloadSlack
 }
@@ -342,6 +349,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	}
 	l := newLink(c)
 	l.base, l.quiet = base, nc.quiet
+	l.p.Limits.MaxControlLine = nc.opts.maxControlLine + inboundLineSlack
 	op, err := l.next()
 	if err != nil {
 		return nil, nil, err

@@ -27,6 +27,9 @@ const (
 	DefaultWriteTimeout        = 10 * time.Second
 	DefaultRequestTimeout      = 5 * time.Second
 	DefaultInboxPrefix         = "_INBOX"
+	// DefaultMaxControlLine is nats-server's default max_control_line:
+	// the longest protocol line, after its verb, a client may send.
+	DefaultMaxControlLine = proto.DefaultMaxControlLine
 )
 
 // Option configures a connection; pass options to Connect.
@@ -75,6 +78,7 @@ type options struct {
 	drainTimeout     time.Duration
 	writeTimeout     time.Duration
 	requestTimeout   time.Duration
+	maxControlLine   int
 }
 
 func defaultOptions() options {
@@ -94,6 +98,7 @@ func defaultOptions() options {
 		drainTimeout:     DefaultDrainTimeout,
 		writeTimeout:     DefaultWriteTimeout,
 		requestTimeout:   DefaultRequestTimeout,
+		maxControlLine:   DefaultMaxControlLine,
 		logger:           slog.New(slog.DiscardHandler),
 	}
 }
@@ -377,6 +382,27 @@ func RequestTimeout(d time.Duration) Option {
 			return invalid("request timeout %v", d)
 		}
 		o.requestTimeout = d
+		return nil
+	}
+}
+
+// MaxControlLine sets the server's max_control_line, which INFO does not
+// announce (default DefaultMaxControlLine, 4096, the server's default).
+// A server closes the connection of a client whose protocol line, after
+// its verb, is longer: "PUB <subject> [reply] <size>", "HPUB …" and
+// "SUB <subject> [queue] <sid>". Publish, PublishMsg, Request and the
+// subscribe calls therefore refuse, before anything is sent and leaving
+// the connection as it is, a subject that with its reply subject or queue
+// group would make the line longer (ErrSubjectTooLong). Set n to the
+// server's value when it is configured otherwise; n must be at least 64.
+// Lines from the server are accepted up to n plus 4096 bytes, for what a
+// delivery adds (subscription IDs, reply subjects the server composes).
+func MaxControlLine(n int) Option {
+	return func(o *options) error {
+		if n < 64 {
+			return invalid("max control line %d", n)
+		}
+		o.maxControlLine = n
 		return nil
 	}
 }

@@ -138,6 +138,10 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 			return nil, err
 		}
 	}
+	// "SUB <subject> [queue] <sid>": room for separators and any sid.
+	if len(subject)+len(queue)+22 > nc.opts.maxControlLine {
+		return nil, ErrSubjectTooLong
+	}
 	s := newSubscription(nc, subject, queue)
 	s.inline = inline
 	s.borrowed = inlineView

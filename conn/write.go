@@ -17,9 +17,10 @@ const (
 
 // Publish sends data to subject. It does not wait for the server: the bytes
 // are queued and written by the connection's flusher. It fails at once,
-// before anything is queued, with ErrBadSubject, ErrMaxPayload, ErrClosed,
-// ErrDraining or, while disconnected with a full reconnect buffer,
-// ErrReconnectBuffer. It allocates nothing. The subject, reply, headers and
+// before anything is queued, with ErrBadSubject (ErrSubjectTooLong for a
+// subject and reply longer than the server's control line allows, see
+// MaxControlLine), ErrMaxPayload, ErrClosed, ErrDraining or, while
+// disconnected with a full reconnect buffer, ErrReconnectBuffer. It allocates nothing. The subject, reply, headers and
 // data are copied before it returns: the caller may reuse their memory at
 // once (also for PublishMsg and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
@@ -91,9 +92,10 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mod
 // reading the clock again. Between a response and the next request every
 // step counts: see "What session 11 measured" in docs/performance.md.
 func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, mode pubMode, now time.Time) error {
-	size := len(data)
+	size, hdr := len(data), -1
 	if h != nil {
-		size += h.EncodedLen()
+		hdr = h.EncodedLen()
+		size += hdr
 	}
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
@@ -116,7 +118,9 @@ func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, m
 		}
 	}
 	var err error
-	if h == nil {
+	if !pubLineFits(nc.opts.maxControlLine, subject, reply, hdr, len(data)) {
+		err = ErrSubjectTooLong
+	} else if h == nil {
 		if err = nc.pubSubject.Check(subject); err == nil && reply != "" {
 			err = proto.ValidatePublishSubject(reply)
 		}
@@ -149,6 +153,34 @@ func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, m
 	}
 	nc.mu.Unlock()
 	return nil
+}
+
+// pubLineFits reports whether the arguments of a PUB line (hdr < 0) or of
+// an HPUB line with a header block of hdr bytes, for a payload of size
+// bytes, are at most limit bytes long: what the server checks against its
+// max_control_line.
+func pubLineFits(limit int, subject, reply string, hdr, size int) bool {
+	n := len(subject) + len(reply)
+	if n <= limit-48 {
+		return true // room for the separators and two sizes of any length
+	}
+	if reply != "" {
+		n++
+	}
+	if hdr >= 0 {
+		n += 1 + decimalLen(hdr)
+		size += hdr
+	}
+	return n+1+decimalLen(size) <= limit
+}
+
+// decimalLen is the number of decimal digits of n ≥ 0.
+func decimalLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 // writeInline writes the whole outbound buffer from the calling goroutine.

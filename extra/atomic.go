@@ -142,8 +142,9 @@ func (p *BatchPublisher) CommitMsg(ctx context.Context, subject string, h *proto
 // an empty message, sent on the subject of the last one added, that the
 // server (2.14+, API level 4) does not store. Use it when the batch's end
 // is known only after its last message went out (a stream of input that
-// ends). The acknowledgement counts the messages added, not the marker.
-// At least one message must have been added (ErrEmptyBatch otherwise, and
+// ends). The acknowledgement counts the messages added, not the marker,
+// and the marker does not count toward MaxBatchSize: a batch already at
+// the limit can still be committed this way. At least one message must have been added (ErrEmptyBatch otherwise, and
 // the publisher stays open). An older server rejects the marker with an
 // *jsapi.APIError (invalid commit, err_code 10200) and stores nothing.
 // The publisher is closed afterwards, as by Commit.
@@ -217,7 +218,11 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		return nil, context.Cause(ctx) // nothing sent; the publisher goes on
 	}
 	seq := p.seq + 1
-	msgID, err := p.prepare(seq, subject, h, opts)
+	size := seq // messages the batch holds with this one
+	if mode == commitEOB {
+		size-- // the server does not count the marker
+	}
+	msgID, err := p.prepare(seq, size, subject, h, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -319,10 +324,15 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		Domain: ack.Domain, Value: ack.Value}, nil
 }
 
-// batchErr wraps an error reply with the batch and message it answered.
+// batchErr wraps an error reply with the batch and message it answered. A
+// batch the server finds too large also matches ErrBatchTooLarge, as the
+// local check does.
 func batchErr(id string, seq int, err error) error {
 	var ae *jsapi.APIError
 	if errors.As(err, &ae) {
+		if errors.Is(err, jsapi.ErrAtomicTooLarge) {
+			return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrBatchTooLarge, id, seq, err)
+		}
 		return fmt.Errorf("extra: atomic batch %s message %d: %w", id, seq, err)
 	}
 	return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrInvalidResponse, id, seq, err)
@@ -339,27 +349,28 @@ func (p *BatchPublisher) sent(seq int, subject, msgID string) {
 	}
 }
 
-// prepare validates message seq and builds its headers (without the batch
-// headers) into p.hdr. It returns the message ID, if any. On error p.hdr
-// is reset.
-func (p *BatchPublisher) prepare(seq int, subject string, h *proto.Header, opts []jsapi.PubOpt) (msgID string, err error) {
+// prepare validates message seq, after which the batch holds size
+// messages, and builds its headers (without the batch headers) into p.hdr.
+// It returns the message ID, if any. On error p.hdr is reset.
+func (p *BatchPublisher) prepare(seq, size int, subject string, h *proto.Header, opts []jsapi.PubOpt) (msgID string, err error) {
 	p.hdr.Reset()
-	msgID, err = buildAtomic(&p.hdr, seq, subject, h, opts, p.msgIDs)
+	msgID, err = buildAtomic(&p.hdr, seq, size, p.set.max, subject, h, opts, p.msgIDs)
 	if err != nil {
 		p.hdr.Reset()
 	}
 	return msgID, err
 }
 
-// buildAtomic validates message seq of an atomic batch and writes its
-// headers (custom ones, then those of opts) into dst. ids holds the
-// message IDs already used in the batch.
-func buildAtomic(dst *proto.Header, seq int, subject string, h *proto.Header, opts []jsapi.PubOpt, ids map[string]struct{}) (string, error) {
+// buildAtomic validates message seq of an atomic batch, after which the
+// batch holds size messages (at most limit), and writes its headers (custom
+// ones, then those of opts) into dst. ids holds the message IDs already
+// used in the batch.
+func buildAtomic(dst *proto.Header, seq, size, limit int, subject string, h *proto.Header, opts []jsapi.PubOpt, ids map[string]struct{}) (string, error) {
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return "", fmt.Errorf("%w: message %d subject %q", err, seq, subject)
 	}
-	if seq > MaxAtomicBatch {
-		return "", fmt.Errorf("%w: message %d exceeds %d", errTooLarge, seq, MaxAtomicBatch)
+	if size > limit {
+		return "", fmt.Errorf("%w: message %d exceeds %d", errTooLarge, seq, limit)
 	}
 	if h != nil {
 		for k, v := range h.All() {
@@ -395,9 +406,9 @@ func buildAtomic(dst *proto.Header, seq int, subject string, h *proto.Header, op
 }
 
 // PublishBatch publishes msgs as one atomic batch: every message is
-// validated first (at most MaxAtomicBatch, unique message IDs, supported
-// headers), then all are sent, the last one committing the batch. It
-// fails with ErrEmptyBatch for no message.
+// validated first (at most MaxBatchSize, default MaxAtomicBatch; unique
+// message IDs; supported headers), then all are sent, the last one
+// committing the batch. It fails with ErrEmptyBatch for no message.
 func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...BatchOpt) (*BatchAck, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -405,18 +416,18 @@ func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...Ba
 	if len(msgs) == 0 {
 		return nil, ErrEmptyBatch
 	}
-	if len(msgs) > MaxAtomicBatch {
-		return nil, fmt.Errorf("%w: %d messages, at most %d", errTooLarge, len(msgs), MaxAtomicBatch)
-	}
 	p, err := NewBatchPublisher(js, opts...)
 	if err != nil {
 		return nil, err
+	}
+	if len(msgs) > p.set.max {
+		return nil, fmt.Errorf("%w: %d messages, at most %d", errTooLarge, len(msgs), p.set.max)
 	}
 	// Validate everything before the first byte is sent.
 	var ids map[string]struct{}
 	for i := range msgs {
 		m := &msgs[i]
-		id, err := buildAtomic(&p.hdr, i+1, m.Subject, m.Header, m.Opts, ids)
+		id, err := buildAtomic(&p.hdr, i+1, i+1, p.set.max, m.Subject, m.Header, m.Opts, ids)
 		p.hdr.Reset()
 		if err != nil {
 			return nil, err

@@ -13,12 +13,15 @@
 //
 // # Atomic batches
 //
+//	order, payment := []byte(`{"id":"o-1"}`), []byte(`{"paid":true}`)
 //	b, err := extra.NewBatchPublisher(js, extra.AckEvery(100))
 //	err = b.Add(ctx, "orders.created", order)
 //	err = b.Add(ctx, "orders.paid", payment)
 //	ack, err := b.Commit(ctx, "orders.done", nil) // all three stored, or none
 //
-// At most MaxAtomicBatch (1000) messages; custom headers are kept and the
+// At most MaxAtomicBatch (1000, the server's default limit) messages, or
+// MaxBatchSize for a server configured higher; the end-of-batch marker of
+// CommitEOB does not count. Custom headers are kept and the
 // Nats-Batch-* headers are the publisher's. Message IDs are allowed but must
 // be unique within the batch; Nats-Expected-Last-Msg-Id is refused and
 // Nats-Expected-Last-Sequence is allowed on the first message only. All of
@@ -29,7 +32,9 @@
 // # Batch direct get
 //
 //	for m, err := range extra.GetBatch(ctx, js, "ORDERS", 100, extra.StartSeq(42)) {
-//		if err != nil { … }
+//		if err != nil {
+//			return err
+//		}
 //		use(m.Sequence, m.Data)
 //	}
 //
@@ -38,9 +43,12 @@
 //
 // # Fast ingest
 //
+//	events, last := [][]byte{[]byte("e1"), []byte("e2")}, []byte("e3")
 //	p, err := extra.NewFastPublisher(js, extra.Flow(200))
 //	for _, e := range events {
-//		if _, err := p.Add(ctx, "events.in", e); err != nil { … }
+//		if _, err := p.Add(ctx, "events.in", e); err != nil {
+//			return err
+//		}
 //	}
 //	ack, err := p.Commit(ctx, "events.in", last) // or p.Close(ctx): end without a message
 //

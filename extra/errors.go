@@ -22,8 +22,10 @@ var (
 	// ErrBatchClosed: the publisher was committed, closed, discarded,
 	// aborted, or failed earlier.
 	ErrBatchClosed = errors.New("extra: batch publisher closed")
-	// ErrBatchTooLarge: an atomic batch would exceed MaxAtomicBatch
-	// messages. Errors carrying it also match jsapi.ErrAtomicTooLarge.
+	// ErrBatchTooLarge: an atomic batch would exceed its MaxBatchSize
+	// (default MaxAtomicBatch) messages, found before sending, or the
+	// server refused it as too large. Errors carrying it also match
+	// jsapi.ErrAtomicTooLarge.
 	ErrBatchTooLarge = errors.New("extra: atomic batch too large")
 	// ErrEmptyBatch: PublishBatch was given no message, or Close was
 	// called on a fast publisher that stored none.

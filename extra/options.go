@@ -11,8 +11,11 @@ import (
 
 // Limits and defaults.
 const (
-	// MaxAtomicBatch is the largest atomic batch (the server's default
-	// max_batch_size), checked before anything is sent.
+	// MaxAtomicBatch is the default largest atomic batch, checked before
+	// anything is sent: the server's default limit (its
+	// jetstream.limits.batch.max_msgs setting). MaxBatchSize raises it for
+	// a server configured higher. The end-of-batch marker of CommitEOB
+	// does not count.
 	MaxAtomicBatch = 1000
 	// MaxBatchIDLen is the longest batch ID the server accepts.
 	MaxBatchIDLen = 64
@@ -71,6 +74,7 @@ const (
 	optGapMode
 	optOnError
 	optRetryStart
+	optMaxBatchSize
 )
 
 // BatchOpt configures an atomic BatchPublisher (and PublishBatch) or a
@@ -130,6 +134,14 @@ func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
 // calling the publisher, during Add, Commit or Close.
 func OnError(f func(error)) BatchOpt { return BatchOpt{kind: optOnError, f: f} }
 
+// MaxBatchSize sets the most messages an atomic batch may hold, checked
+// before each message is sent (default MaxAtomicBatch, n ≥ 1). Raise it
+// only for a server whose jetstream.limits.batch.max_msgs allows more;
+// the server enforces its own limit regardless, and a batch it finds too
+// large fails as the local check does (ErrBatchTooLarge) and stores
+// nothing. It applies to atomic batches only.
+func MaxBatchSize(n int) BatchOpt { return BatchOpt{kind: optMaxBatchSize, n: n} }
+
 // RetryStart sets how often a publisher sends the first message of its
 // batch again when no stream answers it (no responders: a stream leader
 // being elected, a stream not created yet), waiting wait, then twice as
@@ -170,11 +182,12 @@ type atomicSettings struct {
 	timeout  time.Duration
 	id       string
 	retry    startRetry
+	max      int // MaxBatchSize
 }
 
 func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
 	s := atomicSettings{ackFirst: true, timeout: DefaultAckTimeout,
-		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}}
+		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}, max: MaxAtomicBatch}
 	for _, o := range opts {
 		switch o.kind {
 		case optRetryStart:
@@ -198,6 +211,11 @@ func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
 				return s, err
 			}
 			s.id = o.s
+		case optMaxBatchSize:
+			if o.n < 1 {
+				return s, fmt.Errorf("%w: MaxBatchSize %d", conn.ErrInvalidOption, o.n)
+			}
+			s.max = o.n
 		default:
 			return s, fmt.Errorf("%w: option does not apply to an atomic batch", conn.ErrInvalidOption)
 		}

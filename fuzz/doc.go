@@ -32,17 +32,17 @@
 //
 // Run one target at a time:
 //
-//	go test ./fuzz -run=^$ -fuzz=FuzzParserSplits -fuzztime=30s
-//	go test ./fuzz -run=^$ -fuzz=FuzzParserDifferential -fuzztime=30s
-//	go test ./fuzz -run=^$ -fuzz=FuzzEncodeRoundTrip -fuzztime=30s
-//	go test ./fuzz -run=^$ -fuzz=FuzzReceivedHeader -fuzztime=30s
-//	go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzParserSplits -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzParserDifferential -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzEncodeRoundTrip -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzReceivedHeader -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
 //
 // Plain go test ./fuzz runs every target once over its seed corpus. The
 // seeds (captures of what nats-server 2.15 sends, and malformed frames) are
 // listed in seeds_test.go and written to testdata/fuzz/<Target>/seed-* by
 //
-//	go test ./fuzz -run=TestSeedCorpus -update-corpus
+//	$ go test ./fuzz -run=TestSeedCorpus -update-corpus
 //
 // TestSeedCorpus fails when the files and the list disagree. A crasher that
 // go test -fuzz writes to testdata/fuzz/<Target>/ is an ordinary corpus file:

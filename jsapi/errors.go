@@ -65,7 +65,7 @@ var (
 	ErrDuplicateInProcess      = errors.New("jsapi: duplicate message id is in process")
 	ErrPriorityGroupConfig     = errors.New("jsapi: invalid priority group configuration")
 	ErrLastSeqPerSubjectBusy   = errors.New("jsapi: expected last sequence per subject temporarily unavailable")
-	ErrInvalidTTL              = errors.New("jsapi: invalid per-message TTL")
+	ErrInvalidTTL              = errors.New("jsapi: invalid per-message TTL") // also a TTL refused locally (see TTL)
 	ErrTTLDisabled             = errors.New("jsapi: per-message TTL is disabled")
 	ErrTooManyRequests         = errors.New("jsapi: too many requests")
 	ErrCounterConfig           = errors.New("jsapi: counter error")

@@ -61,6 +61,8 @@ const (
 	optScheduleTZ     // v: the IANA zone
 	optCancelSchedule // s: the schedule's subject
 	optIncr           // v: the signed decimal increment
+	optScheduleTTL    // d: the TTL of produced messages
+	optScheduleCron   // v: the pattern given to ScheduleCron
 )
 
 // PubOpt is a publish option: a message ID, an expectation, a TTL, or any
@@ -102,9 +104,11 @@ func ExpectLastSubjectSeqFor(filter string) PubOpt {
 func ExpectLastMsgID(id string) PubOpt { return PubOpt{kind: optExpectLastMsgID, s: id} }
 
 // TTL sets the message's time to live (Nats-TTL, stream needs
-// AllowMsgTTL). It is sent in whole seconds (fractions are dropped); less
-// than a second is rejected locally; TTLNever exempts the message from
-// expiry.
+// AllowMsgTTL): a whole number of seconds, at least one, or TTLNever,
+// which exempts the message from expiry. The server keeps whole seconds
+// only, so anything else (1500 ms, 500 ms) is refused before sending, with
+// an error matching conn.ErrInvalidOption and ErrInvalidTTL, rather than
+// rounded.
 func TTL(d time.Duration) PubOpt { return PubOpt{kind: optTTL, d: d} }
 
 // Incr publishes a counter increment (Nats-Incr) to a stream with
@@ -124,26 +128,75 @@ func ScheduleAt(t time.Time) PubOpt {
 	return PubOpt{kind: optSchedule, v: "@at " + t.UTC().Format(time.RFC3339)}
 }
 
-// ScheduleEvery makes the message a repeating schedule (server 2.14+);
-// every must be at least a second (rejected locally otherwise).
+// ScheduleEvery makes the message a repeating schedule (server 2.14+),
+// sent as "@every " and every's Go form ("@every 1m30s"); every must be at
+// least a second (refused before sending otherwise, with an error matching
+// conn.ErrInvalidOption and ErrSchedules).
 func ScheduleEvery(every time.Duration) PubOpt {
 	return PubOpt{kind: optSchedule, v: "@every " + every.String(), d: every}
 }
 
-// ScheduleCron makes the message a cron schedule (server 2.14+): six fields,
-// seconds first, or an alias such as "@hourly". The server checks the
-// expression (ErrScheduleInvalid names its err_code).
-func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optSchedule, v: spec} }
+// ScheduleCron makes the message a cron schedule (server 2.14+), sent as
+// Nats-Schedule unchanged. spec is six fields separated by spaces, seconds
+// first ("0 30 9 * * 1-5"), or one of the server's aliases: "@yearly" (or
+// "@annually"), "@monthly", "@weekly" (Sunday), "@daily" (or
+// "@midnight"), "@hourly", all at second 0 in the schedule's time zone
+// (UTC unless ScheduleTimeZone); or the forms of ScheduleEvery and
+// ScheduleAt, "@every <Go duration of at least a second>" and
+// "@at <RFC 3339 time>". Anything else is refused before sending, with an
+// error matching conn.ErrInvalidOption and ErrSchedules: another "@" word,
+// a field count other than six. The server checks the fields themselves
+// (ErrSchedules).
+func ScheduleCron(spec string) PubOpt { return PubOpt{kind: optScheduleCron, v: spec} }
+
+// checkCron validates a ScheduleCron pattern as far as its shape: the
+// server parses the fields.
+func checkCron(spec string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: %w: cron schedule %q: %s", conn.ErrInvalidOption, ErrSchedules, spec, why)
+	}
+	switch {
+	case spec == "":
+		return bad("empty")
+	case strings.HasPrefix(spec, "@every "):
+		d, err := time.ParseDuration(spec[len("@every "):])
+		if err != nil {
+			return bad("not a Go duration")
+		}
+		if d < time.Second {
+			return bad("interval below one second")
+		}
+		return nil
+	case strings.HasPrefix(spec, "@at "):
+		if _, err := time.Parse(time.RFC3339, spec[len("@at "):]); err != nil {
+			return bad("not an RFC 3339 time")
+		}
+		return nil
+	case spec[0] == '@':
+		switch spec {
+		case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
+			return nil
+		}
+		return bad("unknown alias")
+	}
+	if n := len(strings.Fields(spec)); n != 6 {
+		return bad(fmt.Sprintf("%d fields, want 6 (seconds first)", n))
+	}
+	return nil
+}
 
 // ScheduleTarget sets the subject a schedule publishes to.
 func ScheduleTarget(subject string) PubOpt {
 	return PubOpt{kind: optHeader, s: HeaderScheduleTarget, v: subject}
 }
 
-// ScheduleTTL sets the TTL of the messages a schedule produces.
-func ScheduleTTL(d time.Duration) PubOpt {
-	return PubOpt{kind: optHeader, s: HeaderScheduleTTL, v: ttlValue(d)}
-}
+// ScheduleTTL sets the TTL of the messages a schedule produces
+// (Nats-Schedule-TTL; the stream needs AllowMsgTTL as well). The rule of
+// TTL applies: a whole number of seconds, at least one, or TTLNever;
+// anything else is refused before sending, with an error matching
+// conn.ErrInvalidOption and ErrSchedules (the server's sentinel for an
+// invalid schedule TTL).
+func ScheduleTTL(d time.Duration) PubOpt { return PubOpt{kind: optScheduleTTL, d: d} }
 
 // ScheduleTimeZone sets the IANA time zone of a cron schedule (2.14+). It
 // is rejected locally with ScheduleAt or ScheduleEvery, which the server
@@ -189,6 +242,23 @@ type pubSettings struct {
 	retryWait time.Duration
 }
 
+// checkTTL validates a TTL for the header named what: TTLNever, or a whole
+// number of seconds, at least one (the server's resolution). A refusal
+// matches conn.ErrInvalidOption and serverErr, the sentinel of the
+// server's error for it.
+func checkTTL(what string, d time.Duration, serverErr error) error {
+	switch {
+	case d == TTLNever:
+		return nil
+	case d < time.Second:
+		return fmt.Errorf("%w: %w: %s %v is below one second", conn.ErrInvalidOption, serverErr, what, d)
+	case d%time.Second != 0:
+		return fmt.Errorf("%w: %w: %s %v is not a whole number of seconds", conn.ErrInvalidOption, serverErr, what, d)
+	}
+	return nil
+}
+
+// ttlValue is the header value of a TTL checkTTL accepted.
 func ttlValue(d time.Duration) string {
 	if d == TTLNever {
 		return "never"
@@ -231,18 +301,26 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			}
 			h.Set(HeaderExpectedLastMsgID, o.s)
 		case optTTL:
-			if o.d != TTLNever && o.d < time.Second {
-				return ps, fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, o.d)
+			if err := checkTTL("TTL", o.d, ErrInvalidTTL); err != nil {
+				return ps, err
 			}
 			h.Set(HeaderTTL, ttlValue(o.d))
+		case optScheduleTTL:
+			if err := checkTTL("schedule TTL", o.d, ErrSchedules); err != nil {
+				return ps, err
+			}
+			h.Set(HeaderScheduleTTL, ttlValue(o.d))
 		case optHeader:
 			h.Add(o.s, o.v)
+		case optScheduleCron:
+			if err := checkCron(o.v); err != nil {
+				return ps, err
+			}
+			schedule = o.v
+			h.Set(HeaderSchedule, o.v)
 		case optSchedule:
 			if strings.HasPrefix(o.v, "@every ") && o.d < time.Second {
-				return ps, fmt.Errorf("%w: schedule interval %v is below one second", conn.ErrInvalidOption, o.d)
-			}
-			if o.v == "" {
-				return ps, fmt.Errorf("%w: empty schedule", conn.ErrInvalidOption)
+				return ps, fmt.Errorf("%w: %w: schedule interval %v is below one second", conn.ErrInvalidOption, ErrSchedules, o.d)
 			}
 			schedule = o.v
 			h.Set(HeaderSchedule, o.v)

@@ -335,7 +335,9 @@ var headers = sync.Pool{New: func() any { return new(proto.Header) }}
 
 // kvHeaders are the headers of a write that are not publish options: the
 // operation (KV-Operation, written first) and a TTL (Nats-TTL, written
-// last, as a Go duration, as nats.go writes it). Zero ones are left out.
+// last, as a Go duration, as nats.go writes it; the server reads both that
+// and jsapi.TTL's plain seconds, and keeps whole seconds, so checkTTL
+// applies jsapi.TTL's rule). Zero ones are left out.
 type kvHeaders struct {
 	op  string
 	ttl time.Duration
@@ -405,13 +407,19 @@ func (b *Bucket) PutString(ctx context.Context, key, value string) (uint64, erro
 type CreateOpt struct{ ttl time.Duration }
 
 // KeyTTL makes the server remove the key (leaving a purge marker) d after
-// it is created; d is at least a second. The bucket needs LimitMarkerTTL.
+// it is created; d is a whole number of seconds, at least one (anything
+// else fails Create with an error matching conn.ErrInvalidOption and
+// jsapi.ErrInvalidTTL, before sending). The bucket needs LimitMarkerTTL.
 func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d} }
 
-// checkTTL validates a per-message TTL (see kvHeaders).
+// checkTTL validates a per-message TTL (see kvHeaders): the server keeps
+// whole seconds, so a fraction is refused rather than dropped.
 func checkTTL(d time.Duration) error {
 	if d < time.Second {
-		return fmt.Errorf("%w: TTL %v is below one second", conn.ErrInvalidOption, d)
+		return fmt.Errorf("%w: %w: TTL %v is below one second", conn.ErrInvalidOption, jsapi.ErrInvalidTTL, d)
+	}
+	if d%time.Second != 0 {
+		return fmt.Errorf("%w: %w: TTL %v is not a whole number of seconds", conn.ErrInvalidOption, jsapi.ErrInvalidTTL, d)
 	}
 	return nil
 }
@@ -474,8 +482,9 @@ type DeleteOpt struct {
 // ErrRevisionMismatch unless the key's latest revision is revision.
 func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, isRev: true} }
 
-// PurgeTTL makes the purge marker itself expire after d (≥ 1 s), so the
-// key disappears entirely; the bucket needs LimitMarkerTTL. Purge only.
+// PurgeTTL makes the purge marker itself expire after d (a whole number of
+// seconds, at least one, as KeyTTL), so the key disappears entirely; the
+// bucket needs LimitMarkerTTL. Purge only.
 func PurgeTTL(d time.Duration) DeleteOpt { return DeleteOpt{ttl: d} }
 
 // Delete marks key deleted (a KV-Operation: DEL entry); its history is

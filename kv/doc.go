@@ -7,7 +7,9 @@
 //	rev, err := b.Put(ctx, "feature.dark-mode", []byte("on"))
 //	e, err := b.Get(ctx, "feature.dark-mode")            // e.Value, e.Revision
 //	rev, err = b.Update(ctx, "feature.dark-mode", []byte("off"), e.Revision) // CAS
-//	for e, err := range b.Watch(ctx, "feature.>") { … }  // nil entry: initial values done
+//	for e, err := range b.Watch(ctx, "feature.>") { // nil entry: initial values done
+//		use(e, err)
+//	}
 //
 // # Layout
 //

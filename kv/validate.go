@@ -21,7 +21,10 @@ func ValidateBucketName(name string) error {
 
 // ValidateKey reports whether key is a valid key: not empty, only a-z,
 // A-Z, 0-9 and "-/_=.", not starting or ending with '.', no "..". It
-// returns ErrInvalidKey otherwise.
+// returns ErrInvalidKey otherwise. It does not bound the length: a key
+// whose subject, with the bucket's prefix and a reply inbox, would not fit
+// the server's control line fails the call with conn.ErrSubjectTooLong,
+// before anything is sent.
 func ValidateKey(key string) error {
 	if key == "" || key[0] == '.' || key[len(key)-1] == '.' {
 		return ErrInvalidKey

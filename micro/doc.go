@@ -6,15 +6,17 @@
 // # Services and endpoints
 //
 //	svc, err := micro.AddService(nc, micro.Config{Name: "orders", Version: "1.0.0"})
-//	if err != nil { … }                        // *ConfigError: nothing was sent
+//	if err != nil {
+//		return err // *ConfigError: nothing was sent
+//	}
 //	defer svc.Stop(ctx)
 //	v1 := svc.AddGroup("orders.v1")
 //	err = v1.AddEndpoint("create", micro.HandlerFunc(func(r micro.Request) {
-//		if err := validate(r.Data()); err != nil {
-//			r.Error("400", err.Error(), nil)   // Nats-Service-Error(-Code) headers
+//		if len(r.Data()) == 0 {
+//			r.Error("400", "empty order", nil) // Nats-Service-Error(-Code) headers
 //			return
 //		}
-//		r.RespondJSON(created)
+//		r.RespondJSON(map[string]string{"id": "o-1"})
 //	}))                                         // listens on orders.v1.create, queue group "q"
 //
 // A service's name (A-Z, a-z, 0-9, '-', '_') and semantic version are

@@ -4,10 +4,11 @@
 //
 //	js, _ := jsapi.New(nc)
 //	s, err := objstore.CreateStore(ctx, js, objstore.Config{Bucket: "artifacts"})
+//	file, err := os.Open("model.bin")
 //	info, err := s.Put(ctx, objstore.Meta{Name: "model.bin", Description: "weights"}, file)
 //	r, err := s.Get(ctx, "model.bin")   // io.ReadCloser, digest checked at EOF
 //	defer r.Close()
-//	_, err = io.Copy(dst, r)
+//	_, err = io.Copy(os.Stdout, r)
 //
 // # Layout
 //

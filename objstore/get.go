@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -223,14 +226,21 @@ func (s *Store) GetString(ctx context.Context, name string, opts ...Opt) (string
 
 // GetFile writes an object's data to the file at path. The data goes to a
 // temporary file in the same directory that replaces path only once the
-// digest matched, so path never holds a partial or corrupt object.
+// digest matched, so path never holds a partial or corrupt object; on any
+// failure the temporary file is removed and path is left as it was. The
+// file gets the permissions os.Create would give it: those of the file it
+// replaces, or 0666 less the process's umask for a new one.
 func (s *Store) GetFile(ctx context.Context, name, path string, opts ...Opt) (err error) {
 	r, err := s.Get(ctx, name, opts...)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	perm, keep := os.FileMode(0o666), false // a new file's: the umask applies
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() {
+		perm, keep = fi.Mode().Perm(), true
+	}
+	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp", perm)
 	if err != nil {
 		return err
 	}
@@ -240,6 +250,12 @@ func (s *Store) GetFile(ctx context.Context, name, path string, opts ...Opt) (er
 			os.Remove(f.Name())
 		}
 	}()
+	if keep {
+		// The replaced file's bits, as they are: not narrowed by the umask.
+		if err = f.Chmod(perm); err != nil {
+			return err
+		}
+	}
 	if _, err = io.Copy(f, r); err != nil {
 		return err
 	}
@@ -247,4 +263,17 @@ func (s *Store) GetFile(ctx context.Context, name, path string, opts ...Opt) (er
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// createTemp creates a new file in dir named prefix followed by a random
+// number, with permissions perm less the umask (os.CreateTemp's are 0600).
+func createTemp(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("objstore: no free temporary file name in %s", dir)
 }

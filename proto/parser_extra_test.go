@@ -83,6 +83,7 @@ func TestParseAcceptExtra(t *testing.T) {
 		{"MSG foo 18446744073709551615 0\r\n\r\n", []string{`MSG "foo" 18446744073709551615 "" "" ""`}},
 		{"MSG foo 007 003\r\nabc\r\n", []string{`MSG "foo" 7 "" "" "abc"`}}, // leading zeros
 		{"MSG foo 0 0\r\n\r\n", []string{`MSG "foo" 0 "" "" ""`}},
+		{"HMSG foo 1 0 2\r\nhi\r\n", []string{`HMSG "foo" 1 "" "" "hi"`}},         // hdr_size 0: no header block
 		{"MSG foo 1 4\r\n\r\n\r\n\r\n", []string{`MSG "foo" 1 "" "" "\r\n\r\n"`}}, // payload is opaque
 		{"MSG foo 1 5\r\nMSG x\r\nPING\r\n", []string{`MSG "foo" 1 "" "" "MSG x"`, "PING"}},
 		{"MSG é.ü 1 0\r\n\r\n", []string{`MSG "é.ü" 1 "" "" ""`}},

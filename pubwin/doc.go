@@ -4,12 +4,16 @@
 //
 //	w, err := pubwin.New(js, pubwin.MaxPending(1000))
 //	if err != nil {
-//		…
+//		return err
 //	}
 //	defer w.Close()
-//	for _, o := range orders {
-//		f, err := w.Publish(ctx, "orders.new", o.Data, jsapi.MsgID(o.ID))
-//		…
+//	orders := [][]byte{[]byte(`{"id":1}`), []byte(`{"id":2}`)}
+//	for i, o := range orders {
+//		f, err := w.Publish(ctx, "orders.new", o, jsapi.MsgID("o-"+strconv.Itoa(i)))
+//		if err != nil {
+//			return err // no free slot within StallWait, an invalid option…
+//		}
+//		use(f) // f.Wait(ctx) for this one's PubAck
 //	}
 //	err = w.Complete(ctx) // nil: every publish acknowledged
 //

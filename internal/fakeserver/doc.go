@@ -62,7 +62,7 @@
 // Typical use:
 //
 //	s := fakeserver.New(t)
-//	nc := connect(s.URL()) // in a goroutine, or with a handler instead
+//	go conn.Connect(ctx, s.URL()) // in a goroutine, or with a handler instead
 //	c, _ := s.Accept(ctx)
 //	c.Handshake(ctx, fakeserver.DefaultInfo())
 //	c.Send([]byte("MSG foo 1 99999999999999999999\r\n"))

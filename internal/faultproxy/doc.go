@@ -25,11 +25,11 @@
 //
 // Typical use:
 //
-//	p, err := faultproxy.New(serverAddr)
+//	p, err := faultproxy.New("127.0.0.1:4222") // the server's address
 //	if err != nil {
 //		t.Fatal(err)
 //	}
 //	t.Cleanup(func() { p.Close() })
-//	conn := connect(p.URL())
+//	nc, err := conn.Connect(ctx, p.URL())
 //	p.Stall(faultproxy.Down, true) // the server goes silent
 package faultproxy

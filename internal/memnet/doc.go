@@ -52,9 +52,12 @@
 //
 //	synctest.Test(t, func(t *testing.T) {
 //		l := memnet.Listen("fake:4222")
-//		go serve(l) // Accept, then speak the protocol on the server end
-//		nc, err := conn.Connect(ctx, "nats://fake:4222", conn.Dialer(l.Dial))
-//		...
+//		go func() { // the server end: Accept, then speak the protocol
+//			c, err := l.Accept()
+//			use(c, err)
+//		}()
+//		nc, err := conn.Connect(t.Context(), "nats://fake:4222", conn.Dialer(l.Dial))
+//		use(nc, err)
 //		nc.Close()
 //		l.Close()
 //	})
