@@ -11,7 +11,9 @@
 //	func TestOrders(t *testing.T) {
 //		s := natstest.NewServer(t)
 //		nc := s.Connect(t) // closed when the test ends
-//		…
+//		if err := nc.Publish("orders.new", []byte("o-1")); err != nil {
+//			t.Fatal(err)
+//		}
 //	}
 //
 // Options choose what the server is like: JetStream(false), MemoryStore,
@@ -48,12 +50,14 @@
 // clean-up to the caller's Close (NewCerts writes into the caller's
 // directory): use them in TestMain, in Example functions and in programs:
 //
+//	var serverURL string
+//
 //	func TestMain(m *testing.M) {
 //		s, err := natstest.Start()
 //		if err != nil {
 //			log.Fatal(err)
 //		}
-//		url = s.URL()
+//		serverURL = s.URL()
 //		code := m.Run()
 //		s.Close() // os.Exit runs no deferred calls
 //		os.Exit(code)

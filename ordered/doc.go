@@ -7,7 +7,7 @@
 //	if err != nil { return err } // jsapi.ErrStreamNotFound, …
 //	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
 //		if err != nil { return err }
-//		apply(m)
+//		use(m.Subject, m.Data)
 //	}
 //
 // # Configuration and options

@@ -4,17 +4,19 @@
 // and Consume, which runs a handler on a goroutine of its own.
 //
 //	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
+//	if err != nil { return err }
 //	for m, err := range c.Messages(ctx) {
 //		if err != nil { return err }     // terminal: consumer or stream deleted, connection closed, ctx done
-//		handle(m.Data)
+//		use(m.Data)
 //		m.Ack()
 //	}
 //
-//	cc, err := c.Consume(ctx, func(m *jsapi.Msg) { handle(m.Data); m.Ack() })
-//	…
-//	cc.Drain()     // or Stop
-//	<-cc.Closed()  // the handler has returned for the last time
-//	err = cc.Err() // nil, or the terminal error that ended it
+//	cc, err := c.Consume(ctx, func(m *jsapi.Msg) { use(m.Data); m.Ack() })
+//	if err != nil { return err } // invalid options, ctx done, connection closed: nothing started
+//	time.Sleep(time.Minute)      // meanwhile the handler runs
+//	cc.Drain()                   // or Stop
+//	<-cc.Closed()                // the handler has returned for the last time
+//	err = cc.Err()               // nil, or the terminal error that ended it
 //
 // # Handles
 //

@@ -22,15 +22,6 @@ import (
 // root is the module root, relative to this package.
 const root = "../.."
 
-// excluded are files whose snippets are not checked yet: they are being
-// rewritten elsewhere. Remove an entry once its file compiles.
-var excluded = map[string]bool{
-	"docs/consuming.md": true,
-	"docs/migrating.md": true,
-	"pull/doc.go":       true,
-	"ordered/doc.go":    true,
-}
-
 // env declares what the documentation takes as given: a context, a
 // connection, a JetStream view, a payload, a test (in the docs of test
 // helpers), and use, which stands for whatever the reader does with a
@@ -64,6 +55,7 @@ var imports = map[string]string{
 	"objstore": "github.com/natsio/natsio/objstore", "extra": "github.com/natsio/natsio/extra",
 	"pull": "github.com/natsio/natsio/pull", "ordered": "github.com/natsio/natsio/ordered",
 	"pubwin": "github.com/natsio/natsio/pubwin", "micro": "github.com/natsio/natsio/micro",
+	"natstest":   "github.com/natsio/natsio/natstest",
 	"fakeserver": "github.com/natsio/natsio/internal/fakeserver",
 	"faultproxy": "github.com/natsio/natsio/internal/faultproxy",
 	"memnet":     "github.com/natsio/natsio/internal/memnet",
@@ -153,9 +145,6 @@ func collect(t *testing.T) []snippet {
 	var out []snippet
 	for _, path := range md {
 		rel := relPath(t, path)
-		if excluded[rel] {
-			continue
-		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -172,11 +161,7 @@ func collect(t *testing.T) []snippet {
 		if d.Name() != "doc.go" {
 			return nil
 		}
-		rel := relPath(t, path)
-		if excluded[rel] {
-			return nil
-		}
-		s, err := docSnippets(rel, path)
+		s, err := docSnippets(relPath(t, path), path)
 		out = append(out, s...)
 		return err
 	})
@@ -279,9 +264,12 @@ func lineOf(src, code string) int {
 	return 0
 }
 
-// check type-checks s: as top-level declarations if it parses as such,
-// otherwise as the body of a function returning an error, or of one
-// returning nothing. It returns the errors of the form that came closest.
+// check type-checks s. A snippet that starts with a function declaration
+// (a test, a TestMain, a handler) is a file of top-level declarations, and
+// so is any other snippet that parses as one (var, type and const
+// declarations alone). Any other is the body of a function returning an
+// error, or of one returning nothing: of these two forms, the errors of the
+// one that came closer are returned.
 func check(fset *token.FileSet, imp types.Importer, s snippet) error {
 	envFile, err := parser.ParseFile(fset, "env.go", env, 0)
 	if err != nil {
@@ -296,37 +284,63 @@ func check(fset *token.FileSet, imp types.Importer, s snippet) error {
 	slices.Sort(names)
 	head := "package snippet\nimport (" + strings.Join(names, "; ") + ")\n"
 	at := fmt.Sprintf("//line %s:%d\n", s.file, s.line)
-	forms := []string{
-		head + at + s.code + "\n",
-		head + "func _() error {\n" + at + s.code + "\nreturn nil\n}\n",
-		head + "func _() {\n" + at + s.code + "\n}\n",
+	name := filepath.Join(root, "snippet.go")
+
+	f, err := parser.ParseFile(fset, name, head+at+s.code+"\n", parser.SkipObjectResolution)
+	if err == nil {
+		return errors.Join(typeCheck(fset, imp, envFile, f)...)
 	}
-	var best error
-	bestN := -1
-	for i, src := range forms {
-		f, err := parser.ParseFile(fset, filepath.Join(root, fmt.Sprintf("snippet%d.go", i)), src, parser.SkipObjectResolution)
+	if startsWithFunc(s.code) {
+		return err // a declaration that is not Go: not to be read as statements
+	}
+	var best []error
+	for i, body := range []string{
+		"func _() error {\n" + at + s.code + "\nreturn nil\n}\n",
+		"func _() {\n" + at + s.code + "\n}\n",
+	} {
+		f, err := parser.ParseFile(fset, name, head+body, parser.SkipObjectResolution)
 		if err != nil {
-			if i == 1 && best == nil {
-				best, bestN = err, 1<<30 // a parse error, unless another form does better
-			}
-			continue
+			return err // both forms parse alike
 		}
-		var errs []error
-		conf := types.Config{Importer: imp, Error: func(err error) {
-			if te, ok := err.(types.Error); ok && te.Soft && unusedOnly(te.Msg) {
-				return
-			}
-			errs = append(errs, err)
-		}}
-		_, _ = conf.Check("snippet", fset, []*ast.File{envFile, f}, nil)
+		errs := typeCheck(fset, imp, envFile, f)
 		if len(errs) == 0 {
 			return nil
 		}
-		if bestN < 0 || len(errs) < bestN {
-			best, bestN = errors.Join(errs...), len(errs)
+		if i == 0 || len(errs) < len(best) {
+			best = errs
 		}
 	}
-	return best
+	return errors.Join(best...)
+}
+
+// funcDecl matches the start of a function or method declaration.
+var funcDecl = regexp.MustCompile(`^func\s+[\pL_(]`)
+
+// startsWithFunc reports whether the first line of code that is neither
+// blank nor a comment declares a function or a method (a function literal,
+// "func() {", is a statement's start, not a declaration).
+func startsWithFunc(code string) bool {
+	for l := range strings.Lines(code) {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "//") {
+			return funcDecl.MatchString(l)
+		}
+	}
+	return false
+}
+
+// typeCheck type-checks f with the declarations of env and returns its
+// errors, but those saying only that something is unused.
+func typeCheck(fset *token.FileSet, imp types.Importer, env, f *ast.File) []error {
+	var errs []error
+	conf := types.Config{Importer: imp, Error: func(err error) {
+		if te, ok := err.(types.Error); ok && te.Soft && unusedOnly(te.Msg) {
+			return
+		}
+		errs = append(errs, err)
+	}}
+	_, _ = conf.Check("snippet", fset, []*ast.File{env, f}, nil)
+	return errs
 }
 
 // unusedOnly reports whether a soft error only says something is unused.
@@ -345,16 +359,27 @@ func TestCheckerRejects(t *testing.T) {
 		`err := nc.Publish(1, data)`,                // wrong argument type
 		`if err != nil { … }`,                       // a placeholder
 		`b, err := kv.Bind(ctx, js, "b"); use(bkt)`, // an undeclared name
+		"func TestX(t *testing.T) {\n\tuse(s)\n}",   // an undeclared name in a test
 	} {
 		if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err == nil {
 			t.Errorf("%q passed", code)
 		}
 	}
+	// A declaration that does not parse is reported as such, not as the
+	// statements it is not.
+	code := "func TestX(t *testing.T) {\n\ts := natstest.NewServer(t)\n\t…\n}"
+	if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err == nil || !strings.Contains(err.Error(), "x.md:3") || !strings.Contains(err.Error(), "U+2026") {
+		t.Errorf("%q: %v, want the placeholder on line 3", code, err)
+	}
 	for _, code := range []string{
 		`nc, err := conn.Connect(ctx, "nats://127.0.0.1:4222")`, // unused: allowed
 		"if err := nc.Flush(ctx); err != nil {\n\treturn err\n}",
-		"func handler(m *conn.Msg) { _ = m.Respond(nil) }", // a declaration
-		`for range 3 { return }`,                           // a function without result
+		"func handler(m *conn.Msg) { _ = m.Respond(nil) }",                                 // a declaration
+		`for range 3 { return }`,                                                           // a function without result
+		"func TestX(t *testing.T) {\n\ts := natstest.NewServer(t)\n\tuse(s.Connect(t))\n}", // a test
+		"var url string\n\nfunc TestMain(m *testing.M) {\n\ts, err := natstest.Start()\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n\turl = s.URL()\n\tos.Exit(m.Run())\n}", // a TestMain
+		"var h proto.Header\nh.Set(\"K\", \"v\")", // a declaration, then statements
+		"go func() {\n\tuse(nc)\n}()",             // a function literal
 	} {
 		if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err != nil {
 			t.Errorf("%q failed: %v", code, err)
