@@ -159,6 +159,45 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
+// TestHeaderBuildAllocs: the first Add allocates room for four fields, so
+// building a header of up to four fields costs one allocation, NewHeader
+// of up to four one too, and modifying a received header of up to three
+// fields one.
+func TestHeaderBuildAllocs(t *testing.T) {
+	var sink *Header
+	cases := []struct {
+		name string
+		f    func()
+		want float64
+	}{
+		{"Add 1", func() { var h Header; h.Add("A", "1"); sink = &h }, 2}, // the Header escapes too
+		{"Add 4", func() {
+			h := new(Header)
+			h.Add("A", "1")
+			h.Set("B", "2")
+			h.Add("C", "3")
+			h.Add("D", "4")
+			sink = h
+		}, 2},
+		{"NewHeader 4", func() { sink = NewHeader("A", "1", "B", "2", "C", "3", "D", "4") }, 1},
+		{"modify a received header", func() {
+			h := new(Header)
+			*h = HeaderFromBlock(statusBlock)
+			h.Set("Nats-Last-Stream", "10")
+			sink = h
+		}, 2},
+		{"Clone a received header", func() { sink = fwdHeader.Clone() }, 2},
+	}
+	for _, c := range cases {
+		if n := testing.AllocsPerRun(100, c.f); n != c.want {
+			t.Errorf("%s: %v allocs per run, want %v", c.name, n, c.want)
+		}
+	}
+	_ = sink
+}
+
+var fwdHeader = HeaderFromBlock(statusBlock)
+
 // TestSpanningCopiesOnce: with the default Alloc, a message that spans
 // chunks costs exactly one allocation (its header and payload), and one in
 // a single chunk none.

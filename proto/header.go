@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -19,9 +20,18 @@ type HeaderField struct {
 //
 // Keys keep their case and are matched byte for byte: "Nats-TTL" and
 // "Nats-Ttl" are different keys, as they are to the server. The zero value
-// is an empty header ready to use; Reset empties it keeping its capacity,
-// so a Header reused across publishes allocates nothing. Publishing a
-// Header (AppendHPub) writes its fields in the order they were added.
+// is an empty header ready to use; Reset empties it keeping its storage,
+// so a Header reused across publishes allocates nothing. The first Add or
+// Set allocates room for four fields at once: building a header of up to
+// four fields costs one allocation. Publishing a Header (AppendHPub) writes
+// its fields in the order they were added.
+//
+// A Header refers to its fields as a map does: a copy made by assignment
+// shares them, and a change made through one copy (Add, Set, Del, Reset)
+// is seen through the other. Use Clone for an independent copy. (A
+// received header, until it is first modified, and the zero Header have
+// no fields to share: modifying a copy of one leaves the original as it
+// was.)
 //
 // # Received headers
 //
@@ -43,15 +53,59 @@ type HeaderField struct {
 // dropped, and with it the status line, which no published header carries.
 // A received header published again unmodified is written as the block it
 // was received as, status line included.
-//
-// Assigning a Header value shares its storage with the original: modify
-// only one of them, or Clone first.
 type Header struct {
-	// raw is the received block read in place; nil for a built header
-	// and once a received one has been modified. fields is unused while
-	// raw is set.
-	raw    []byte
-	fields []HeaderField
+	// raw is the received block read in place, a view of the message's
+	// bytes; "" for a built header and once a received one has been
+	// modified. f holds the fields of a built or modified header, nil
+	// until the first Add or Set; it is unused while raw is set. A Header
+	// is kept to three words because every delivered message holds one.
+	raw string
+	f   *headerFields
+}
+
+// headerFields is the storage of a built header's fields: s starts as
+// buf[:0], so that a header of up to len(buf) fields costs one allocation.
+type headerFields struct {
+	s   []HeaderField
+	buf [4]HeaderField
+}
+
+// newHeaderFields returns storage with room for n fields.
+func newHeaderFields(n int) *headerFields {
+	f := new(headerFields)
+	f.init(n)
+	return f
+}
+
+func (f *headerFields) init(n int) {
+	if n <= len(f.buf) {
+		f.s = f.buf[:0]
+	} else {
+		f.s = make([]HeaderField, 0, n)
+	}
+}
+
+// headerAndFields is a Header allocated with its fields, for the
+// functions that return a *Header (NewHeader, Clone): one allocation.
+type headerAndFields struct {
+	h Header
+	f headerFields
+}
+
+// newHeaderPtr returns a new Header with room for n fields.
+func newHeaderPtr(n int) *Header {
+	p := new(headerAndFields)
+	p.f.init(n)
+	p.h.f = &p.f
+	return &p.h
+}
+
+// list returns the fields of a built or modified header.
+func (h *Header) list() []HeaderField {
+	if h.f == nil {
+		return nil
+	}
+	return h.f.s
 }
 
 // HeaderOf returns a header with the values of m. Map iteration order is
@@ -72,13 +126,13 @@ func HeaderOf(m map[string][]string) Header {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	h := Header{fields: make([]HeaderField, 0, n)}
+	f := newHeaderFields(n)
 	for _, k := range keys {
 		for _, v := range m[k] {
-			h.fields = append(h.fields, HeaderField{k, v})
+			f.s = append(f.s, HeaderField{k, v})
 		}
 	}
-	return h
+	return Header{f: f}
 }
 
 // NewHeader returns a header with the given keys and values, in order:
@@ -88,71 +142,90 @@ func NewHeader(kv ...string) *Header {
 	if len(kv)%2 != 0 {
 		panic("proto: NewHeader with an odd number of strings")
 	}
-	h := &Header{fields: make([]HeaderField, 0, len(kv)/2)}
+	h := newHeaderPtr(len(kv) / 2)
 	for i := 0; i < len(kv); i += 2 {
-		h.fields = append(h.fields, HeaderField{kv[i], kv[i+1]})
+		h.f.s = append(h.f.s, HeaderField{kv[i], kv[i+1]})
 	}
 	return h
 }
 
-// materialise turns a received header into fields that view its block,
-// with room for extra more, and drops the block.
-func (h *Header) materialise(extra int) {
-	if h.raw == nil {
-		return
+// fields returns h's field storage for a modification, with room for
+// extra more fields: allocated on the first call, and for a received
+// header filled with views of its block, which is dropped.
+func (h *Header) fields(extra int) *headerFields {
+	if h.raw == "" {
+		if h.f == nil {
+			h.f = newHeaderFields(extra)
+		}
+		return h.f
 	}
 	n := 0
-	for range blockFields(h.raw) {
-		n++
+	for rest, ok := fieldsStart(h.raw); ok; {
+		_, _, rest, ok = nextField(rest)
+		if ok {
+			n++
+		}
 	}
-	fields := make([]HeaderField, 0, n+extra)
-	for k, v := range blockFields(h.raw) {
-		fields = append(fields, HeaderField{view(k), view(v)})
+	f := h.f
+	if f == nil {
+		f = newHeaderFields(n + extra)
+	} else {
+		clear(f.s)
+		f.s = f.s[:0]
 	}
-	h.raw, h.fields = nil, fields
+	for rest, ok := fieldsStart(h.raw); ok; {
+		var k, v string
+		if k, v, rest, ok = nextField(rest); ok {
+			f.s = append(f.s, HeaderField{k, v})
+		}
+	}
+	h.raw, h.f = "", f
+	return f
 }
 
 // Add appends a value for key, keeping earlier ones.
 func (h *Header) Add(key, value string) {
-	h.materialise(1)
-	h.fields = append(h.fields, HeaderField{key, value})
+	f := h.fields(1)
+	f.s = append(f.s, HeaderField{key, value})
 }
 
 // Set replaces every value of key with value: the first field of key
 // keeps its place, the others are removed.
 func (h *Header) Set(key, value string) {
-	h.materialise(1)
-	for i := range h.fields {
-		if h.fields[i].Key == key {
-			h.fields[i].Value = value
-			h.delFrom(key, i+1)
+	f := h.fields(1)
+	for i := range f.s {
+		if f.s[i].Key == key {
+			f.s[i].Value = value
+			f.delFrom(key, i+1)
 			return
 		}
 	}
-	h.Add(key, value)
+	f.s = append(f.s, HeaderField{key, value})
 }
 
 // Del removes every value of key. A received header without key is left
 // as it is.
 func (h *Header) Del(key string) {
-	if h.raw != nil {
+	if h.raw != "" {
 		if _, ok := h.Lookup(key); !ok {
 			return
 		}
-		h.materialise(0)
+		h.fields(0)
 	}
-	h.delFrom(key, 0)
+	if h.f != nil {
+		h.f.delFrom(key, 0)
+	}
 }
 
-func (h *Header) delFrom(key string, from int) {
-	out := h.fields[:from]
-	for _, f := range h.fields[from:] {
-		if f.Key != key {
-			out = append(out, f)
+func (f *headerFields) delFrom(key string, from int) {
+	out := f.s[:from]
+	for _, fl := range f.s[from:] {
+		if fl.Key != key {
+			out = append(out, fl)
 		}
 	}
-	clear(h.fields[len(out):])
-	h.fields = out
+	clear(f.s[len(out):])
+	f.s = out
 }
 
 // Get returns the first value of key, or "" when it has none.
@@ -166,11 +239,10 @@ func (h *Header) Lookup(key string) (string, bool) {
 	if h == nil {
 		return "", false
 	}
-	if h.raw != nil {
-		v, ok := blockLookup(h.raw, key)
-		return view(v), ok
+	if h.raw != "" {
+		return blockLookup(h.raw, key)
 	}
-	for _, f := range h.fields {
+	for _, f := range h.list() {
 		if f.Key == key {
 			return f.Value, true
 		}
@@ -180,19 +252,23 @@ func (h *Header) Lookup(key string) (string, bool) {
 
 // Values returns every value of key in order, as a single-use iterator.
 func (h *Header) Values(key string) iter.Seq[string] {
+	// The block is scanned here rather than through another iterator:
+	// nested iterators make the compiler move the range state of the
+	// caller's loop to the heap.
 	return func(yield func(string) bool) {
 		if h == nil {
 			return
 		}
-		if h.raw != nil {
-			for k, v := range blockFields(h.raw) {
-				if string(k) == key && !yield(view(v)) {
+		if h.raw != "" {
+			for rest, ok := fieldsStart(h.raw); ok; {
+				var k, v string
+				if k, v, rest, ok = nextField(rest); ok && k == key && !yield(v) {
 					return
 				}
 			}
 			return
 		}
-		for _, f := range h.fields {
+		for _, f := range h.list() {
 			if f.Key == key && !yield(f.Value) {
 				return
 			}
@@ -203,19 +279,22 @@ func (h *Header) Values(key string) iter.Seq[string] {
 // All yields every key and value in order (the order of the wire, for a
 // received header).
 func (h *Header) All() iter.Seq2[string, string] {
+	// As in Values, the block is scanned in place, not through another
+	// iterator.
 	return func(yield func(string, string) bool) {
 		if h == nil {
 			return
 		}
-		if h.raw != nil {
-			for k, v := range blockFields(h.raw) {
-				if !yield(view(k), view(v)) {
+		if h.raw != "" {
+			for rest, ok := fieldsStart(h.raw); ok; {
+				var k, v string
+				if k, v, rest, ok = nextField(rest); ok && !yield(k, v) {
 					return
 				}
 			}
 			return
 		}
-		for _, f := range h.fields {
+		for _, f := range h.list() {
 			if !yield(f.Key, f.Value) {
 				return
 			}
@@ -229,14 +308,16 @@ func (h *Header) Len() int {
 	if h == nil {
 		return 0
 	}
-	if h.raw != nil {
+	if h.raw != "" {
 		n := 0
-		for range blockFields(h.raw) {
-			n++
+		for rest, ok := fieldsStart(h.raw); ok; {
+			if _, _, rest, ok = nextField(rest); ok {
+				n++
+			}
 		}
 		return n
 	}
-	return len(h.fields)
+	return len(h.list())
 }
 
 // IsZero reports whether h holds neither a received block nor a field: it
@@ -245,7 +326,7 @@ func (h *Header) Len() int {
 // a header block has not, even when the block holds only a status line or
 // nothing at all ("NATS/1.0\r\n\r\n").
 func (h *Header) IsZero() bool {
-	return h == nil || (h.raw == nil && len(h.fields) == 0)
+	return h == nil || (h.raw == "" && len(h.list()) == 0)
 }
 
 // Status returns the status code and description of a received header's
@@ -253,11 +334,10 @@ func (h *Header) IsZero() bool {
 // none or it is malformed, and for a header that was built or modified.
 // The description is a view of the received bytes (see Header).
 func (h *Header) Status() (code int, description string) {
-	if h == nil || h.raw == nil {
+	if h == nil || h.raw == "" {
 		return 0, ""
 	}
-	code, d := blockStatus(h.raw)
-	return code, view(d)
+	return blockStatus(h.raw)
 }
 
 // Block returns the received block h reads, or nil when h was built or
@@ -265,18 +345,26 @@ func (h *Header) Status() (code int, description string) {
 // message's lifetime (see Header): writing to them changes h, and the
 // caller must not do so unless the message is its own.
 func (h *Header) Block() []byte {
-	if h == nil {
+	if h == nil || h.raw == "" {
 		return nil
 	}
-	return h.raw
+	return h.block()
 }
 
-// Reset removes every field and any received block, keeping the capacity
+// block is the received block as bytes: the memory HeaderFromBlock was
+// given, not a copy.
+func (h *Header) block() []byte {
+	return unsafe.Slice(unsafe.StringData(h.raw), len(h.raw))
+}
+
+// Reset removes every field and any received block, keeping the storage
 // of the fields for reuse.
 func (h *Header) Reset() {
-	h.raw = nil
-	clear(h.fields)
-	h.fields = h.fields[:0]
+	h.raw = ""
+	if h.f != nil {
+		clear(h.f.s)
+		h.f.s = h.f.s[:0]
+	}
 }
 
 // Clone returns a deep copy of h, nil for a nil h. The copy shares no
@@ -287,28 +375,29 @@ func (h *Header) Clone() *Header {
 	if h == nil {
 		return nil
 	}
-	if h.raw != nil {
-		return &Header{raw: append([]byte(nil), h.raw...)}
+	if h.raw != "" {
+		return &Header{raw: strings.Clone(h.raw)}
 	}
-	if len(h.fields) == 0 {
+	fs := h.list()
+	if len(fs) == 0 {
 		return &Header{}
 	}
 	// One buffer for every key and value: the strings may be views of a
 	// received block.
 	n := 0
-	for _, f := range h.fields {
+	for _, f := range fs {
 		n += len(f.Key) + len(f.Value)
 	}
 	buf := make([]byte, 0, n)
-	fields := make([]HeaderField, len(h.fields))
-	for i, f := range h.fields {
+	c := newHeaderPtr(len(fs))
+	for _, f := range fs {
 		start := len(buf)
 		buf = append(buf, f.Key...)
 		buf = append(buf, f.Value...)
 		b := buf[start:]
-		fields[i] = HeaderField{view(b[:len(f.Key)]), view(b[len(f.Key):])}
+		c.f.s = append(c.f.s, HeaderField{view(b[:len(f.Key)]), view(b[len(f.Key):])})
 	}
-	return &Header{fields: fields}
+	return c
 }
 
 // Validate checks every key is an RFC 7230 token and no value holds CR, LF
@@ -319,10 +408,10 @@ func (h *Header) Validate() error {
 	if h == nil {
 		return nil
 	}
-	if h.raw != nil {
-		return ValidateHeaderBlock(h.raw)
+	if h.raw != "" {
+		return ValidateHeaderBlock(h.block())
 	}
-	for _, f := range h.fields {
+	for _, f := range h.list() {
 		if !validKey(f.Key) || !validValue(f.Value) {
 			return ErrBadHeader
 		}
@@ -334,12 +423,12 @@ func (h *Header) Validate() error {
 // the "NATS/1.0\r\n" line and the final empty line; for an unmodified
 // received header, the size of its block.
 func (h *Header) EncodedLen() int {
-	if h != nil && h.raw != nil {
+	if h != nil && h.raw != "" {
 		return len(h.raw)
 	}
 	n := len(headerVersion) + 4
 	if h != nil {
-		for _, f := range h.fields {
+		for _, f := range h.list() {
 			n += len(f.Key) + 2 + len(f.Value) + 2
 		}
 	}
@@ -394,12 +483,12 @@ func AppendHeaderBlock(dst []byte, h *Header) ([]byte, error) {
 }
 
 func appendHeaderBlock(dst []byte, h *Header) []byte {
-	if h != nil && h.raw != nil {
+	if h != nil && h.raw != "" {
 		return append(dst, h.raw...)
 	}
 	dst = append(dst, headerVersion+"\r\n"...)
 	if h != nil {
-		for _, f := range h.fields {
+		for _, f := range h.list() {
 			dst = append(dst, f.Key...)
 			dst = append(dst, ": "...)
 			dst = append(dst, f.Value...)

@@ -180,13 +180,14 @@ func TestHeaderReuseKeepsCapacity(t *testing.T) {
 	h.Add("A", "1")
 	h.Add("B", "2")
 	h.Add("C", "3")
-	before := cap(h.fields)
+	f := h.f
+	before := cap(f.s)
 	h.Reset()
-	if h.Len() != 0 || cap(h.fields) != before {
-		t.Fatalf("after Reset Len %d cap %d, want 0 and %d", h.Len(), cap(h.fields), before)
+	if h.Len() != 0 || h.f != f || cap(f.s) != before {
+		t.Fatalf("after Reset Len %d cap %d, want 0 and %d", h.Len(), cap(f.s), before)
 	}
 	// Reset clears the old fields so they do not pin their strings.
-	if full := h.fields[:before]; full[0] != (HeaderField{}) || full[2] != (HeaderField{}) {
+	if full := f.s[:before]; full[0] != (HeaderField{}) || full[2] != (HeaderField{}) {
 		t.Fatalf("Reset left stale fields: %q", full)
 	}
 }
@@ -830,5 +831,116 @@ func TestReceivedHeaderRoundTrip(t *testing.T) {
 	sb := received("NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 5\r\nNats-Last-Stream: 9\r\n\r\n")
 	if got := fmt.Sprint(fields(sb)); got != "[Nats-Last-Consumer=5 Nats-Last-Stream=9]" {
 		t.Fatalf("fields of status block: %s", got)
+	}
+}
+
+// TestHeaderSize: every delivered message holds a Header by value, so its
+// size is part of every message's (conn.Msg is 88 bytes with this one).
+func TestHeaderSize(t *testing.T) {
+	if n := unsafe.Sizeof(Header{}); n != 24 {
+		t.Fatalf("unsafe.Sizeof(Header{}) = %d, want 24", n)
+	}
+}
+
+// TestHeaderCopySharesFields: a Header refers to its fields as a map does.
+func TestHeaderCopySharesFields(t *testing.T) {
+	var h Header
+	h.Add("A", "1")
+	c := h
+	c.Add("B", "2")
+	c.Set("A", "x")
+	if got := fields(&h); !slices.Equal(got, []string{"A=x", "B=2"}) {
+		t.Fatalf("original after modifying a copy: %q, want the copy's fields", got)
+	}
+	c.Reset()
+	if !h.IsZero() {
+		t.Fatalf("original after resetting a copy: %q", fields(&h))
+	}
+
+	// Clone is independent.
+	h.Add("A", "1")
+	k := h.Clone()
+	k.Add("B", "2")
+	k.Set("A", "x")
+	if got := fields(&h); !slices.Equal(got, []string{"A=1"}) {
+		t.Fatalf("original after modifying a clone: %q", got)
+	}
+
+	// The zero Header and an unmodified received one have no fields to
+	// share: modifying a copy leaves the original as it was.
+	var z Header
+	zc := z
+	zc.Add("A", "1")
+	if !z.IsZero() {
+		t.Fatalf("zero Header after modifying a copy: %q", fields(&z))
+	}
+	r := HeaderFromBlock([]byte("NATS/1.0 100 Idle\r\nA: 1\r\nB: 2\r\n\r\n"))
+	rc := r
+	rc.Set("A", "x")
+	rc.Del("B")
+	if got := fields(&r); !slices.Equal(got, []string{"A=1", "B=2"}) || r.Block() == nil {
+		t.Fatalf("received header after modifying a copy: %q", got)
+	}
+	if code, _ := r.Status(); code != 100 {
+		t.Fatalf("received header's status after modifying a copy: %d", code)
+	}
+	if got := fields(&rc); !slices.Equal(got, []string{"A=x"}) || rc.Block() != nil {
+		t.Fatalf("modified copy: %q", got)
+	}
+}
+
+// TestHeaderBlockIsTheReceivedMemory: Block returns the bytes given to
+// HeaderFromBlock, not a copy, and Clone copies them.
+func TestHeaderBlockIsTheReceivedMemory(t *testing.T) {
+	b := []byte("NATS/1.0\r\nA: 1\r\n\r\nrest")
+	blk := b[:len(b)-4]
+	h := HeaderFromBlock(blk)
+	got := h.Block()
+	if len(got) != len(blk) || unsafe.SliceData(got) != unsafe.SliceData(blk) {
+		t.Fatalf("Block() = %p len %d, want %p len %d", unsafe.SliceData(got), len(got), unsafe.SliceData(blk), len(blk))
+	}
+	v, _ := h.Lookup("A")
+	if unsafe.StringData(v) != &b[len("NATS/1.0\r\nA: ")] {
+		t.Fatalf("Lookup is not a view of the block")
+	}
+	c := h.Clone()
+	if cb := c.Block(); !bytes.Equal(cb, blk) || unsafe.SliceData(cb) == unsafe.SliceData(blk) {
+		t.Fatalf("Clone's block %q shares the received memory or differs", cb)
+	}
+	var built Header
+	built.Add("A", "1")
+	empty := HeaderFromBlock([]byte{})
+	if built.Block() != nil || empty.Block() != nil || !empty.IsZero() {
+		t.Fatalf("Block of a built or empty header is not nil")
+	}
+}
+
+// TestHeaderFieldsGrow: past the four inline fields a header keeps every
+// field in order, for built, received-then-modified and cloned headers.
+func TestHeaderFieldsGrow(t *testing.T) {
+	var want []string
+	var h Header
+	for i := range 9 {
+		h.Add(fmt.Sprint("K", i), fmt.Sprint(i))
+		want = append(want, fmt.Sprintf("K%d=%d", i, i))
+	}
+	if got := fields(&h); !slices.Equal(got, want) || h.Len() != 9 {
+		t.Fatalf("built: %q", got)
+	}
+	if got := fields(h.Clone()); !slices.Equal(got, want) {
+		t.Fatalf("clone: %q", got)
+	}
+	block, err := AppendHeaderBlock(nil, &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := HeaderFromBlock(block)
+	r.Add("K9", "9")
+	want = append(want, "K9=9")
+	if got := fields(&r); !slices.Equal(got, want) {
+		t.Fatalf("received and modified: %q", got)
+	}
+	if got := fields(NewHeader("A", "1", "B", "2", "C", "3", "D", "4", "E", "5")); len(got) != 5 || got[4] != "E=5" {
+		t.Fatalf("NewHeader: %q", got)
 	}
 }

@@ -2,7 +2,6 @@ package proto
 
 import (
 	"bytes"
-	"iter"
 	"strings"
 )
 
@@ -23,7 +22,7 @@ func HeaderFromBlock(block []byte) Header {
 	if len(block) == 0 {
 		return Header{}
 	}
-	return Header{raw: block}
+	return Header{raw: view(block)}
 }
 
 // ValidateHeaderBlock checks a block's structure: the NATS/1.0 line with
@@ -104,76 +103,86 @@ func cutLine(b []byte) (line, rest []byte, ok bool) {
 // blockStatus returns the inline status code and description of a block
 // ("NATS/1.0 503" gives 503 and ""), or 0 when it has none or is malformed.
 // The description is a view into b.
-func blockStatus(b []byte) (code int, description []byte) {
-	first, _, ok := cutLine(b)
-	if !ok || !bytes.HasPrefix(first, []byte(headerVersion)) {
-		return 0, nil
+func blockStatus(b string) (code int, description string) {
+	i := strings.IndexByte(b, '\n')
+	if i < 1 || b[i-1] != '\r' || !strings.HasPrefix(b, headerVersion) {
+		return 0, ""
 	}
-	l := first[len(headerVersion):]
+	l := b[len(headerVersion) : i-1]
 	if len(l) == 0 || l[0] != ' ' {
-		return 0, nil
+		return 0, ""
 	}
-	l = bytes.TrimLeft(l, " ")
+	l = strings.TrimLeft(l, " ")
 	if len(l) < 3 || !isDigit(l[0]) || !isDigit(l[1]) || !isDigit(l[2]) || (len(l) > 3 && l[3] != ' ') {
-		return 0, nil
+		return 0, ""
 	}
 	code = int(l[0]-'0')*100 + int(l[1]-'0')*10 + int(l[2]-'0')
-	return code, bytes.TrimSpace(l[3:])
+	return code, strings.TrimSpace(l[3:])
 }
 
 // blockLookup returns the first value of key in b, with surrounding blanks
-// removed, as a view into b, and whether key is present. Like blockFields,
+// removed, as a view into b, and whether key is present. Like nextField,
 // it stops at the first malformed line. It compares each line's key before
 // it touches the value, so a miss costs a scan of the lines and nothing
 // more.
-func blockLookup(b []byte, key string) ([]byte, bool) {
+func blockLookup(b string, key string) (string, bool) {
 	if strings.IndexByte(key, ':') >= 0 {
-		return nil, false // no field's key holds one
+		return "", false // no field's key holds one
 	}
-	_, rest, ok := cutLine(b)
+	rest, ok := fieldsStart(b)
 	for ok {
-		var line []byte
-		line, rest, ok = cutLine(rest)
-		if !ok || len(line) == 0 {
-			return nil, false
+		i := strings.IndexByte(rest, '\n')
+		if i < 2 || rest[i-1] != '\r' {
+			return "", false // no line, a bare LF, or the empty line
 		}
+		line := rest[:i-1]
+		rest = rest[i+1:]
 		// A field's key is what precedes the line's first ':', and key
 		// holds none: a line that starts with key and then ':' has
 		// exactly that key.
-		if len(line) > len(key) && line[len(key)] == ':' && string(line[:len(key)]) == key {
+		if len(line) > len(key) && line[len(key)] == ':' && line[:len(key)] == key {
 			return trimBlanks(line[len(key)+1:]), true
 		}
-		if bytes.IndexByte(line, ':') < 0 {
-			return nil, false
+		if strings.IndexByte(line, ':') < 0 {
+			return "", false
 		}
 	}
-	return nil, false
+	return "", false
 }
 
-// blockFields yields each key and value (blanks trimmed) of b in order, as
-// views into b; it stops at the first malformed line.
-func blockFields(b []byte) iter.Seq2[[]byte, []byte] {
-	return func(yield func([]byte, []byte) bool) {
-		_, rest, ok := cutLine(b)
-		for ok {
-			var line []byte
-			line, rest, ok = cutLine(rest)
-			if !ok || len(line) == 0 {
-				return
-			}
-			k, v, found := bytes.Cut(line, []byte{':'})
-			if !found {
-				return
-			}
-			if !yield(k, trimBlanks(v)) {
-				return
-			}
-		}
+// fieldsStart returns the lines of block b after its status line, and
+// false when b has no complete first line. With nextField it reads a
+// block's fields in a plain loop, as Header's iterators do:
+//
+//	for rest, ok := fieldsStart(b); ok; {
+//		k, v, rest, ok = nextField(rest)
+//		...
+//	}
+func fieldsStart(b string) (rest string, ok bool) {
+	i := strings.IndexByte(b, '\n')
+	if i < 1 || b[i-1] != '\r' {
+		return "", false
 	}
+	return b[i+1:], true
+}
+
+// nextField cuts the first field line off rest and returns its key and
+// its value (blanks trimmed), views into rest, and the lines after it; ok
+// is false at the final empty line and at the first malformed line.
+func nextField(rest string) (key, value, next string, ok bool) {
+	i := strings.IndexByte(rest, '\n')
+	if i < 2 || rest[i-1] != '\r' {
+		return "", "", "", false // no line, a bare LF, or the empty line
+	}
+	k, v, found := strings.Cut(rest[:i-1], ":")
+	if !found {
+		return "", "", "", false
+	}
+	return k, trimBlanks(v), rest[i+1:], true
 }
 
 // trimBlanks removes leading and trailing spaces and tabs.
-func trimBlanks(v []byte) []byte {
+func trimBlanks(v string) string {
 	i, j := 0, len(v)
 	for i < j && (v[i] == ' ' || v[i] == '\t') {
 		i++
