@@ -2,13 +2,12 @@ package natstest_test
 
 import (
 	"context"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -22,51 +21,17 @@ const wait = 30 * time.Second
 func noLeaks(t *testing.T) {
 	t.Helper()
 	before := leakcheck.Snapshot()
-	serverBefore := len(serverGoroutines())
+	serverBefore := leakcheck.ServerSnapshot()
 	t.Cleanup(func() {
 		leakcheck.Wait(t, before, wait)
-		eventually(t, "nats-server goroutines to end", func() bool {
-			return len(serverGoroutines()) <= serverBefore
-		})
+		leakcheck.WaitServer(t, serverBefore, wait)
 	})
-}
-
-// serverGoroutines returns the stacks of goroutines running nats-server
-// code.
-func serverGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "nats-server/v2/server.") {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 // eventually polls cond until it holds, failing t after wait.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	delay := time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			if g := serverGoroutines(); len(g) > 0 && strings.Contains(what, "nats-server") {
-				t.Logf("surviving:\n%s", strings.Join(g, "\n\n"))
-			}
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 50*time.Millisecond)
-	}
+	testutil.EventuallyWithin(t, wait, what, cond)
 }
 
 func ctxT(t testing.TB) context.Context {
