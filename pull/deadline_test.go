@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -179,37 +178,9 @@ func TestSynctestDefaultFetchWait(t *testing.T) {
 	for _, call := range []string{"Fetch", "Next"} {
 		t.Run(call, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				l := memnet.Listen("fake:4222")
-				defer l.Close()
-				srv := make(chan *stJS, 1)
-				var wg sync.WaitGroup
-				defer wg.Wait()
-				wg.Go(func() {
-					c, err := l.AcceptContext(context.Background())
-					if err != nil {
-						return
-					}
-					defer c.Close()
-					j := &stJS{c: c, start: start, pulls: make(chan stPull, 16), subs: map[uint64]string{}}
-					srv <- j
-					_ = j.serve()
-				})
-				nc, err := conn.Connect(context.Background(), "nats://fake:4222", conn.Dialer(l.Dial))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer nc.Close()
-				j := <-srv
-				js, err := jsapi.New(nc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cons, err := pull.Bind(context.Background(), js, "S", "C")
-				if err != nil {
-					t.Fatal(err)
-				}
+				j, cons := stStart(t)
 				t0 := time.Now()
+				var err error
 				if call == "Fetch" {
 					msgs, ferr := cons.Fetch(context.Background(), 10)
 					if len(msgs) != 0 {

@@ -153,36 +153,7 @@ func TestSynctestHeartbeatMissedAt2x(t *testing.T) {
 	for _, beats := range []int{0, 1, 5} {
 		t.Run(fmt.Sprintf("%d-heartbeats", beats), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				l := memnet.Listen("fake:4222")
-				defer l.Close()
-				srv := make(chan *stJS, 1)
-				var wg sync.WaitGroup
-				defer wg.Wait()
-				wg.Go(func() {
-					c, err := l.AcceptContext(context.Background())
-					if err != nil {
-						return
-					}
-					defer c.Close()
-					j := &stJS{c: c, start: start, pulls: make(chan stPull, 16), subs: map[uint64]string{}}
-					srv <- j
-					_ = j.serve()
-				})
-				nc, err := conn.Connect(context.Background(), "nats://fake:4222", conn.Dialer(l.Dial))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer nc.Close()
-				j := <-srv
-				js, err := jsapi.New(nc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cons, err := pull.Bind(context.Background(), js, "S", "C")
-				if err != nil {
-					t.Fatal(err)
-				}
+				j, cons := stStart(t)
 
 				type report struct {
 					err error
@@ -191,11 +162,11 @@ func TestSynctestHeartbeatMissedAt2x(t *testing.T) {
 				reports := make(chan report, 16)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				t0 := time.Since(start)
+				t0 := time.Since(j.start)
 				iterDone := make(chan error, 1)
 				go func() {
 					for m, err := range cons.Messages(ctx, pull.Heartbeat(hb), pull.Expires(30*time.Second),
-						pull.OnError(func(err error) { reports <- report{err, time.Since(start)} })) {
+						pull.OnError(func(err error) { reports <- report{err, time.Since(j.start)} })) {
 						if err != nil {
 							iterDone <- err
 							return
@@ -213,7 +184,7 @@ func TestSynctestHeartbeatMissedAt2x(t *testing.T) {
 				last := t0
 				for k := 1; k <= beats; k++ {
 					at := t0 + time.Duration(k)*hb + step/2
-					time.Sleep(at - time.Since(start))
+					time.Sleep(at - time.Since(j.start))
 					if err := j.sendTo(first.reply, stHeartbeat, nil); err != nil {
 						t.Fatal(err)
 					}
@@ -251,4 +222,43 @@ func TestSynctestHeartbeatMissedAt2x(t *testing.T) {
 			})
 		})
 	}
+}
+
+// stStart serves the scripted JetStream server over an in-memory pipe,
+// inside the calling synctest bubble, and returns it with a consumer "C"
+// of stream "S" bound through a connection to it. The connection, the
+// pipe and the server's goroutine end at t's cleanup.
+func stStart(t *testing.T) (*stJS, *pull.Consumer) {
+	t.Helper()
+	start := time.Now()
+	l := memnet.Listen("fake:4222")
+	t.Cleanup(func() { l.Close() })
+	srv := make(chan *stJS, 1)
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	wg.Go(func() {
+		c, err := l.AcceptContext(context.Background())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		j := &stJS{c: c, start: start, pulls: make(chan stPull, 16), subs: map[uint64]string{}}
+		srv <- j
+		_ = j.serve()
+	})
+	nc, err := conn.Connect(context.Background(), "nats://fake:4222", conn.Dialer(l.Dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	j := <-srv
+	js, err := jsapi.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.Bind(context.Background(), js, "S", "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, cons
 }
