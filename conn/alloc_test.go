@@ -263,18 +263,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 			t.Logf("owned: %.4f allocs per message", ownedRate)
 			continue
 		}
-		copied := n - lent
-		t.Logf("borrowed: %.0f allocs per run of %d messages, %.0f of them lent, %.0f copied (%.1f allocs expected for the copies)",
-			allocs, n, lent, copied, ownedRate*copied)
-		if lent == 0 {
-			t.Fatal("nothing was lent")
-		}
-		// Copies come in short runs between lent batches (each may start
-		// a slab), and a read by someone else while a batch is held may
-		// take a fresh spare buffer: twice the copies' rate, plus a few.
-		if allocs > 2*ownedRate*copied+8 {
-			t.Fatalf("borrowed run: %.0f allocs, where its %.0f copied messages account for %.1f", allocs, copied, ownedRate*copied)
-		}
+		checkLentAllocs(t, allocs, n, lent, ownedRate)
 	}
 }
 
@@ -344,16 +333,26 @@ func TestBorrowedAllocs(t *testing.T) {
 					t.Logf("owned: %.4f allocs per message", ownedRate)
 					continue
 				}
-				copied := n - lent
-				t.Logf("borrowed: %.0f allocs per run of %d messages, %.0f of them lent, %.0f copied (%.1f allocs expected for the copies)",
-					allocs, n, lent, copied, ownedRate*copied)
-				if lent == 0 {
-					t.Fatal("nothing was lent")
-				}
-				if allocs > 2*ownedRate*copied+8 {
-					t.Fatalf("borrowed run: %.0f allocs, where its %.0f copied messages account for %.1f", allocs, copied, ownedRate*copied)
-				}
+				checkLentAllocs(t, allocs, n, lent, ownedRate)
 			}
 		})
+	}
+}
+
+// checkLentAllocs judges a borrowed run of n messages, lent of them lent:
+// its allocations must be what its copied messages account for at the
+// owned run's rate. Copies come in short runs between lent batches (each
+// may start a slab), and a read by someone else while a batch is held may
+// take a fresh spare buffer: twice the copies' rate, plus a few.
+func checkLentAllocs(t *testing.T, allocs float64, n int, lent, ownedRate float64) {
+	t.Helper()
+	copied := float64(n) - lent
+	t.Logf("borrowed: %.0f allocs per run of %d messages, %.0f of them lent, %.0f copied (%.1f allocs expected for the copies)",
+		allocs, n, lent, copied, ownedRate*copied)
+	if lent == 0 {
+		t.Fatal("nothing was lent")
+	}
+	if allocs > 2*ownedRate*copied+8 {
+		t.Fatalf("borrowed run: %.0f allocs, where its %.0f copied messages account for %.1f", allocs, copied, ownedRate*copied)
 	}
 }
