@@ -89,8 +89,8 @@ func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mod
 
 // publishAt is publish for a caller that has just read the clock (now;
 // zero if not): an inline write uses it for its deadline instead of
-// reading the clock again. Between a response and the next request every
-// step counts: see "What session 11 measured" in docs/performance.md.
+// reading the clock again: between a response and the next request every
+// microsecond lengthens the round trip (docs/performance.md).
 func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, mode pubMode, now time.Time) error {
 	size, hdr := len(data), -1
 	if h != nil {
