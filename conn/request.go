@@ -172,14 +172,6 @@ func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg,
 
 // RequestMsg is Request with headers h (nil for none).
 func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
-	return nc.requestWithin(ctx, subject, h, data, 0)
-}
-
-// requestWithin is RequestMsg where within, if positive, replaces the
-// connection's default request timeout for a ctx without deadline. Layers
-// with their own default (JetStream's API timeout) use it instead of
-// deriving a context, which would allocate.
-func (nc *Conn) requestWithin(ctx context.Context, subject string, h *proto.Header, data []byte, within time.Duration) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -203,10 +195,7 @@ func (nc *Conn) requestWithin(ctx context.Context, subject string, h *proto.Head
 	// timer enforces it if the response is not there at once.
 	dl, hasDeadline := ctx.Deadline()
 	if !hasDeadline {
-		if within <= 0 {
-			within = nc.opts.requestTimeout
-		}
-		dl = now.Add(within)
+		dl = now.Add(nc.opts.requestTimeout)
 	}
 	r.mu.Lock()
 	var tok uint64
@@ -285,8 +274,8 @@ const maxFreeReplies = 64
 // later request. A request that ended without its reply (timeout,
 // cancellation, disconnect) keeps its subject out of reuse for good.
 //
-// m must be a response just returned by Request, RequestMsg or
-// requestWithin of this connection, and reuseReply called once for it,
+// m must be a response just returned by Request or RequestMsg of this
+// connection, and reuseReply called once for it,
 // before the next request: a message of another connection or a subject
 // in use is ignored, but a stale response whose subject has since served a
 // request that timed out would put that subject back into use.
