@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -14,10 +15,17 @@ func TestInfoAndDelete(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	e.publish(t, 3)
-	info, err := c.Info(e.ctx)
-	if err != nil || info.Name != "C" || info.Stream != "S" || info.NumPending != 3 {
-		t.Fatalf("info: %+v %v", info, err)
-	}
+	// The server counts a consumer's pending messages a moment after it
+	// acknowledged their publishes: Info shows all 3 soon, not at once.
+	var info *jsapi.ConsumerInfo
+	testutil.Eventually(t, "Info to count the 3 messages", func() bool {
+		var err error
+		info, err = c.Info(e.ctx)
+		if err != nil || info.Name != "C" || info.Stream != "S" {
+			t.Fatalf("info: %+v %v", info, err)
+		}
+		return info.NumPending == 3
+	})
 	if c.CachedInfo() != info {
 		t.Fatal("Info did not refresh the cached info")
 	}
