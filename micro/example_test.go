@@ -33,11 +33,14 @@ func Example() {
 	}
 	defer nc.Close()
 
+	stopped := make(chan string, 1)
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "calc",
 		Version:     "1.0.0",
 		Description: "integer arithmetic",
-		DoneHandler: func(s *micro.Service) { fmt.Println("service", s.Name(), "stopped") },
+		// Called once the last handler call has returned: after Stop, or
+		// later on another goroutine when a call was still finishing.
+		DoneHandler: func(s *micro.Service) { stopped <- s.Name() },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -78,6 +81,7 @@ func Example() {
 	if err := svc.Stop(ctx); err != nil {
 		fmt.Println(err)
 	}
+	fmt.Println("service", <-stopped, "stopped")
 	_, err = nc.Request(ctx, "math.add", []byte("1"))
 	fmt.Println(err)
 	// Output:
