@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -36,6 +37,9 @@ type Bucket struct {
 	// minus the key; directSeq the one for a sequence.
 	directLast string
 	directSeq  string
+	// skipped counts the entries with an unknown KV-Operation that reads
+	// skipped (SkippedEntries).
+	skipped atomic.Uint64
 }
 
 func newBucket(js *jsapi.JS, st *jsapi.Stream) *Bucket {
