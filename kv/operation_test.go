@@ -142,3 +142,38 @@ func TestUnknownKVOperationIsSkipped(t *testing.T) {
 		t.Fatalf("Get after a new Put: %+v %v", got, err)
 	}
 }
+
+// A client that may publish to the bucket stores an entry under its own key
+// with fields named as those the server adds to a Direct Get reply
+// (Nats-Subject naming another key, Nats-Sequence, Nats-Time-Stamp). Reads
+// take the server's fields, which follow the stored ones: the entry has its
+// real revision, and GetRevision of another key never returns it.
+func TestDirectGetStoredServerFieldsKV(t *testing.T) {
+	e := newEnv(t)
+	b := e.bucket(t, kv.Config{Bucket: "sp", History: 5})
+	mustPut(t, b, "victim", "v")
+	h := &proto.Header{}
+	h.Add("Nats-Subject", "$KV.sp.victim")
+	h.Add("Nats-Sequence", "999")
+	h.Add("Nats-Time-Stamp", "2001-01-01T00:00:00Z")
+	m, err := e.nc.RequestMsg(e.ctx, "$KV.sp.evil", h, []byte("evil"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ack struct {
+		Seq uint64 `json:"seq"`
+	}
+	if err := json.Unmarshal(m.Data, &ack); err != nil || ack.Seq == 0 {
+		t.Fatalf("publish: %s %v", m.Data, err)
+	}
+	got, err := b.Get(e.ctx, "evil")
+	if err != nil || got.Revision != ack.Seq || got.Created.Year() == 2001 {
+		t.Fatalf("Get(evil): %+v %v; want revision %d", got, err, ack.Seq)
+	}
+	if got, err := b.GetRevision(e.ctx, "victim", ack.Seq); !errors.Is(err, kv.ErrKeyNotFound) {
+		t.Fatalf("GetRevision(victim, %d): %+v %v; want ErrKeyNotFound", ack.Seq, got, err)
+	}
+	if got, err := b.Get(e.ctx, "victim"); err != nil || string(got.Value) != "v" || got.Revision != 1 {
+		t.Fatalf("Get(victim): %+v %v", got, err)
+	}
+}
