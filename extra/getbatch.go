@@ -434,7 +434,12 @@ func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
 	}
 	i := bytes.IndexByte(h, '\n') + 1
 	first, cut := i, -1
-	var hasSubj, hasSeq, hasPending bool
+	// The server appends its fields after the headers the message was
+	// stored with, which may hold fields of the same names (any client can
+	// publish them). Only the fields of the final run of server keys are
+	// the server's: a stored field resets what was seen before it, and the
+	// values are parsed once the block is read.
+	var subj, seq, ts, pending, lastSeq []byte
 	for i < len(h) {
 		j := bytes.IndexByte(h[i:], '\n')
 		if j < 1 || h[i+j-1] != '\r' {
@@ -450,34 +455,18 @@ func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
 		}
 		key, val := line[:c], trimBlanks(line[c+1:])
 		server := true
-		var ok bool
 		switch string(key) {
 		case jsapi.HeaderStream:
 		case jsapi.HeaderSubject:
-			// A view: the reply is the receiver's and never rewritten
-			// (the cut below touches the start of a field line only).
-			sm.Subject = unsafe.String(unsafe.SliceData(val), len(val))
-			hasSubj = len(val) > 0
+			subj = val
 		case jsapi.HeaderSequence:
-			if sm.Sequence, ok = proto.ParseUint(val); !ok {
-				return false, fmt.Errorf("%w: direct get sequence %s", ErrInvalidResponse, proto.Excerpt(val))
-			}
-			hasSeq = true
+			seq = val
 		case jsapi.HeaderTimeStamp:
-			t, err := stamp.Parse(unsafe.String(unsafe.SliceData(val), len(val)))
-			if err != nil {
-				return false, fmt.Errorf("%w: direct get time stamp %s", ErrInvalidResponse, proto.Excerpt(val))
-			}
-			sm.Time = t
+			ts = val
 		case jsapi.HeaderNumPending:
-			if sm.NumPending, ok = proto.ParseUint(val); !ok {
-				return false, fmt.Errorf("%w: direct get pending count %s", ErrInvalidResponse, proto.Excerpt(val))
-			}
-			hasPending = true
+			pending = val
 		case jsapi.HeaderLastSequence:
-			if sm.LastSequence, ok = proto.ParseUint(val); !ok {
-				return false, fmt.Errorf("%w: direct get last sequence %s", ErrInvalidResponse, proto.Excerpt(val))
-			}
+			lastSeq = val
 		default:
 			server = false
 		}
@@ -487,8 +476,38 @@ func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
 			}
 		} else {
 			cut = -1
+			subj, seq, ts, pending, lastSeq = nil, nil, nil, nil, nil
 		}
 		i += j + 1
+	}
+	hasSubj, hasSeq, hasPending := len(subj) > 0, seq != nil, pending != nil
+	if hasSubj {
+		// A view: the reply is the receiver's and never rewritten (the
+		// cut below touches the start of a field line only).
+		sm.Subject = unsafe.String(unsafe.SliceData(subj), len(subj))
+	}
+	var ok bool
+	if hasSeq {
+		if sm.Sequence, ok = proto.ParseUint(seq); !ok {
+			return false, fmt.Errorf("%w: direct get sequence %s", ErrInvalidResponse, proto.Excerpt(seq))
+		}
+	}
+	if ts != nil {
+		t, err := stamp.Parse(unsafe.String(unsafe.SliceData(ts), len(ts)))
+		if err != nil {
+			return false, fmt.Errorf("%w: direct get time stamp %s", ErrInvalidResponse, proto.Excerpt(ts))
+		}
+		sm.Time = t
+	}
+	if hasPending {
+		if sm.NumPending, ok = proto.ParseUint(pending); !ok {
+			return false, fmt.Errorf("%w: direct get pending count %s", ErrInvalidResponse, proto.Excerpt(pending))
+		}
+	}
+	if lastSeq != nil {
+		if sm.LastSequence, ok = proto.ParseUint(lastSeq); !ok {
+			return false, fmt.Errorf("%w: direct get last sequence %s", ErrInvalidResponse, proto.Excerpt(lastSeq))
+		}
 	}
 	if !hasSubj || !hasSeq || cut < 0 {
 		return false, fmt.Errorf("%w: direct get reply without subject or sequence", ErrInvalidResponse)

@@ -1,7 +1,8 @@
 // Package fuzz holds the go test -fuzz targets of the protocol package
-// (github.com/natsio/natsio/proto) and of jsapi's decoder of $JS.ACK reply
-// subjects. It has no code of its own: everything is
-// in the _test.go files and the seed corpus under testdata/fuzz/.
+// (github.com/natsio/natsio/proto), of jsapi's decoder of $JS.ACK reply
+// subjects, of the Direct Get reply parsers and of object meta. It has no
+// code of its own: everything is in the _test.go files and the seed corpus
+// under testdata/fuzz/.
 //
 // Targets:
 //
@@ -29,6 +30,21 @@
 //   - FuzzAckSubject compares jsapi.ParseAckSubject (its word-at-a-time
 //     path for the layouts servers send and its general one) with refAck,
 //     a reference written with strings.Split and strconv.
+//   - FuzzDirectGet feeds any header block the connection would deliver,
+//     and a payload, to the three Direct Get reply parsers (jsapi's, the
+//     batch one of extra, kv's field scan) and compares each with a
+//     reference: the server's fields are those it appends after the stored
+//     header, a stored field of the same name is neither read as the
+//     server's nor makes the read fail, and the stored header comes back
+//     field for field.
+//   - FuzzObjectMeta decodes any bytes as an object's stored meta, as
+//     objstore's GetInfo, List and Watch do, and checks that exactly the
+//     meta naming that object, that store and a plain 22-character NUID is
+//     accepted, that its chunk subject is a literal subject of the store,
+//     and that refused meta is ErrBadObjectMeta.
+//
+// The parsers of jsapi, kv, extra and objstore are unexported: those
+// packages hand them to these targets through internal/fuzzhook.
 //
 // Run one target at a time:
 //
@@ -37,6 +53,8 @@
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzEncodeRoundTrip -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzReceivedHeader -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzDirectGet -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzObjectMeta -fuzztime=30s
 //
 // Plain go test ./fuzz runs every target once over its seed corpus. The
 // seeds (captures of what nats-server 2.15 sends, and malformed frames) are

@@ -260,6 +260,8 @@ func seedCorpora() map[string][]seed {
 		"FuzzEncodeRoundTrip":    roundTripSeeds,
 		"FuzzReceivedHeader":     receivedHeaderSeeds,
 		"FuzzAckSubject":         ackSeeds,
+		"FuzzDirectGet":          directGetSeeds,
+		"FuzzObjectMeta":         objectMetaSeeds,
 	}
 }
 

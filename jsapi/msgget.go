@@ -172,9 +172,15 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 	// proto.ValidateHeaderBlock, and m belongs to this call: its memory is
 	// never reused, so the strings below (the subject, the stored header)
 	// are views of it (the stored message's Data is one already).
+	//
+	// The server appends its fields after the headers the message was
+	// stored with, which may hold fields of the same names (any client can
+	// publish them): only the last field of each key is the server's, and
+	// only its value is read.
 	sm := &StoredMsg{Data: m.Data}
 	var err error
 	last := [4]int{-1, -1, -1, -1} // index of the last field of each added header
+	var seq, ts string
 	i := 0
 	for k, v := range m.Header.All() {
 		switch k {
@@ -185,20 +191,24 @@ func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
 			sm.Subject = v
 		case dgSequence:
 			last[2] = i
-			var ok bool
-			if sm.Sequence, ok = proto.ParseUint(v); !ok {
-				return nil, fmt.Errorf("%w: direct get sequence %q", ErrBadResponse, v)
-			}
+			seq = v
 		case dgTimeStamp:
 			last[3] = i
-			if sm.Time, err = stamp.Parse(v); err != nil {
-				return nil, fmt.Errorf("%w: direct get time stamp %q", ErrBadResponse, v)
-			}
+			ts = v
 		}
 		i++
 	}
 	if last[1] < 0 || last[2] < 0 {
 		return nil, fmt.Errorf("%w: direct get reply without subject or sequence", ErrBadResponse)
+	}
+	var ok bool
+	if sm.Sequence, ok = proto.ParseUint(seq); !ok {
+		return nil, fmt.Errorf("%w: direct get sequence %s", ErrBadResponse, proto.Excerpt([]byte(seq)))
+	}
+	if last[3] >= 0 {
+		if sm.Time, err = stamp.Parse(ts); err != nil {
+			return nil, fmt.Errorf("%w: direct get time stamp %s", ErrBadResponse, proto.Excerpt([]byte(ts)))
+		}
 	}
 	sm.Header = proto.HeaderFromBlock(stripFields(m.Header.Block(), last[:], i))
 	return sm, nil

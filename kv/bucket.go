@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -36,6 +37,9 @@ type Bucket struct {
 	// minus the key; directSeq the one for a sequence.
 	directLast string
 	directSeq  string
+	// skipped counts the entries with an unknown KV-Operation that reads
+	// skipped (SkippedEntries).
+	skipped atomic.Uint64
 }
 
 func newBucket(js *jsapi.JS, st *jsapi.Stream) *Bucket {
@@ -156,7 +160,8 @@ func opFrom(op string, hasOp bool, marker string, hasMarker bool) (Op, error) {
 }
 
 // directFields are the fields of a direct get reply's header that a read
-// uses, each the first of its key: views of the reply.
+// uses, views of the reply: the sequence, time stamp and subject the last
+// of their key, the operation and marker the first.
 type directFields struct {
 	seq, stamp, subject, op, marker string
 	hasOp, hasMarker                bool
@@ -165,15 +170,27 @@ type directFields struct {
 // directKeys are the keys scanDirect reads, in the order of its values.
 var directKeys = [...]string{jsapi.HeaderSequence, jsapi.HeaderTimeStamp, jsapi.HeaderSubject, opHeader, jsapi.HeaderMarkerReason}
 
+// serverKeys is how many of directKeys (the first ones) the server
+// appends to the stored headers of a direct get reply.
+const serverKeys = 3
+
 // scanDirect reads h's fields in one pass (a read needs up to five of
-// them; looking each up would scan the block as many times).
+// them; looking each up would scan the block as many times). The server
+// appends Nats-Sequence, Nats-Time-Stamp and Nats-Subject after the
+// headers the message was stored with, which may hold fields of the same
+// names (any client can publish them), so those are read from the last
+// field of their key; the stored KV-Operation and Nats-Marker-Reason from
+// the first, as Lookup reads them.
 func scanDirect(h *proto.Header) directFields {
 	var vals [len(directKeys)]string
 	var seen [len(directKeys)]bool
 	for k, v := range h.All() {
 		for i, key := range directKeys {
-			if !seen[i] && k == key {
-				vals[i], seen[i] = v, true
+			if k == key {
+				if i < serverKeys || !seen[i] {
+					vals[i] = v
+				}
+				seen[i] = true
 				break
 			}
 		}

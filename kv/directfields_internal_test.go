@@ -15,8 +15,12 @@ func TestScanDirectMatchesLookups(t *testing.T) {
 		"NATS/1.0\r\nNats-Stream: KV_b\r\nNats-Subject: $KV.b.k\r\nNats-Sequence: 9\r\nNats-Time-Stamp: 2026-11-30T16:41:35Z\r\nKV-Operation: DEL\r\n\r\n",
 		"NATS/1.0\r\nNats-Sequence: 7\r\nKV-Operation: PURGE\r\nNats-Marker-Reason: MaxAge\r\n\r\n",
 		"NATS/1.0\r\nNats-Sequence: 7\r\nNats-Marker-Reason: Remove\r\n\r\n",
-		// Repeated keys: the first value counts, as for Lookup.
+		// Repeated keys: the last sequence, time stamp and subject count
+		// (the server's, appended after the stored ones), the first
+		// operation, as for Lookup.
 		"NATS/1.0\r\nNats-Sequence: 1\r\nNats-Sequence: 2\r\nKV-Operation: \r\nKV-Operation: DEL\r\n\r\n",
+		"NATS/1.0\r\nNats-Subject: $KV.b.victim\r\nNats-Sequence: 999\r\nNats-Time-Stamp: 2001-01-01T00:00:00Z\r\n" +
+			"Nats-Stream: KV_b\r\nNats-Subject: $KV.b.evil\r\nNats-Sequence: 3\r\nNats-Time-Stamp: 2026-11-30T16:41:35Z\r\n\r\n",
 		// A malformed line ends the fields, as for Lookup.
 		"NATS/1.0\r\nNats-Sequence: 3\r\nbroken\r\nKV-Operation: DEL\r\n\r\n",
 		"NATS/1.0\r\n\r\n",
@@ -32,9 +36,19 @@ func TestScanDirectMatchesLookups(t *testing.T) {
 				t.Errorf("block %q: %s = %q, Lookup gives %q (%v)", b, key, got, v, ok)
 			}
 		}
-		want(jsapi.HeaderSequence, f.seq)
-		want(jsapi.HeaderTimeStamp, f.stamp)
-		want(jsapi.HeaderSubject, f.subject)
+		wantLast := func(key string, got string) {
+			t.Helper()
+			last := ""
+			for v := range h.Values(key) {
+				last = v
+			}
+			if last != got {
+				t.Errorf("block %q: %s = %q, the last value is %q", b, key, got, last)
+			}
+		}
+		wantLast(jsapi.HeaderSequence, f.seq)
+		wantLast(jsapi.HeaderTimeStamp, f.stamp)
+		wantLast(jsapi.HeaderSubject, f.subject)
 		want(opHeader, f.op)
 		want(jsapi.HeaderMarkerReason, f.marker)
 		if _, ok := h.Lookup(opHeader); ok != f.hasOp {

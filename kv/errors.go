@@ -44,8 +44,9 @@ var (
 	ErrRevisionMismatch = errors.New("kv: key revision mismatch")
 	// ErrUnknownOperation: an entry's KV-Operation header is neither DEL
 	// nor PURGE (nor PUT): it was not written by a KV client, and it is
-	// not taken for a value. Get fails with it; a watch (and Keys,
-	// History) ends with it.
+	// not taken for a value. Get and GetRevision of such an entry fail
+	// with it; watches, ListKeys, Keys, History and PurgeDeletes skip the
+	// entry and count it (Bucket.SkippedEntries).
 	ErrUnknownOperation = errors.New("kv: entry with an unknown KV-Operation")
 	// ErrTTLOnDelete: a TTL was given to Delete (only Purge takes one).
 	ErrTTLOnDelete = errors.New("kv: TTL is not supported on delete")

@@ -125,10 +125,11 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // The watch runs until the loop breaks or ctx ends. It reads through an
 // ordered consumer that is recreated after a reconnect, a server restart
 // or missed heartbeats and resumes after the last revision yielded, so
-// every entry is yielded once, in revision order, with no gap. It ends
+// every entry is yielded once, in revision order, with no gap. An entry
+// whose KV-Operation is neither PUT, DEL nor PURGE is not a value: it is
+// skipped, not yielded, and counted by SkippedEntries. The watch ends
 // with a final (nil, err) only for what it cannot recover from: ctx's
-// error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed,
-// ErrUnknownOperation (an entry that is neither a value nor a marker), or
+// error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed, or
 // an invalid filter or option (ErrInvalidKey, conn.ErrInvalidOption, before any
 // I/O). Ranging over the iterator again starts a new watch.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
@@ -164,12 +165,7 @@ func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...Wa
 				yield(nil, b.watchErr(err))
 				return
 			}
-			e, err := b.entry(m, o)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if e != nil && !yield(e, nil) {
+			if e := b.entry(m, o); e != nil && !yield(e, nil) {
 				return
 			}
 		}
@@ -243,12 +239,7 @@ func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, y
 			yield(nil, b.watchErr(err))
 			return false
 		}
-		e, err := b.entry(m, o)
-		if err != nil {
-			yield(nil, err)
-			return false
-		}
-		if e != nil && !yield(e, nil) {
+		if e := b.entry(m, o); e != nil && !yield(e, nil) {
 			return false
 		}
 	}
@@ -263,21 +254,24 @@ func (b *Bucket) watchErr(err error) error {
 }
 
 // entry converts a consumer message; nil when it is skipped. An entry
-// with an unknown KV-Operation is an error.
-func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) (*Entry, error) {
+// with an unknown KV-Operation is skipped and counted (SkippedEntries):
+// it is not a value, and one such entry, which any client allowed to
+// publish to the bucket can store, must not end every reader's watch.
+func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
 	if len(m.Subject) <= len(b.pre) {
-		return nil, nil
+		return nil
 	}
 	op, err := opOf(&m.Header)
 	if err != nil {
-		return nil, err
+		b.skipped.Add(1)
+		return nil
 	}
 	if o.ignoreDeletes && op != OpPut {
-		return nil, nil
+		return nil
 	}
 	md, err := m.Metadata()
 	if err != nil {
-		return nil, nil
+		return nil
 	}
 	e := &Entry{
 		Bucket:    b.name,
@@ -290,8 +284,14 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) (*Entry, error) {
 	if !o.metaOnly {
 		e.Value = m.Data
 	}
-	return e, nil
+	return e
 }
+
+// SkippedEntries returns how many entries the watches, ListKeys, Keys,
+// History and PurgeDeletes of this handle have skipped because their
+// KV-Operation header is neither PUT, DEL nor PURGE (ErrUnknownOperation):
+// entries no KV client wrote. Each is counted every time a read meets it.
+func (b *Bucket) SkippedEntries() uint64 { return b.skipped.Load() }
 
 // initial yields the initial values of a watch and ends.
 func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {

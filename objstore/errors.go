@@ -22,6 +22,13 @@ var (
 	ErrObjectExists = errors.New("objstore: an object already exists with that name")
 	// ErrBadObjectMeta: an object's stored meta information is invalid.
 	ErrBadObjectMeta = errors.New("objstore: invalid object meta information")
+	// ErrMetaMismatch: the meta stored under a name is not that object's:
+	// it names another object or another store, or its NUID is not a
+	// plain NUID (22 characters of 0-9, A-Z, a-z). Anyone allowed to
+	// publish to $O.<bucket>.M.> can store such meta; the call that found
+	// it did nothing (no chunk was purged, no meta written).
+	// errors.Is(ErrMetaMismatch, ErrBadObjectMeta) is true.
+	ErrMetaMismatch error = &childError{msg: "objstore: meta does not belong to the object", parent: ErrBadObjectMeta}
 	// ErrDigestMismatch: the data read does not have the object's SHA-256
 	// digest.
 	ErrDigestMismatch = errors.New("objstore: object digest mismatch")
@@ -41,6 +48,15 @@ var (
 	// ErrUpdateMetaDeleted: UpdateMeta of a missing or deleted object.
 	ErrUpdateMetaDeleted = errors.New("objstore: cannot update meta of a deleted object")
 )
+
+// childError is a sentinel that also matches its parent.
+type childError struct {
+	msg    string
+	parent error
+}
+
+func (e *childError) Error() string        { return e.msg }
+func (e *childError) Is(target error) bool { return target == e.parent }
 
 // storeError joins a sentinel with the error that caused it.
 type storeError struct {

@@ -45,9 +45,6 @@ func (s *Store) get(ctx context.Context, name string, opts []Opt, depth int) (*R
 	if err != nil {
 		return nil, err
 	}
-	if info.NUID == "" {
-		return nil, fmt.Errorf("%w: no nuid", ErrBadObjectMeta)
-	}
 	if info.IsLink() {
 		l := info.Opts.Link
 		if l.Name == "" {
@@ -72,8 +69,12 @@ func (s *Store) get(ctx context.Context, name string, opts []Opt, depth int) (*R
 	if info.Opts != nil && info.Opts.ChunkSize > 0 {
 		chunk = info.Opts.ChunkSize
 	}
+	subj, err := s.chunkSubject(info.NUID)
+	if err != nil {
+		return nil, err
+	}
 	oc, err := ordered.New(ctx, s.js, s.stream.Name(), ordered.Config{
-		FilterSubjects: []string{s.chunkPre + info.NUID},
+		FilterSubjects: []string{subj},
 		DeliverPolicy:  jsapi.DeliverAll,
 	})
 	if err != nil {

@@ -15,21 +15,24 @@ import (
 
 // Delete deletes an object: its meta is replaced by a deleted marker
 // (deleted:true, size 0) and its chunks are purged. Deleting a link
-// deletes the link, not its target.
+// deletes the link, not its target. Meta that fails GetInfo's checks
+// (ErrBadObjectMeta, ErrMetaMismatch) is left as it is and nothing is
+// purged.
 func (s *Store) Delete(ctx context.Context, name string) error {
 	info, err := s.GetInfo(ctx, name, ShowDeleted())
 	if err != nil {
 		return err
 	}
-	if info.NUID == "" {
-		return fmt.Errorf("%w: no nuid", ErrBadObjectMeta)
+	subj, err := s.chunkSubject(info.NUID)
+	if err != nil {
+		return err
 	}
 	info.Deleted = true
 	info.Size, info.Chunks, info.Digest = 0, 0, ""
 	if err := s.publishMeta(ctx, info); err != nil {
 		return err
 	}
-	_, err = s.stream.Purge(ctx, jsapi.PurgeSubject(s.chunkPre+info.NUID))
+	_, err = s.stream.Purge(ctx, jsapi.PurgeSubject(subj))
 	return s.streamErr(err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,7 +111,12 @@ func showDeleted(opts []Opt) bool {
 }
 
 // GetInfo returns an object's information. It fails with ErrObjectNotFound
-// when there is no such object or it is deleted (unless ShowDeleted).
+// when there is no such object or it is deleted (unless ShowDeleted), with
+// ErrBadObjectMeta when the stored meta is not valid JSON, and with
+// ErrMetaMismatch when it names another object or store, or a NUID that
+// is not a plain NUID. Every call that reads an object's meta (Get,
+// Delete, Put replacing an object, UpdateMeta, AddLink) goes through it,
+// so none of them acts on meta that fails these checks.
 func (s *Store) GetInfo(ctx context.Context, name string, opts ...Opt) (*Info, error) {
 	if name == "" {
 		return nil, ErrNameRequired
@@ -125,9 +131,9 @@ func (s *Store) GetInfo(ctx context.Context, name string, opts ...Opt) (*Info, e
 		}
 		return nil, s.streamErr(err)
 	}
-	info := new(Info)
-	if err := json.Unmarshal(m.Data, info); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadObjectMeta, err)
+	info, err := s.decodeMeta(m.Data, name)
+	if err != nil {
+		return nil, err
 	}
 	if info.Deleted && !showDeleted(opts) {
 		return nil, ErrObjectNotFound
@@ -152,10 +158,73 @@ func (s *Store) publishMeta(ctx context.Context, info *Info) error {
 	return err
 }
 
-// purgeChunks removes the chunks of nuid, also when ctx has ended.
+// purgeChunks removes the chunks of nuid, also when ctx has ended. It
+// purges nothing when nuid is not a NUID.
 func (s *Store) purgeChunks(ctx context.Context, nuid string) error {
+	subj, err := s.chunkSubject(nuid)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jsapi.DefaultTimeout)
 	defer cancel()
-	_, err := s.stream.Purge(ctx, jsapi.PurgeSubject(s.chunkPre+nuid))
+	_, err = s.stream.Purge(ctx, jsapi.PurgeSubject(subj))
 	return err
+}
+
+// nuidLen is the length of a NUID (github.com/nats-io/nuid, which nats.go
+// uses too): 12 random and 10 sequential base-62 digits.
+const nuidLen = 22
+
+// validNUID reports whether id is a NUID: nuidLen characters of 0-9, A-Z
+// and a-z. Only such a value becomes a token of a chunk subject, so a
+// stored "nuid" such as ">", "*" or "a.b" can never widen a purge or a
+// read to other objects' chunks.
+func validNUID(id string) bool {
+	if len(id) != nuidLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// chunkSubject is the subject of the chunks of the object with NUID id, or
+// ErrMetaMismatch when id is not a NUID.
+func (s *Store) chunkSubject(id string) (string, error) {
+	if !validNUID(id) {
+		return "", fmt.Errorf("%w: NUID %s", ErrMetaMismatch, clip(id))
+	}
+	return s.chunkPre + id, nil
+}
+
+// decodeMeta decodes the meta message stored on name's meta subject and
+// checks that it belongs there: it names name, this store, and a plain
+// NUID (links and deleted markers carry one too).
+func (s *Store) decodeMeta(data []byte, name string) (*Info, error) {
+	info := new(Info)
+	if err := json.Unmarshal(data, info); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadObjectMeta, err)
+	}
+	switch {
+	case info.Name != name:
+		return nil, fmt.Errorf("%w: the meta of %s names the object %s", ErrMetaMismatch, clip(name), clip(info.Name))
+	case info.Bucket != s.name:
+		return nil, fmt.Errorf("%w: the meta of %s names the store %s", ErrMetaMismatch, clip(name), clip(info.Bucket))
+	case !validNUID(info.NUID):
+		return nil, fmt.Errorf("%w: the meta of %s has the NUID %s", ErrMetaMismatch, clip(name), clip(info.NUID))
+	}
+	return info, nil
+}
+
+// clip quotes a value read from the stream for an error message, cut to
+// 64 bytes.
+func clip(v string) string {
+	if len(v) > 64 {
+		return strconv.Quote(v[:64]) + "..."
+	}
+	return strconv.Quote(v)
 }

@@ -36,7 +36,9 @@ func window(chunk uint32, bytes int) int { return max(2, min(256, bytes/int(max(
 //
 // When reading, sending, or ctx fails midway, Put purges the chunks it
 // stored and returns the error: no part of the new object is left, and a
-// replaced object stays as it was. A read error is returned as is.
+// replaced object stays as it was. A read error is returned as is. When
+// the meta stored under meta.Name fails GetInfo's checks
+// (ErrBadObjectMeta, ErrMetaMismatch), Put stores and purges nothing.
 func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader) (*Info, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -89,7 +91,10 @@ func (s *Store) Put(ctx context.Context, meta Meta, r io.Reader) (*Info, error) 
 // putChunks sends the data of r as chunks on info's chunk subject and sets
 // the size, chunk count and digest of info.
 func (s *Store) putChunks(ctx context.Context, info *Info, r io.Reader, chunk uint32) (err error) {
-	subj := s.chunkPre + info.NUID
+	subj, err := s.chunkSubject(info.NUID)
+	if err != nil {
+		return err
+	}
 	buf := make([]byte, chunk)
 	h := sha256.New()
 	defer func() { info.Digest = digestOf(h) }()

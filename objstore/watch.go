@@ -2,9 +2,10 @@ package objstore
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/base64"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
@@ -40,7 +41,9 @@ type watchOpts struct{ history, ignoreDeletes, updatesOnly bool }
 // are none — then every change as it is stored. It survives reconnects
 // and server restarts without gap or duplicate, and ends with a final
 // (nil, err) only for ctx's error, ErrBucketNotFound, conn.ErrClosed or an
-// invalid option. ModTime is the time the meta was stored.
+// invalid option. ModTime is the time the meta was stored. Meta messages
+// that GetInfo would refuse (invalid JSON, ErrMetaMismatch) are skipped:
+// they describe no object of this store.
 func (s *Store) Watch(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Info, error] {
 	return func(yield func(*Info, error) bool) {
 		cfg, o, err := s.watcher(ctx, opts)
@@ -141,12 +144,21 @@ func (s *Store) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yi
 	return true
 }
 
-// infoOf decodes a meta message; nil when skipped (or not valid meta,
-// which other clients may have written).
+// infoOf decodes a meta message; nil when skipped. Meta that GetInfo
+// would refuse is skipped: not valid JSON, or not belonging on its subject
+// (another object's name, another store, a NUID that is not a plain NUID).
 func (s *Store) infoOf(m *jsapi.Msg, o watchOpts) *Info {
-	info := new(Info)
-	if err := json.Unmarshal(m.Data, info); err != nil {
+	enc, ok := strings.CutPrefix(m.Subject, s.metaPre)
+	if !ok {
 		return nil
+	}
+	name, err := base64.URLEncoding.DecodeString(enc)
+	if err != nil {
+		return nil
+	}
+	info, err := s.decodeMeta(m.Data, string(name))
+	if err != nil || s.metaSubject(info.Name) != m.Subject {
+		return nil // the second: a name encoded some other way
 	}
 	if o.ignoreDeletes && info.Deleted {
 		return nil

@@ -27,7 +27,8 @@ const fetchMargin = 50 * time.Millisecond
 // ended (ctx's deadline, DefaultFetchWait, the pull expiring at the
 // server), which matches ErrNoMessages, conn.ErrTimeout and
 // context.DeadlineExceeded; with ErrNoMessages when a NoWait pull found
-// nothing. Other failures are ErrConsumerDeleted, jsapi.ErrStreamNotFound,
+// nothing. Other failures are ErrConsumerDeleted (a "409 Consumer Deleted"
+// counts once consumer info confirms it), jsapi.ErrStreamNotFound,
 // ErrNoHeartbeat (Heartbeat set and two missed), a *StatusError — terminal
 // (Terminal reports true) or one that ended this pull only: ErrPinMismatch
 // (the pin id is dropped for the next pull), ErrLeadershipChange,
@@ -94,6 +95,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		defer stop()
 	}
 	var batch []*conn.Msg
+	confirmed := false // consumer info said the consumer exists
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
@@ -135,6 +137,22 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 						return out, why
 					}
 					return out, serr
+				case errors.Is(serr, ErrConsumerDeleted):
+					// Anyone who learns the pull's reply subject can send
+					// this status: it ends the Fetch only once consumer
+					// info confirms it. Asked once per Fetch; while the
+					// consumer exists, such statuses are ignored.
+					if confirmed {
+						continue
+					}
+					if why := c.whyNoResponders(ctx); why != nil {
+						if errors.Is(why, ErrConsumerDeleted) {
+							return out, serr
+						}
+						return out, why
+					}
+					confirmed = true
+					continue
 				case errors.Is(serr, ErrPinMismatch):
 					c.setPin(s.group, "")
 					return out, serr

@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/jsx"
 	"iter"
@@ -22,7 +23,9 @@ import (
 // remain. It heals from reconnects, expired pulls, 409 statuses, pin
 // mismatches and missed heartbeats by pulling again (reporting each but
 // the expired pulls to OnError) and ends only on a terminal error, which
-// it yields once: ErrConsumerDeleted, jsapi.ErrStreamNotFound, a terminal
+// it yields once: ErrConsumerDeleted (a "409 Consumer Deleted" ends it only
+// once consumer info confirms it; otherwise it is reported to OnError as
+// ErrUnconfirmedDeletion), jsapi.ErrStreamNotFound, a terminal
 // *StatusError, conn.ErrClosed, or ctx's error. Invalid options are that
 // error, yielded before any request. Breaking out of the loop stops it
 // (messages requested and not yet yielded are redelivered after AckWait);
@@ -77,14 +80,25 @@ type engine struct {
 	// stopping: stop has begun; no goroutine may be started.
 	stopping bool
 
+	// confirmedAt is when consumer info last said the consumer exists
+	// after a "409 Consumer Deleted" (onDeleted); confirmArmed: one more
+	// question is scheduled.
+	confirmedAt  time.Time
+	confirmArmed bool
+
 	activity atomic.Uint64 // messages and statuses received
-	done     chan struct{}
-	wg       sync.WaitGroup
-	unhook   func()
+	// life ends when stop begins: it bounds the requests of the engine's
+	// goroutines.
+	life    context.Context
+	endLife context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup
+	unhook  func()
 }
 
 func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error) {
 	e := &engine{c: c, s: s, done: make(chan struct{})}
+	e.life, e.endLife = context.WithCancel(ctx)
 	e.prefix = c.nc.NewInbox() + "."
 	e.newEpochLocked()
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
@@ -93,6 +107,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	alloc, shell := jsx.NewSlab(c.nc, s.maxMsgs, lazy)
 	sub, err := connx.SubscribeAlloc(c.nc, e.prefix+"*", alloc)
 	if err != nil {
+		e.endLife()
 		return nil, err
 	}
 	if s.borrowed {
@@ -166,6 +181,7 @@ func (e *engine) stop() {
 	}
 	e.mu.Unlock()
 	close(e.done)
+	e.endLife()
 	e.unhook()
 	_ = e.sub.Unsubscribe()
 	e.wg.Wait()
@@ -414,6 +430,8 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 		e.report(serr)
 		e.retryLater(ctx)
 		return nil
+	case errors.Is(serr, ErrConsumerDeleted):
+		return e.onDeleted(ctx, serr)
 	case isStatus && se.Terminal():
 		return serr
 	case errors.Is(serr, ErrLeadershipChange):
@@ -492,11 +510,15 @@ const retryPause = 250 * time.Millisecond
 
 // afterPause runs f after retryPause on a goroutine of the engine, unless
 // the engine stops or ctx ends first.
-func (e *engine) afterPause(ctx context.Context, f func()) {
+func (e *engine) afterPause(ctx context.Context, f func()) { e.after(ctx, retryPause, f) }
+
+// after runs f after d on a goroutine of the engine, unless the engine
+// stops or ctx ends first.
+func (e *engine) after(ctx context.Context, d time.Duration, f func()) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		t := time.NewTimer(retryPause)
+		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -505,4 +527,58 @@ func (e *engine) afterPause(ctx context.Context, f func()) {
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// confirmEvery bounds how often a Messages loop asks the server whether its
+// consumer exists after "409 Consumer Deleted" statuses.
+const confirmEvery = time.Second
+
+// onDeleted handles a "409 Consumer Deleted". Any client that learns the
+// pull's reply subject (whoever may subscribe to the consumer's
+// $JS.API.CONSUMER.MSG.NEXT subject) can publish one, so it ends the loop
+// only once consumer info confirms that the consumer is gone. While the
+// consumer exists the status is ignored (the pulls stand) and reported to
+// OnError as ErrUnconfirmedDeletion. The server is asked at most once per
+// confirmEvery: a status within that time of the last answer schedules one
+// more question at its end, so a flood of forged statuses costs one request
+// a second and a real deletion is still noticed.
+func (e *engine) onDeleted(ctx context.Context, serr error) error {
+	e.mu.Lock()
+	if wait := confirmEvery - time.Since(e.confirmedAt); !e.confirmedAt.IsZero() && wait > 0 {
+		if !e.confirmArmed {
+			e.confirmArmed = true
+			e.after(ctx, wait, func() {
+				e.mu.Lock()
+				e.confirmArmed = false
+				e.mu.Unlock()
+				if err := e.confirmDeleted(e.life, serr); err != nil {
+					e.fail(err)
+				}
+			})
+		}
+		e.mu.Unlock()
+		return nil
+	}
+	e.mu.Unlock()
+	return e.confirmDeleted(ctx, serr)
+}
+
+// confirmDeleted asks the server whether the consumer is gone. It returns
+// serr (or jsapi.ErrStreamNotFound) when it is, and nil when the consumer
+// exists or the question got no answer.
+func (e *engine) confirmDeleted(ctx context.Context, serr error) error {
+	if why := e.c.whyNoResponders(ctx); why != nil {
+		if errors.Is(why, ErrConsumerDeleted) {
+			return serr
+		}
+		return why
+	}
+	if ctx.Err() != nil {
+		return nil // stopping
+	}
+	e.mu.Lock()
+	e.confirmedAt = time.Now()
+	e.mu.Unlock()
+	e.report(fmt.Errorf("%w: %v", ErrUnconfirmedDeletion, serr))
+	return nil
 }

@@ -20,7 +20,8 @@ var (
 	// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded.
 	ErrFetchTimeout error = fetchTimeout{}
 	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
-	// or no consumer answers pulls any more). Terminal.
+	// or no consumer answers pulls any more), as consumer info confirmed.
+	// Terminal.
 	ErrConsumerDeleted = errors.New("pull: consumer deleted")
 	// ErrPushConsumer: the consumer is a push consumer. Terminal.
 	ErrPushConsumer = errors.New("pull: consumer is push based")
@@ -52,6 +53,12 @@ var (
 	// pull that had spent part of its budget just ends, and Messages pulls
 	// again).
 	ErrMessageTooLarge = errors.New("pull: next message is larger than MaxBytes")
+	// ErrUnconfirmedDeletion: a "409 Consumer Deleted" arrived on a pull's
+	// reply subject, but consumer info says the consumer exists (or did
+	// not answer): another client that learned the reply subject may have
+	// published it. Not terminal: Messages reports it to OnError and goes
+	// on with its pulls; Fetch keeps waiting.
+	ErrUnconfirmedDeletion = errors.New("pull: consumer deleted status not confirmed by the server")
 	// ErrUnknownStatus: the server ended a pull with a 409 whose text this
 	// client does not know (a newer server). Not terminal: Messages
 	// reports it and pulls again; Fetch returns it.

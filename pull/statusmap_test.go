@@ -269,6 +269,15 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 	defer nc.Close()
 	js, _ := jsapi.New(nc)
 	in := newInjector(t, s.URL())
+	// Consumer info, which a "409 Consumer Deleted" must be confirmed
+	// with, says the consumer is gone.
+	info, err := nc.SubscribeFunc("$JS.API.CONSUMER.INFO.S.*", func(m *conn.Msg) {
+		m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.consumer_info_response","error":{"code":404,"err_code":10014,"description":"consumer not found"}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer info.Unsubscribe()
 
 	for i, tc := range statusCases {
 		name := fmt.Sprintf("C%d", i)

@@ -1,0 +1,18 @@
+package extra
+
+import (
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fuzzhook"
+)
+
+func init() {
+	fuzzhook.BatchGet = func(m *conn.Msg) (fuzzhook.Stored, error) {
+		var sm StoredMsg
+		pending, err := parseStored(m, &sm)
+		if err != nil {
+			return fuzzhook.Stored{}, err
+		}
+		return fuzzhook.Stored{Subject: sm.Subject, Sequence: sm.Sequence, Time: sm.Time, Header: sm.Header, Data: sm.Data,
+			NumPending: sm.NumPending, LastSequence: sm.LastSequence, HasPending: pending}, nil
+	}
+}

@@ -1,0 +1,222 @@
+package pull
+
+// A tenant on the same account learns a consumer's pull reply subject by
+// subscribing to $JS.API.CONSUMER.MSG.NEXT.> and publishes
+// "409 Consumer Deleted" to it from a connection of its own, through a real
+// nats-server with JetStream. The victim's loops must not end for it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/jsapi"
+)
+
+const forged409 = "NATS/1.0 409 Consumer Deleted\r\n\r\n"
+
+type forgeEnv struct {
+	ctx   context.Context
+	nc    *conn.Conn
+	js    *jsapi.JS
+	c     *Consumer
+	pulls chan string // reply subjects of the victim's pulls, seen by the attacker
+	in    *injector
+}
+
+func newForgeEnv(t *testing.T) *forgeEnv {
+	t.Helper()
+	s := testserver.Start(t, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	nc, err := conn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	js, _ := jsapi.New(nc)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jsapi.StorageMemory}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Create(ctx, js, "S", jsapi.ConsumerConfig{Durable: "V", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The attacker: another connection that watches the pull requests.
+	spy, err := conn.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spy.Close() })
+	pulls := make(chan string, 1024)
+	if _, err := spy.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.>", func(m *conn.Msg) {
+		select {
+		case pulls <- m.Reply:
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, pulls: pulls, in: newInjector(t, s.URL())}
+}
+
+func (e *forgeEnv) publish(t *testing.T, from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		if _, err := e.js.Publish(e.ctx, "s.x", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (e *forgeEnv) nextPull(t *testing.T) string {
+	t.Helper()
+	select {
+	case r := <-e.pulls:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attacker saw no pull request")
+		return ""
+	}
+}
+
+// Messages: forged statuses are ignored (and reported to OnError as
+// ErrUnconfirmedDeletion) while consumer info says the consumer exists, and
+// the loop keeps receiving; a real deletion still ends it with
+// ErrConsumerDeleted.
+func TestForgedConsumerDeletedMessages(t *testing.T) {
+	e := newForgeEnv(t)
+	e.publish(t, 0, 3)
+	reported := make(chan error, 64)
+	type item struct {
+		m   *jsapi.Msg
+		err error
+	}
+	items := make(chan item, 64)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go func() {
+		defer close(items)
+		for m, err := range e.c.Messages(ctx, MaxMessages(10), Expires(time.Minute),
+			OnError(func(err error) {
+				select {
+				case reported <- err:
+				default:
+				}
+			})) {
+			if m != nil {
+				m.Ack()
+			}
+			items <- item{m, err}
+		}
+	}()
+	reply := e.nextPull(t)
+	receive := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			select {
+			case it := <-items:
+				if it.err != nil || it.m == nil || string(it.m.Data) != fmt.Sprint(i) {
+					t.Fatalf("Messages yielded %v %v; want message %d", it.m, it.err, i)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("message %d did not arrive", i)
+			}
+		}
+	}
+	awaitReport := func() {
+		t.Helper()
+		for {
+			select {
+			case err := <-reported:
+				if errors.Is(err, ErrUnconfirmedDeletion) {
+					if errors.Is(err, ErrConsumerDeleted) {
+						t.Fatalf("the report %v matches ErrConsumerDeleted", err)
+					}
+					return
+				}
+			case it := <-items:
+				t.Fatalf("after the forged status Messages yielded %v %v", it.m, it.err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the forged status was not reported")
+			}
+		}
+	}
+	receive(0, 3)
+
+	e.in.send(t, reply, forged409, "")
+	awaitReport()
+	e.publish(t, 3, 3)
+	receive(3, 3)
+
+	// A burst within a second of the answer: one more question, scheduled.
+	for range 20 {
+		e.in.send(t, reply, forged409, "")
+	}
+	awaitReport()
+	e.publish(t, 6, 3)
+	receive(6, 3)
+	st := e.c.Stats()
+	t.Logf("after 21 forged statuses: %d messages received, %d pulls", st.Messages, st.Pulls)
+
+	// A real deletion ends the loop.
+	if err := e.c.Delete(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case it, ok := <-items:
+			if !ok {
+				t.Fatal("Messages ended without an error")
+			}
+			if it.m != nil {
+				continue
+			}
+			if !errors.Is(it.err, ErrConsumerDeleted) {
+				t.Fatalf("Messages ended with %v; want ErrConsumerDeleted", it.err)
+			}
+			if _, ok := <-items; ok {
+				t.Fatal("Messages went on after the deletion")
+			}
+			return
+		case <-time.After(20 * time.Second):
+			t.Fatal("the deletion did not end Messages")
+		}
+	}
+}
+
+// Fetch: a forged status does not end the Fetch; the message published
+// after it is fetched.
+func TestForgedConsumerDeletedFetch(t *testing.T) {
+	e := newForgeEnv(t)
+	type result struct {
+		msgs []*jsapi.Msg
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		fctx, fcancel := context.WithTimeout(e.ctx, 20*time.Second)
+		defer fcancel()
+		msgs, err := e.c.Fetch(fctx, 1)
+		done <- result{msgs, err}
+	}()
+	reply := e.nextPull(t)
+	e.in.send(t, reply, forged409, "")
+	e.in.send(t, reply, forged409, "")
+	// The consumer info request the first status caused and the Fetch's
+	// subscription share the victim's connection: once a round trip there
+	// is done, the statuses may or may not have been read. Either way the
+	// message published next must be what the Fetch returns.
+	e.publish(t, 0, 1)
+	r := <-done
+	if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Data) != "0" {
+		t.Fatalf("Fetch: %d messages, %v; want message 0", len(r.msgs), r.err)
+	}
+}
