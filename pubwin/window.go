@@ -182,15 +182,20 @@ func (w *Window) settleLocked(f *Future, ack *jsapi.PubAck, err error) wakeup {
 		f.mu.Unlock()
 		return wakeup{}
 	}
+	if f.observed != nil {
+		// Before the outcome is visible: a Wait that returns finds it
+		// reported. The Observer must not block (jsapi.Observer).
+		if err != nil {
+			ack = nil
+		}
+		f.observed(ack, err)
+	}
 	f.done = true
 	f.err = err
 	if err == nil && ack != nil {
 		f.ack = *ack
 	}
 	wk := wakeup{ch: f.ch, fr: f.takeFrameLocked()}
-	if f.observed != nil {
-		wk.f = f
-	}
 	f.mu.Unlock()
 	w.count.settled(err)
 	<-w.slots
@@ -202,13 +207,9 @@ func (w *Window) settleLocked(f *Future, ack *jsapi.PubAck, err error) wakeup {
 type wakeup struct {
 	ch chan struct{}
 	fr *frame
-	f  *Future // resolved, to report to the Observer
 }
 
 func (wk wakeup) run() {
-	if wk.f != nil {
-		wk.f.observed(wk.f.result())
-	}
 	if wk.ch != nil {
 		close(wk.ch)
 	}
