@@ -15,9 +15,8 @@
 //
 // A publish, a request, a response and a JetStream publish (jsapi, pubwin,
 // kv) carry the W3C traceparent and tracestate of their span, and the
-// baggage of their context, in the message's header (the propagator is
-// WithPropagator's, by default the global one, else TraceContext and
-// Baggage). Core Publish and PublishMsg take no context: their span
+// baggage of their context, in the message's header (W3C Trace Context
+// and Baggage, unless WithPropagator says otherwise). Core Publish and PublishMsg take no context: their span
 // starts a trace of its own unless the header given already carries a
 // traceparent (Inject puts one there), of which it is then a child. A
 // request's and a JetStream publish's span is a child of their ctx's.
@@ -41,7 +40,7 @@
 // messaging.message.body.size; messaging.message.id is the Nats-Msg-Id
 // header when there is one. JetStream spans add the stream, the consumer
 // (messaging.consumer.group.name too), the stream and consumer sequences
-// and the delivery count (nats.* attributes). A failed operation has
+// and the delivery count (messaging.nats.* attributes). A failed operation has
 // error.type, the natsio error it matched (ErrorType), and the error as
 // an event.
 //

@@ -76,8 +76,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithPropagator sets the propagator that writes and reads trace context
-// in message headers (default: the global one, otel.GetTextMapPropagator,
-// read when New runs).
+// in message headers (default: W3C Trace Context and Baggage; pass
+// otel.GetTextMapPropagator() to use the global one).
 func WithPropagator(p propagation.TextMapPropagator) Option {
 	return func(c *config) error {
 		if p == nil {
@@ -119,7 +119,7 @@ func New(opts ...Option) (*Instrumentation, error) {
 		c.mp = otel.GetMeterProvider()
 	}
 	if c.prop == nil {
-		c.prop = otel.GetTextMapPropagator()
+		c.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
 	i := &Instrumentation{
 		tracer:    c.tp.Tracer(ScopeName),
