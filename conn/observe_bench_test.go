@@ -31,6 +31,7 @@ func BenchmarkObserverPublish(b *testing.B) {
 			nc := connect(b, s.URL(), c.opts...)
 			data := make([]byte, 16)
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				if err := nc.Publish("bench.obs", data); err != nil {
 					b.Fatal(err)
@@ -39,6 +40,7 @@ func BenchmarkObserverPublish(b *testing.B) {
 			if err := nc.Flush(context.Background()); err != nil {
 				b.Fatal(err)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -69,6 +71,7 @@ func BenchmarkObserverDeliver(b *testing.B) {
 			want = b.N
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := cpuTime()
 			for range b.N {
 				if err := pub.Publish("bench.obs", data); err != nil {
 					b.Fatal(err)
@@ -79,6 +82,7 @@ func BenchmarkObserverDeliver(b *testing.B) {
 			case <-time.After(time.Minute):
 				b.Fatalf("received %d of %d", got, want)
 			}
+			reportCPU(b, cpu)
 			if d := sub.Dropped(); d > 0 {
 				b.Fatalf("%d dropped", d)
 			}

@@ -13,8 +13,8 @@ import (
 // not installed on its own: a conn.Observer installed on the connection
 // (conn.Observe) that also implements Observer receives these calls from
 // every JetStream layer on that connection (jsapi, pubwin, pull, ordered,
-// and kv and objstore through them). A JS made before the connection has
-// one does not exist: the Observer is an option of Connect.
+// and kv and objstore through them). The Observer is an option of
+// Connect, so every JS of the connection has it.
 //
 // Its methods are called on the goroutine of the operation, from many
 // goroutines at once; they must be safe for concurrent use and must not

@@ -49,6 +49,7 @@ func BenchmarkPublish(b *testing.B) {
 			nc := connect(b, s.URL(), c.opts...)
 			data := make([]byte, 16)
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				if err := nc.Publish("bench.otel", data); err != nil {
 					b.Fatal(err)
@@ -57,6 +58,7 @@ func BenchmarkPublish(b *testing.B) {
 			if err := nc.Flush(context.Background()); err != nil {
 				b.Fatal(err)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -86,12 +88,14 @@ func BenchmarkDeliver(b *testing.B) {
 			want = b.N
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := cpuTime()
 			for range b.N {
 				if err := pub.Publish("bench.otel", data); err != nil {
 					b.Fatal(err)
 				}
 			}
 			<-done
+			reportCPU(b, cpu)
 			if d := sub.Dropped(); d > 0 {
 				b.Fatalf("%d dropped", d)
 			}

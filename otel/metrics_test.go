@@ -24,7 +24,7 @@ func (k *kit) collect(t *testing.T) metricdata.ResourceMetrics {
 func has(set attribute.Set, want map[string]string) bool {
 	for k, v := range want {
 		got, ok := set.Value(attribute.Key(k))
-		if !ok || got.Emit() != v {
+		if !ok || got.String() != v {
 			return false
 		}
 	}
