@@ -84,10 +84,11 @@ func Observe(o Observer) Option {
 }
 
 // observed starts the observation of a publish by o: it returns the header
-// to send and the function to call with the outcome. The caller's reply
-// and header are copied first: they do not escape the publish call.
+// to send and the function to call with the outcome. The caller's subject,
+// reply and header are copied first: the caller may reuse their memory
+// once the publish returns, and they do not escape the publish call.
 func observed(o Observer, ctx context.Context, kind PubKind, subject, reply string, h *proto.Header, size int, req *Msg) (*proto.Header, func(*Msg, error)) {
-	p := &Pub{Kind: kind, Subject: subject, Reply: strings.Clone(reply), Header: h.Clone(), Size: size, Request: req}
+	p := &Pub{Kind: kind, Subject: strings.Clone(subject), Reply: strings.Clone(reply), Header: h.Clone(), Size: size, Request: req}
 	done := o.Publish(ctx, p)
 	return p.Header, done
 }

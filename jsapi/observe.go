@@ -2,6 +2,7 @@ package jsapi
 
 import (
 	"context"
+	"strings"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
@@ -67,7 +68,7 @@ func observePublish(o Observer, ctx context.Context, subject string, h *proto.He
 // observeOwned is observePublish for a header that is the observer's to
 // keep (nil for none).
 func observeOwned(o Observer, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*PubAck, error)) {
-	p := &conn.Pub{Kind: conn.PubPublish, Subject: subject, Header: h, Size: size}
+	p := &conn.Pub{Kind: conn.PubPublish, Subject: strings.Clone(subject), Header: h, Size: size}
 	done := o.PublishJS(ctx, p)
 	if done == nil {
 		done = func(*PubAck, error) {}

@@ -2,6 +2,7 @@ package natsotel
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -52,20 +53,23 @@ func (i *Instrumentation) PublishJS(ctx context.Context, p *conn.Pub) func(*jsap
 	}
 }
 
-// jsAttrs are the attributes of a span for a consumer's message.
+// jsAttrs are the attributes of a span for a consumer's message. Its
+// strings are copied: a borrowed message's are views of memory the
+// connection reuses, and a span outlives the handler.
 func jsAttrs(m *jsapi.Msg, md jsapi.Metadata, typ attribute.KeyValue, op string) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 12)
 	attrs = append(attrs, systemNATS, typ, semconv.MessagingOperationName(op),
-		semconv.MessagingDestinationName(m.Subject),
+		semconv.MessagingDestinationName(strings.Clone(m.Subject)),
 		semconv.MessagingMessageBodySize(len(m.Data)))
 	if md.Stream != "" {
-		attrs = append(attrs, attrStream.String(md.Stream), attrConsumer.String(md.Consumer),
-			semconv.MessagingConsumerGroupName(md.Consumer),
+		consumer := strings.Clone(md.Consumer)
+		attrs = append(attrs, attrStream.String(strings.Clone(md.Stream)), attrConsumer.String(consumer),
+			semconv.MessagingConsumerGroupName(consumer),
 			attrStreamSeq.Int64(int64(md.StreamSeq)), attrConsumerSeq.Int64(int64(md.ConsumerSeq)),
 			attrDeliveryCount.Int64(int64(md.NumDelivered)))
 	}
 	if id := m.Header.Get(jsapi.HeaderMsgID); id != "" {
-		attrs = append(attrs, semconv.MessagingMessageID(id))
+		attrs = append(attrs, semconv.MessagingMessageID(strings.Clone(id)))
 	}
 	return attrs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/proto"
@@ -64,7 +63,5 @@ func (i *Instrumentation) extractHeader(ctx context.Context, h *proto.Header) co
 func validSubject(s string) error {
 	return proto.ValidatePublishSubject(s)
 }
-
-func stringsClone(s string) string { return strings.Clone(s) }
 
 func uintString(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -111,11 +111,13 @@ func (i *Instrumentation) handle(ctx context.Context, span trace.Span, m *conn.M
 	}
 }
 
-// coreAttrs are the attributes of a span for a delivered message.
+// coreAttrs are the attributes of a span for a delivered message. Its
+// strings are copied: a borrowed message's are views of memory the
+// connection reuses, and a span outlives the handler.
 func coreAttrs(m *conn.Msg, typ attribute.KeyValue, op string) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, systemNATS, typ, semconv.MessagingOperationName(op),
-		semconv.MessagingDestinationName(m.Subject),
+		semconv.MessagingDestinationName(strings.Clone(m.Subject)),
 		semconv.MessagingMessageBodySize(len(m.Data)))
 	if s := m.Sub(); s != nil {
 		if s.Subject != m.Subject {
@@ -126,7 +128,7 @@ func coreAttrs(m *conn.Msg, typ attribute.KeyValue, op string) []attribute.KeyVa
 		}
 	}
 	if id := m.Header.Get(jsapi.HeaderMsgID); id != "" {
-		attrs = append(attrs, semconv.MessagingMessageID(id))
+		attrs = append(attrs, semconv.MessagingMessageID(strings.Clone(id)))
 	}
 	return attrs
 }
