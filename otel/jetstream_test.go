@@ -10,6 +10,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/pubwin"
 	"github.com/natsio/natsio/pull"
 )
@@ -193,4 +194,60 @@ func TestWindowFutureAndFetch(t *testing.T) {
 	term := k.one(t, "term EV")
 	linkedTo(t, term, pub)
 	wantAttrs(t, term, map[string]any{"messaging.operation.type": "settle", "messaging.operation.name": "term"})
+}
+
+// An ordered consumer's Consume handler runs in a process span, a child
+// of the publish span; a pull Messages loop's InProgress and Nak make
+// settle spans linked to the producer's.
+func TestOrderedConsumeAndSettleKinds(t *testing.T) {
+	k := newKit(t, true)
+	nc := k.srv.Connect(t, conn.Observe(k.inst))
+	js, err := jsapi.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx(t), jsapi.StreamConfig{Name: "O", Subjects: []string{"o.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx(t), "o.1", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	pub := k.one(t, "publish o.1")
+
+	oc, err := ordered.New(ctx(t), js, "O", ordered.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	cc, err := oc.Consume(ctx(t), func(*jsapi.Msg) { got <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-got
+	cc.Stop()
+	<-cc.Closed()
+	proc := k.one(t, "process O")
+	childOf(t, proc, pub)
+
+	cons, err := pull.Create(ctx(t), js, "O", jsapi.ConsumerConfig{Durable: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, err := range cons.Messages(ctx(t)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.InProgress(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Nak(); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	for _, name := range []string{"in_progress O", "nak O"} {
+		s := k.one(t, name)
+		linkedTo(t, s, pub)
+		wantAttrs(t, s, map[string]any{"messaging.operation.type": "settle", "messaging.nats.consumer.name": "slow"})
+	}
 }
