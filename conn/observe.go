@@ -25,7 +25,7 @@ import (
 // many goroutines at once, and inside that call: they must be safe for
 // concurrent use and must not block. A connection without an Observer pays
 // one comparison per message; with one, each publish also allocates its
-// Pub and a copy of its header.
+// Pub and copies of its subject and header.
 type Observer interface {
 	// Publish is called before a message is checked and queued. p is
 	// the observer's to keep; it may add fields to p.Header, or set one
