@@ -9,11 +9,11 @@ PKGS      := ./...
 FUZZ_TARGETS = $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | cut -c6-)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all test vet race allocs fuzz-short fuzz bench bench-pkg lint soak test-bench
+.PHONY: all test vet race allocs fuzz-short fuzz bench bench-pkg lint soak test-bench test-otel
 
 all: test
 
-test: vet race allocs fuzz-short test-bench
+test: vet race allocs fuzz-short test-bench test-otel
 
 # The zero-allocation tests live in //go:build !race files (the race
 # detector allocates): run them without -race.
@@ -23,6 +23,10 @@ allocs:
 # The bench module (nats.go comparison and the nats.go interop tests).
 test-bench:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -timeout 10m ./...
+
+# The OpenTelemetry module (otel/, its own go.mod).
+test-otel:
+	cd otel && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 vet:
 	$(GO) vet $(PKGS)

@@ -43,6 +43,9 @@ func (m *Msg) Respond(data []byte) error {
 	if m.sub == nil {
 		return ErrBadSubscription
 	}
+	if m.sub.nc.opts.observer != nil {
+		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", nil, data, pubUrgent, m)
+	}
 	return m.sub.nc.publish(m.Reply, "", nil, data, pubUrgent)
 }
 
@@ -53,6 +56,9 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 	}
 	if m.sub == nil {
 		return ErrBadSubscription
+	}
+	if m.sub.nc.opts.observer != nil {
+		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", h, data, pubUrgent, m)
 	}
 	return m.sub.nc.publish(m.Reply, "", h, data, pubUrgent)
 }

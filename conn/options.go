@@ -79,6 +79,7 @@ type options struct {
 	writeTimeout     time.Duration
 	requestTimeout   time.Duration
 	maxControlLine   int
+	observer         Observer // observe.go
 }
 
 func defaultOptions() options {

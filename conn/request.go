@@ -172,6 +172,15 @@ func (nc *Conn) Request(ctx context.Context, subject string, data []byte) (*Msg,
 
 // RequestMsg is Request with headers h (nil for none).
 func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
+	if nc.opts.observer != nil {
+		return nc.requestObserved(ctx, subject, h, data)
+	}
+	return nc.requestMsg(ctx, subject, h, data)
+}
+
+// requestMsg is RequestMsg past the Observer: natsio's own layers send
+// their protocol requests with it (connx.RequestMsg).
+func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}

@@ -337,6 +337,7 @@ func (s *Subscription) Messages(ctx context.Context, opts ...SubOpt) iter.Seq2[*
 			batch, end, err = s.take(ctx, batch, true, ld != nil)
 			for i, m := range batch {
 				batch[i] = nil
+				s.observeReceive(m)
 				if !yield(m, nil) {
 					rest := batch[i+1:]
 					if ld != nil {
@@ -465,6 +466,7 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 			s.qBytes -= n
 			s.releaseLocked(n)
 			s.mu.Unlock()
+			s.observeReceive(m)
 			return m, nil
 		}
 		if s.closed {
@@ -499,7 +501,7 @@ func (s *Subscription) runHandler(f func(*Msg)) {
 		batch, end, _ = s.take(ctx, batch, true, ld != nil)
 		for i, m := range batch {
 			batch[i] = nil
-			f(m)
+			s.handle(f, m)
 		}
 		if end {
 			return

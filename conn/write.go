@@ -24,6 +24,9 @@ const (
 // data are copied before it returns: the caller may reuse their memory at
 // once (also for PublishMsg and Request).
 func (nc *Conn) Publish(subject string, data []byte) error {
+	if nc.opts.observer != nil {
+		return nc.publishObserved(PubPublish, subject, "", nil, data, pubNormal, nil)
+	}
 	return nc.publish(subject, "", nil, data, pubNormal)
 }
 
@@ -73,6 +76,9 @@ const (
 // does not support headers and ErrBadHeader when a key or value is
 // invalid, before anything is queued. It allocates nothing.
 func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) error {
+	if nc.opts.observer != nil {
+		return nc.publishObserved(PubPublish, subject, reply, h, data, pubNormal, nil)
+	}
 	if h == nil {
 		return nc.publish(subject, reply, nil, data, pubNormal)
 	}

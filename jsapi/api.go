@@ -1,6 +1,7 @@
 package jsapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -65,8 +67,19 @@ func (js *JS) send(ctx context.Context, subject string, h *proto.Header, data []
 		if _, ok := ctx.Deadline(); !ok {
 			tctx, cancel := context.WithTimeout(ctx, js.timeout)
 			defer cancel()
-			return js.nc.RequestMsg(tctx, subject, h, data)
+			return js.requestMsg(tctx, subject, h, data)
 		}
+	}
+	return js.requestMsg(ctx, subject, h, data)
+}
+
+// requestMsg sends a request on js's connection. With an Observer it goes
+// past it (JetStream publishes are reported by PublishJS, API requests
+// are protocol traffic); the call is then indirect, which would make the
+// caller's memory escape: the header and data are copied.
+func (js *JS) requestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*conn.Msg, error) {
+	if js.obs != nil {
+		return connx.RequestUnobserved(js.nc, ctx, subject, h.Clone(), bytes.Clone(data))
 	}
 	return js.nc.RequestMsg(ctx, subject, h, data)
 }

@@ -24,6 +24,7 @@ type JS struct {
 	// timeout, a request whose ctx has no deadline is bounded by the
 	// connection, with no context derived.
 	connTimeout time.Duration
+	obs         Observer // the connection's, when it implements Observer (observe.go)
 }
 
 // Option configures a JS.
@@ -78,6 +79,7 @@ func New(nc *conn.Conn, opts ...Option) (*JS, error) {
 		}
 	}
 	js.connTimeout = connx.RequestTimeout(nc)
+	js.obs = observerOf(nc)
 	return js, nil
 }
 

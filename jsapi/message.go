@@ -159,11 +159,12 @@ func (jm *Msg) AckSync(ctx context.Context) error {
 	if !jm.acked.CompareAndSwap(false, true) {
 		return ErrAlreadyAcked
 	}
-	if _, err := jm.nc.Request(ctx, jm.Reply, ackAck); err != nil {
+	_, err := connx.RequestUnobserved(jm.nc, ctx, jm.Reply, nil, ackAck)
+	if err != nil {
 		jm.acked.Store(false)
-		return err
 	}
-	return nil
+	jm.settled("ack", err)
+	return err
 }
 
 var (
@@ -195,8 +196,9 @@ func (jm *Msg) ack(body []byte, terminal bool) error {
 	if jm.lazy {
 		err = connx.PublishLazy(jm.nc, jm.Reply, body)
 	} else {
-		err = jm.nc.Publish(jm.Reply, body)
+		err = connx.PublishUnobserved(jm.nc, jm.Reply, "", nil, body)
 	}
+	jm.settled(ackOp(body), err)
 	if err != nil {
 		if terminal {
 			jm.acked.Store(false)

@@ -70,6 +70,19 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 	if hdr != nil && hdr.Len() == 0 {
 		hdr = nil
 	}
+	if js.obs != nil {
+		var done func(*PubAck, error)
+		hdr, done = observePublish(js.obs, ctx, subject, hdr, len(data))
+		err := js.publishLoop(ctx, ack, subject, hdr, data, ps)
+		a := *ack // a copy: ack itself would escape through done
+		done(&a, err)
+		return err
+	}
+	return js.publishLoop(ctx, ack, subject, hdr, data, ps)
+}
+
+// publishLoop sends a publish and retries it as ps says.
+func (js *JS) publishLoop(ctx context.Context, ack *PubAck, subject string, hdr *proto.Header, data []byte, ps pubSettings) error {
 	for attempt := 0; ; attempt++ {
 		// Without a deadline on ctx each attempt is bounded by the JS
 		// timeout (no context is derived: that would allocate).

@@ -389,6 +389,13 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 	ap := acks.Get().(*jsapi.PubAck)
 	defer func() { *ap = jsapi.PubAck{}; acks.Put(ap) }()
 	var ack jsapi.PubAck
+	if jsx.Observer(b.js) != nil { // jsapi reports the put to the Observer
+		ack, err := b.js.PublishMsg(ctx, view(subj), h, value)
+		if errors.Is(err, jsapi.ErrNoStreamResponse) {
+			err = wrap(ErrBucketNotFound, err)
+		}
+		return ack.Sequence, err
+	}
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
 		err = jsx.ParsePubAck(m.Data, ap)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -395,7 +396,7 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 				final = err
 				return false
 			}
-			handler(m) // the reader checked for Stop (reader.read)
+			jsx.Process(jsx.Observer(c.js), handler, m) // the reader checked for Stop (reader.read)
 			return true
 		})
 		r.cleanup()

@@ -1,9 +1,11 @@
 package pubwin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -63,6 +65,8 @@ type Window struct {
 
 	// scratch receives each ack as onAck decodes it.
 	scratch jsapi.PubAck
+
+	obs jsapi.Observer // the connection's, if any (observe.go)
 }
 
 // New creates a window publishing through js's connection, configured by
@@ -96,6 +100,7 @@ func New(js *jsapi.JS, opts ...Option) (*Window, error) {
 		return nil, err
 	}
 	w.sub = sub
+	w.obs = jsx.Observer(js)
 	w.timer = time.AfterFunc(time.Hour, w.expire)
 	w.timer.Stop()
 	w.undo = nc.OnDisconnect(func(reason error) { w.failAll(&lostError{reason}) })
@@ -124,6 +129,8 @@ type Future struct {
 	ack     jsapi.PubAck
 	err     error
 	ch      chan struct{} // created by a Wait that must block
+
+	observed func(*jsapi.PubAck, error) // the Observer's, called once resolved
 }
 
 // Wait returns the PubAck or the publish's error, waiting until it is known
@@ -174,6 +181,14 @@ func (w *Window) settleLocked(f *Future, ack *jsapi.PubAck, err error) wakeup {
 	if f.done { // cannot happen: a future leaves the pending set once
 		f.mu.Unlock()
 		return wakeup{}
+	}
+	if f.observed != nil {
+		// Before the outcome is visible: a Wait that returns finds it
+		// reported. The Observer must not block (jsapi.Observer).
+		if err != nil {
+			ack = nil
+		}
+		f.observed(ack, err)
 	}
 	f.done = true
 	f.err = err
@@ -246,10 +261,17 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return nil, err
 	}
+	var observed func(*jsapi.PubAck, error)
+	if w.obs != nil {
+		hdr, observed = jsx.ObservePublish(w.obs, ctx, subject, hdr, len(data))
+	}
 	if err := w.acquire(ctx); err != nil {
+		if observed != nil {
+			observed(nil, err)
+		}
 		return nil, err
 	}
-	f := &Future{w: w}
+	f := &Future{w: w, observed: observed}
 	if w.o.retryAttempts > 0 {
 		f.fr = newFrame(subject, hdr, data)
 	}
@@ -259,6 +281,9 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 		<-w.slots
 		if f.fr != nil {
 			f.fr.release()
+		}
+		if observed != nil {
+			observed(nil, ErrClosed)
 		}
 		return nil, ErrClosed
 	}
@@ -288,7 +313,13 @@ func (w *Window) send(subject string, tok uint64, hdr *proto.Header, data []byte
 	// The reply subject lives on the stack: PublishMsg copies it.
 	var rb [96]byte
 	r := strconv.AppendUint(append(rb[:0], w.prefix...), tok, 10)
-	return w.nc.PublishMsg(subject, unsafe.String(&r[0], len(r)), hdr, data)
+	reply := unsafe.String(&r[0], len(r))
+	if w.obs != nil {
+		// Reported to the Observer by PublishMsg: sent past it. The call
+		// is indirect (it would make the caller's memory escape): copies.
+		return connx.PublishUnobserved(w.nc, subject, strings.Clone(reply), hdr.Clone(), bytes.Clone(data))
+	}
+	return w.nc.PublishMsg(subject, reply, hdr, data)
 }
 
 // acquire takes a slot, waiting up to StallWait and ctx.

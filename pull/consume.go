@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -58,7 +59,7 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 			if cc.stopped.Load() {
 				return false
 			}
-			handler(m)
+			jsx.Process(c.obs, handler, m)
 			return true
 		})
 		e.stop()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -29,6 +30,8 @@ type Consumer struct {
 	idleTimer *time.Timer
 
 	count counters
+
+	obs jsapi.Observer // the connection's, if any (jsx.Observer)
 }
 
 // Create creates a consumer on stream (an error if a different one with
@@ -104,6 +107,7 @@ func newConsumer(js *jsapi.JS, info *jsapi.ConsumerInfo) *Consumer {
 		name:   info.Name,
 		next:   js.Prefix() + "CONSUMER.MSG.NEXT." + info.Stream + "." + info.Name,
 		info:   info,
+		obs:    jsx.Observer(js),
 	}
 }
 

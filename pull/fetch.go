@@ -160,7 +160,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				return out, serr
 			}
 			c.notePin(s.group, m)
-			out = append(out, jsx.FromSlab(m))
+			out = append(out, jsx.Receive(c.obs, jsx.FromSlab(m)))
 			if len(out) == n {
 				// The whole batch: without MaxBytes the server ends the
 				// pull silently.

@@ -389,7 +389,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				continue
 			}
 			e.c.notePin(e.s.group, m)
-			if !yield(jsx.FromSlab(m), nil) {
+			if !yield(jsx.Receive(e.c.obs, jsx.FromSlab(m)), nil) {
 				return
 			}
 		}

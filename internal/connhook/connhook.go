@@ -22,3 +22,10 @@ var (
 	StdSocketIO     any
 	LazyDelay       any
 )
+
+// Set by package conn (observe.go).
+var (
+	Observer          any
+	PublishUnobserved any
+	RequestUnobserved any
+)

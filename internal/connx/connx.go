@@ -19,6 +19,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connhook"
+	"github.com/natsio/natsio/proto"
 )
 
 var (
@@ -70,3 +71,19 @@ var (
 
 // LazyDelay is the longest a PublishLazy message waits for a write.
 var LazyDelay = connhook.LazyDelay.(time.Duration)
+
+// The Observer (conn.Observe) and the calls that pass it by.
+var (
+	// Observer returns the connection's Observer, nil for none. The
+	// JetStream layers look for a jsapi.Observer in it.
+	Observer = connhook.Observer.(func(nc *conn.Conn) conn.Observer)
+
+	// PublishUnobserved is PublishMsg without telling the Observer: for
+	// protocol traffic (acknowledgements) and for publishes a layer
+	// reports to its own observer.
+	PublishUnobserved = connhook.PublishUnobserved.(func(nc *conn.Conn, subject, reply string, h *proto.Header, data []byte) error)
+
+	// RequestUnobserved is RequestMsg without telling the Observer: for
+	// API requests and for requests a layer reports to its own observer.
+	RequestUnobserved = connhook.RequestUnobserved.(func(nc *conn.Conn, ctx context.Context, subject string, h *proto.Header, data []byte) (*conn.Msg, error))
+)

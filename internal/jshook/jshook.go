@@ -17,3 +17,9 @@ var (
 	ApplyPubOpts  any
 	ParsePubAck   any
 )
+
+// Set by package jsapi (observe.go).
+var (
+	Observer       any
+	ObservePublish any
+)

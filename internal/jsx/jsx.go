@@ -10,6 +10,7 @@
 package jsx
 
 import (
+	"context"
 	"sync"
 
 	"github.com/natsio/natsio/conn"
@@ -63,4 +64,45 @@ func ApplyPubOpts(h *proto.Header, opts []jsapi.PubOpt) error {
 	clear(*b)
 	optBufs.Put(b)
 	return err
+}
+
+// The jsapi.Observer of a JS (observe.go in jsapi).
+var (
+	observerOf     = jshook.Observer.(func(js *jsapi.JS) any)
+	observePublish = jshook.ObservePublish.(func(o any, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*jsapi.PubAck, error)))
+)
+
+// Observer returns the jsapi.Observer of js's connection, nil for none.
+func Observer(js *jsapi.JS) jsapi.Observer {
+	o, _ := observerOf(js).(jsapi.Observer)
+	return o
+}
+
+// ObservePublish starts the observation of a JetStream publish by o (not
+// nil): it returns the header to send (a copy of h with what o added) and
+// the function to call once with the outcome. h does not escape.
+func ObservePublish(o jsapi.Observer, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*jsapi.PubAck, error)) {
+	return observePublish(o, ctx, subject, h.Clone(), size)
+}
+
+// Receive reports m to o (nil: none) as handed to the application, and
+// returns m.
+func Receive(o jsapi.Observer, m *jsapi.Msg) *jsapi.Msg {
+	if o != nil {
+		o.ReceiveJS(m)
+	}
+	return m
+}
+
+// Process gives m to the Consume handler f, between o's ProcessJS and its
+// end when o is not nil.
+func Process(o jsapi.Observer, f func(*jsapi.Msg), m *jsapi.Msg) {
+	if o == nil {
+		f(m)
+		return
+	}
+	if end := o.ProcessJS(m); end != nil {
+		defer end()
+	}
+	f(m)
 }

@@ -1,0 +1,148 @@
+package natsotel
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
+)
+
+// ScopeName is the instrumentation scope of the tracer and meter.
+const ScopeName = "github.com/natsio/natsio/otel"
+
+// Instrumentation is a conn.Observer and a jsapi.Observer that makes spans
+// and metrics. Install it on each connection with conn.Observe; one value
+// may serve many connections. It is safe for concurrent use.
+type Instrumentation struct {
+	tracer    trace.Tracer
+	prop      propagation.TextMapPropagator
+	meter     metric.Meter
+	traceDest string
+
+	opDuration, processDuration metric.Float64Histogram
+	settled                     metric.Int64Counter
+
+	// handling holds the context of each message whose handler runs now
+	// (Context), keyed by its *conn.Msg.
+	handling sync.Map
+
+	pending consumerPending
+}
+
+var (
+	_ conn.Observer  = (*Instrumentation)(nil)
+	_ jsapi.Observer = (*Instrumentation)(nil)
+)
+
+// Option configures New.
+type Option func(*config) error
+
+type config struct {
+	tp        trace.TracerProvider
+	mp        metric.MeterProvider
+	prop      propagation.TextMapPropagator
+	traceDest string
+}
+
+// WithTracerProvider sets the tracer provider (default: the global one,
+// otel.GetTracerProvider, read when New runs).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return errors.New("natsotel: nil TracerProvider")
+		}
+		c.tp = tp
+		return nil
+	}
+}
+
+// WithMeterProvider sets the meter provider (default: the global one).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return errors.New("natsotel: nil MeterProvider")
+		}
+		c.mp = mp
+		return nil
+	}
+}
+
+// WithPropagator sets the propagator that writes and reads trace context
+// in message headers (default: W3C Trace Context and Baggage; pass
+// otel.GetTextMapPropagator() to use the global one).
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(c *config) error {
+		if p == nil {
+			return errors.New("natsotel: nil propagator")
+		}
+		c.prop = p
+		return nil
+	}
+}
+
+// WithServerTracing asks the servers to trace every published message
+// whose span is sampled (ADR-41, nats-server 2.11 and later): the message
+// gets the header Nats-Trace-Dest: dest, and each server it passes through
+// publishes a report of what it did with it to dest (decode one with
+// conn.TraceEvent). The message is still delivered. Servers before 2.11
+// ignore the header. dest must be a valid subject without wildcards.
+func WithServerTracing(dest string) Option {
+	return func(c *config) error {
+		if err := validSubject(dest); err != nil {
+			return err
+		}
+		c.traceDest = dest
+		return nil
+	}
+}
+
+// New returns an Instrumentation configured by opts.
+func New(opts ...Option) (*Instrumentation, error) {
+	var c config
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	if c.tp == nil {
+		c.tp = otel.GetTracerProvider()
+	}
+	if c.mp == nil {
+		c.mp = otel.GetMeterProvider()
+	}
+	if c.prop == nil {
+		c.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	i := &Instrumentation{
+		tracer:    c.tp.Tracer(ScopeName),
+		meter:     c.mp.Meter(ScopeName),
+		prop:      c.prop,
+		traceDest: c.traceDest,
+	}
+	if err := i.initMetrics(); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// Context returns the context of the process span of m while a
+// SubscribeFunc handler (or, for a JetStream message jm, a Consume
+// handler: pass &jm.Msg) handles it: start the handler's own spans from
+// it. For any other message it returns ctx unchanged with the producer's
+// span context from m's header as its remote parent (Extract).
+func (i *Instrumentation) Context(ctx context.Context, m *conn.Msg) context.Context {
+	if c, ok := i.handling.Load(m); ok {
+		hc := c.(context.Context)
+		ctx = baggage.ContextWithBaggage(ctx, baggage.FromContext(hc))
+		return trace.ContextWithSpan(ctx, trace.SpanFromContext(hc))
+	}
+	return i.Extract(ctx, m)
+}
