@@ -69,6 +69,9 @@ func (e panicError) Error() string { return fmt.Sprint(e.v) }
 func (a *app) report(err error) int {
 	msg, hint, code := a.explain(err)
 	msg = strings.ReplaceAll(msg, "\n", " ")
+	if a.stderrTerm && !a.noEscape {
+		msg = string(escapeControls(nil, []byte(msg)))
+	}
 	fmt.Fprintf(a.stderr, "natsio: %s\n", msg)
 	if hint != "" {
 		fmt.Fprintf(a.stderr, "hint: %s\n", hint)

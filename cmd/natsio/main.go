@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -41,12 +42,25 @@ type app struct {
 	// progress is "auto" (a bar when stderr is a terminal), "always" or
 	// "never".
 	progress string
+	// out is stdout, escaping control characters when it is a terminal
+	// (unless --no-escape).
+	out        *escWriter
+	stdoutTerm bool
+	stderrTerm bool
+	noEscape   bool
+	// globals are the root's persistent flags (set once parsed);
+	// resolvedOnce is set once resolveConn ran.
+	globals      *pflag.FlagSet
+	resolvedOnce bool
 }
 
 // run executes the command line args and returns the process exit code.
 // It never lets a panic escape: a panic becomes a one-line error.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &escWriter{w: stdout}
+	a := &app{stdin: stdin, stdout: out, stderr: stderr, out: out,
+		stdoutTerm: isTerminal(stdout), stderrTerm: isTerminal(stderr)}
+	defer out.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			code = a.report(panicError{r})
@@ -92,6 +106,10 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 		return usageError{err: err, cmd: c}
 	})
 	a.addGlobalFlags(root)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		a.out.on = a.stdoutTerm && !a.noEscape
+		return a.applyEnv(c)
+	}
 
 	root.AddGroup(
 		&cobra.Group{ID: "core", Title: "Core NATS:"},

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -284,7 +286,7 @@ An existing output file is replaced only with --force.`,
 				tmp *os.File
 			)
 			if output != "-" {
-				tmp, err = os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".natsio-*")
+				tmp, err = createOutput(output)
 				if err != nil {
 					return userError{msg: "cannot write " + output + ": " + err.Error(), hint: "choose a writable --output", err: err}
 				}
@@ -334,6 +336,34 @@ An existing output file is replaced only with --force.`,
 	c.Flags().StringVarP(&output, "output", "o", "", `file to write ("-" for stdout; default: the object's base name)`)
 	c.Flags().BoolVarP(&force, "force", "f", false, "replace an existing output file")
 	return c
+}
+
+// createOutput creates the temporary file that will replace path, with
+// the permissions os.Create would give path: those of the file it
+// replaces, or 0666 less the umask for a new one (os.CreateTemp's are
+// 0600).
+func createOutput(path string) (*os.File, error) {
+	perm, keep := os.FileMode(0o666), false
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		perm, keep = fi.Mode().Perm(), true
+	}
+	dir, base := filepath.Dir(path), "."+filepath.Base(path)+".natsio-"
+	for range 1000 {
+		f, err := os.OpenFile(filepath.Join(dir, base+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil && keep {
+			// The replaced file's bits as they are, not narrowed by the umask.
+			if err = f.Chmod(perm); err != nil {
+				f.Close()
+				os.Remove(f.Name())
+				return nil, err
+			}
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no free temporary file name in %s", dir)
 }
 
 func (a *app) objectLsCmd() *cobra.Command {
