@@ -22,13 +22,17 @@ of the nats CLI and nats.go.`,
 		`  natsio kv add config --history 5
   natsio kv put config color blue
   natsio kv get config color
+  natsio kv create config lock me        # only if the key has no value
+  natsio kv update config color red 1    # only if the key is at revision 1
   natsio kv watch config
   natsio kv history config color
+  natsio kv revert config color 1
   natsio kv del config color
   natsio kv ls config
-  natsio kv rm config --force`,
-		a.kvAddCmd(), a.kvPutCmd(), a.kvGetCmd(), a.kvDelCmd(), a.kvWatchCmd(),
-		a.kvLsCmd(), a.kvHistoryCmd(), a.kvRmCmd())
+  natsio kv info config
+  natsio kv del config --force           # the whole bucket`,
+		a.kvAddCmd(), a.kvPutCmd(), a.kvGetCmd(), a.kvCreateCmd(), a.kvUpdateCmd(), a.kvDelCmd(), a.kvPurgeCmd(),
+		a.kvRevertCmd(), a.kvWatchCmd(), a.kvLsCmd(), a.kvInfoCmd(), a.kvHistoryCmd())
 }
 
 // bucketErr names a missing bucket, key or an invalid name in err.
@@ -85,7 +89,7 @@ func (a *app) kvAddCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:     "add BUCKET",
-		Aliases: []string{"create"},
+		Aliases: []string{"new"},
 		Short:   "Create a key-value bucket",
 		Example: `  natsio kv add config
   natsio kv add sessions --ttl 30m --storage memory
@@ -311,19 +315,25 @@ func (a *app) kvGetCmd() *cobra.Command {
 }
 
 func (a *app) kvDelCmd() *cobra.Command {
-	var purge bool
+	var purge, force bool
 	c := &cobra.Command{
-		Use:     "del BUCKET KEY",
-		Aliases: []string{"delete"},
-		Short:   "Delete a key",
-		Long: `Delete KEY from BUCKET: a delete marker is written and the history is kept.
---purge also removes the key's history.`,
+		Use:     "del BUCKET [KEY]",
+		Aliases: []string{"rm", "delete"},
+		Short:   "Delete a key, or a whole bucket",
+		Long: `Delete KEY from BUCKET: a delete marker is written and the history is kept
+(--purge also removes the history). Without KEY, delete the whole bucket with
+all its keys; on a terminal that asks for confirmation unless --force.`,
 		Example: `  natsio kv del config color
-  natsio kv del config color --purge`,
-		Args: exactArgs(2),
+  natsio kv del config color --purge
+  natsio kv del config --force`,
+		Args: rangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			bucket, key := args[0], args[1]
+			bucket := args[0]
+			if len(args) == 1 {
+				return a.kvDeleteBucket(c, bucket, force)
+			}
+			key := args[1]
 			if err := kv.ValidateKey(key); err != nil {
 				return bucketErr(err, bucket, key)
 			}
@@ -349,7 +359,32 @@ func (a *app) kvDelCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&purge, "purge", false, "remove the key's history too")
+	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
 	return c
+}
+
+// kvDeleteBucket deletes a bucket with all its keys.
+func (a *app) kvDeleteBucket(c *cobra.Command, bucket string, force bool) error {
+	ctx := c.Context()
+	if err := kv.ValidateBucketName(bucket); err != nil {
+		return bucketErr(err, bucket, "")
+	}
+	if !a.confirm(force, "Delete bucket %s with all its keys?", bucket) {
+		return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+	}
+	nc, js, err := a.jetstream(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := kv.DeleteBucket(ctx, js, bucket); err != nil {
+		return bucketErr(err, bucket, "")
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"deleted": bucket})
+	}
+	fmt.Fprintf(a.stdout, "Bucket %s deleted\n", bucket)
+	return nil
 }
 
 func (a *app) kvWatchCmd() *cobra.Command {
@@ -534,40 +569,4 @@ func (a *app) kvHistoryCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func (a *app) kvRmCmd() *cobra.Command {
-	var force bool
-	c := &cobra.Command{
-		Use:     "rm BUCKET",
-		Short:   "Delete a bucket with all its keys",
-		Long:    `Delete BUCKET with all its keys and history. On a terminal it asks for confirmation unless --force.`,
-		Example: `  natsio kv rm config --force`,
-		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			bucket := args[0]
-			if err := kv.ValidateBucketName(bucket); err != nil {
-				return bucketErr(err, bucket, "")
-			}
-			if !a.confirm(force, "Delete bucket %s with all its keys?", bucket) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
-			}
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			if err := kv.DeleteBucket(ctx, js, bucket); err != nil {
-				return bucketErr(err, bucket, "")
-			}
-			if a.json {
-				return a.printJSON(map[string]any{"deleted": bucket})
-			}
-			fmt.Fprintf(a.stdout, "Bucket %s deleted\n", bucket)
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
-	return c
 }

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -98,7 +99,9 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
   natsio kv put config color blue`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("natsio version {{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -126,6 +129,22 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 	add("js", a.streamCmd(), a.consumerCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
 	add("tools", a.contextCmd(), a.serverCmd(), a.benchCmd())
 	return root
+}
+
+// version is the module version natsio was built from, with the VCS
+// revision when the build recorded one.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
 }
 
 // group returns a command that only holds subcommands: without one it

@@ -51,7 +51,7 @@ when they contain "{{" (unless --templates=false); each field is written
 An unknown field is an error, and a template cannot make a message larger
 than the server's max_payload.
 
-With --js the message is published to JetStream and the stream's
+With -J (--jetstream, or --js) the message is published to JetStream and the stream's
 acknowledgement (stream and sequence) is printed.`,
 		Example: `  natsio pub orders.new 'hello'
   natsio pub orders.new 'order {{.Count}}' --count 10
@@ -66,7 +66,8 @@ acknowledgement (stream and sequence) is printed.`,
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "header KEY:VALUE (repeatable)")
 	fl.StringVar(&f.reply, "reply", "", "reply subject to send with the message")
 	fl.DurationVar(&f.sleep, "sleep", 0, "pause between messages")
-	fl.BoolVar(&f.js, "js", false, "publish to JetStream and wait for the stream's acknowledgement")
+	fl.BoolVarP(&f.js, "jetstream", "J", false, "publish to JetStream and wait for the stream's acknowledgement")
+	fl.BoolVar(&f.js, "js", false, "the same as --jetstream")
 	fl.StringVar(&f.msgID, "msg-id", "", "JetStream message id (Nats-Msg-Id) for deduplication; a template (implies --js)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success")
 	fl.BoolVar(&f.templates, "templates", true, "treat a BODY argument, header values and --msg-id holding {{ as templates (--templates=false sends them as they are)")

@@ -25,12 +25,16 @@ and 'stream rm'.`,
 		`  natsio stream add ORDERS --subjects 'orders.>' --max-age 7d
   natsio stream ls
   natsio stream info ORDERS
+  natsio stream view ORDERS
+  natsio stream subjects ORDERS
   natsio stream get ORDERS 1
+  natsio stream rmm ORDERS 1 --force
+  natsio stream report
   natsio stream edit ORDERS --max-msgs 100000
   natsio stream purge ORDERS --subject orders.old
   natsio stream rm ORDERS --force`,
-		a.streamAddCmd(), a.streamEditCmd(), a.streamInfoCmd(), a.streamLsCmd(),
-		a.streamGetCmd(), a.streamPurgeCmd(), a.streamRmCmd())
+		a.streamAddCmd(), a.streamEditCmd(), a.streamInfoCmd(), a.streamLsCmd(), a.streamReportCmd(),
+		a.streamViewCmd(), a.streamSubjectsCmd(), a.streamGetCmd(), a.streamRmmCmd(), a.streamPurgeCmd(), a.streamRmCmd())
 }
 
 // streamFlags are the configuration flags of stream add and edit.
@@ -176,7 +180,7 @@ func (a *app) streamAddCmd() *cobra.Command {
 	var f streamFlags
 	c := &cobra.Command{
 		Use:     "add NAME",
-		Aliases: []string{"create"},
+		Aliases: []string{"create", "new"},
 		Short:   "Create a stream",
 		Long: `Create the stream NAME. The flags cover the common configuration; --config
 loads a whole configuration from a JSON file (the flags given override it).
