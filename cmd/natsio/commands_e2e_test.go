@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,35 @@ func TestVersionAndJetStreamFlags(t *testing.T) {
 	if r.stdout != "two\n" {
 		t.Fatalf("sub SUBJECT --stream:\n%s", r)
 	}
+}
+
+// object watch and seal.
+func TestObjectWatchSeal(t *testing.T) {
+	t.Parallel()
+	s := sharedServer(t)
+	dir := t.TempDir()
+	src := dir + "/a.txt"
+	if err := os.WriteFile(src, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.ok(t, "object", "add", "ows")
+	s.ok(t, "object", "put", "ows", src, "--name", "first")
+
+	w := s.start(t, "object", "watch", "ows", "--count", "3")
+	w.waitStderr(t, "initial values done")
+	w.waitStdout(t, "PUT ows > first")
+	s.ok(t, "object", "put", "ows", src, "--name", "second")
+	s.ok(t, "object", "rm", "ows", "first", "--force")
+	r := w.wait(t, 20*time.Second)
+	if r.code != 0 {
+		t.Fatalf("object watch:\n%s", r)
+	}
+	contains(t, r, "PUT ows > second (5 B)", "DEL ows > first")
+
+	r = s.ok(t, "object", "seal", "ows", "--force")
+	contains(t, r, "Object store ows sealed")
+	if st := decode[map[string]any](t, s.ok(t, "object", "info", "ows", "--json")); st["sealed"] != true {
+		t.Fatalf("after seal: %v", st)
+	}
+	s.fails(t, []string{`object store "ows" is sealed`}, "object", "put", "ows", src, "--name", "third")
 }

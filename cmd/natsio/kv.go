@@ -55,6 +55,8 @@ func bucketErr(err error, bucket, key string) error {
 	case errors.Is(err, kv.ErrKeyNotFound):
 		return userError{msg: fmt.Sprintf("key %q not found in bucket %s", key, bucket),
 			hint: fmt.Sprintf("list keys with `natsio kv ls %s`", bucket), err: err}
+	case errors.Is(err, jsapi.ErrStreamSealed):
+		return userError{msg: fmt.Sprintf("bucket %q is sealed: it cannot be changed", bucket), err: err}
 	case errors.Is(err, kv.ErrBadBucket):
 		return userError{msg: fmt.Sprintf("stream KV_%s is not a key-value bucket", bucket), err: err}
 	}

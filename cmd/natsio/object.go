@@ -35,8 +35,11 @@ object stores of the nats CLI and nats.go.`,
   natsio object ls files
   natsio object get files report.pdf --output /tmp/report.pdf
   natsio object info files report.pdf
+  natsio object watch files
+  natsio object seal files --force
   natsio object rm files report.pdf`,
-		a.objectAddCmd(), a.objectPutCmd(), a.objectGetCmd(), a.objectLsCmd(), a.objectInfoCmd(), a.objectRmCmd())
+		a.objectAddCmd(), a.objectPutCmd(), a.objectGetCmd(), a.objectLsCmd(), a.objectInfoCmd(), a.objectWatchCmd(),
+		a.objectSealCmd(), a.objectRmCmd())
 	c.PersistentFlags().Var(newEnum(&a.progress, "auto", "auto", "always", "never"), "progress", "draw a progress bar on stderr")
 	return c
 }
@@ -52,6 +55,8 @@ func storeErr(err error, store, object string) error {
 	case errors.Is(err, objstore.ErrInvalidStoreName):
 		return userError{msg: fmt.Sprintf("invalid object store name %q", store),
 			hint: "store names use letters, digits, '-' and '_'", err: err}
+	case errors.Is(err, jsapi.ErrStreamSealed):
+		return userError{msg: fmt.Sprintf("object store %q is sealed: it cannot be changed", store), err: err}
 	case errors.Is(err, objstore.ErrObjectNotFound):
 		return userError{msg: fmt.Sprintf("object %q not found in store %s", object, store),
 			hint: "list objects with `natsio object ls " + store + "`", err: err}
