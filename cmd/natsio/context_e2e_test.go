@@ -144,6 +144,11 @@ func TestContexts(t *testing.T) {
 	h.fails(t, "is the selected one", "context", "rm", "natscli")
 	h.ok(t, "context", "rm", "mine", "--force")
 	h.fails(t, `context "mine" not found`, "context", "info", "mine")
+	// A context file given by its path.
+	h.ok(t, "--context", filepath.Join(h.dir, "nats", "context", "natscli.json"), "stream", "info", "CTXA")
+	h.ok(t, "context", "unselect")
+	h.fails(t, "no context is selected", "context", "select")
+	h.ok(t, "context", "select", "natscli")
 	h.ok(t, "context", "rm", "natscli", "--force")
 	h.fails(t, "no context is selected", "context", "select")
 }

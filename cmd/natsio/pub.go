@@ -331,7 +331,7 @@ func (m *msgTemplate) funcs(n int) template.FuncMap {
 		"UnixNano":  func() int64 { return time.Now().UnixNano() },
 		"Random": func(min, max int) (string, error) {
 			if max > m.limit || min > m.limit {
-				return "", fmt.Errorf("Random %d %d: %w", min, max, errTooLarge)
+				return "", fmt.Errorf("random text of %d to %d bytes: %w", min, max, errTooLarge)
 			}
 			return randomText(min, max), nil
 		},
