@@ -144,6 +144,17 @@ func TestContexts(t *testing.T) {
 	h.fails(t, "is the selected one", "context", "rm", "natscli")
 	h.ok(t, "context", "rm", "mine", "--force")
 	h.fails(t, `context "mine" not found`, "context", "info", "mine")
+	// A selected context whose file is gone is reported, and not used.
+	h.ok(t, "context", "add", "gone", "--server", dead, "--select")
+	if err := os.Remove(filepath.Join(h.dir, "nats", "context", "gone.json")); err != nil {
+		t.Fatal(err)
+	}
+	r = h.ok(t, "--server", s.url, "stream", "info", "CTXA")
+	if !strings.Contains(r.stderr, `the selected context "gone" has no file`) {
+		t.Fatalf("missing selected context not reported:\n%s", r)
+	}
+	h.ok(t, "context", "select", "natscli")
+
 	// A context file given by its path.
 	h.ok(t, "--context", filepath.Join(h.dir, "nats", "context", "natscli.json"), "stream", "info", "CTXA")
 	h.ok(t, "context", "unselect")

@@ -119,6 +119,12 @@ func (a *app) resolveConn() error {
 	var base natscontext.Context
 	if !c.noContext {
 		cx, err := loadContext(c.context, given("context"))
+		if err != nil && !given("context") && errors.Is(err, natscontext.ErrNotFound) {
+			// The selected context's file is gone: say so, and go on
+			// without it rather than fail every command.
+			fmt.Fprintf(a.stderr, "natsio: the selected context %q has no file; using none (select another with `natsio context select NAME`)\n", selectedName())
+			cx, err = nil, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -178,6 +184,12 @@ func loadContext(name string, explicit bool) (*natscontext.Context, error) {
 		return nil, contextErr(err, name)
 	}
 	return cx, nil
+}
+
+// selectedName is the selected context's name, or "" when none is.
+func selectedName() string {
+	sel, _ := natscontext.Selected()
+	return sel
 }
 
 // contextErr explains a context that cannot be used.
