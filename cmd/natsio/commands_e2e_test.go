@@ -198,3 +198,25 @@ func TestObjectWatchSeal(t *testing.T) {
 	}
 	s.fails(t, []string{`object store "ows" is sealed`}, "object", "put", "ows", src, "--name", "third")
 }
+
+// Lines of nats CLI scripts work as they are.
+func TestNatscliScriptLines(t *testing.T) {
+	t.Parallel()
+	s := sharedServer(t)
+	s.ok(t, "stream", "add", "NSL", "--subjects", "nsl.>", "--defaults", "--retention", "work", "--storage", "memory")
+	si := decode[struct {
+		Config struct {
+			Retention string `json:"retention"`
+		} `json:"config"`
+	}](t, s.ok(t, "stream", "info", "NSL", "--json"))
+	if si.Config.Retention != "workqueue" {
+		t.Fatalf("--retention work gave %q", si.Config.Retention)
+	}
+	s.ok(t, "consumer", "add", "NSL", "c", "--pull", "--defaults", "--ack", "explicit", "--filter", "nsl.a")
+	s.fails(t, []string{"pull consumers only"}, "consumer", "add", "NSL", "push", "--pull=false")
+	s.ok(t, "kv", "add", "nslkv", "--max-bucket-size", "1MiB", "--history", "2")
+	st := decode[map[string]any](t, s.ok(t, "kv", "info", "nslkv", "--json"))
+	if cfg := st["stream"].(map[string]any)["config"].(map[string]any); cfg["max_bytes"].(float64) != 1<<20 {
+		t.Fatalf("--max-bucket-size: %v", cfg["max_bytes"])
+	}
+}

@@ -43,6 +43,7 @@ type consumerFlags struct {
 	headersOnly   bool
 	backoff       []time.Duration
 	memory        bool
+	pull          bool
 }
 
 // register adds the configuration flags of consumer add and edit.
@@ -62,6 +63,8 @@ func (f *consumerFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.headersOnly, "headers-only", false, "deliver headers only, without bodies")
 	fl.DurationSliceVar(&f.backoff, "backoff", nil, "successive redelivery delays, e.g. 1s,5s,30s (overrides --ack-wait)")
 	fl.BoolVar(&f.memory, "memory", false, "keep the consumer's state in memory")
+	fl.BoolVar(&f.pull, "pull", true, "a pull consumer (accepted for nats CLI scripts; natsio makes only pull consumers)")
+	fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
 }
 
 // consumerConfigFlags are the flags apply reads (edit needs one of them).
@@ -173,6 +176,9 @@ func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerF
 	}
 	if err := jsapi.ValidateName(name); err != nil {
 		return invalidName("consumer", name, err)
+	}
+	if !f.pull {
+		return usageError{err: errors.New("natsio makes pull consumers only (--pull=false is not supported)"), cmd: c}
 	}
 	cfg := jsapi.ConsumerConfig{Durable: name}
 	if err := f.apply(c, &cfg, true); err != nil {

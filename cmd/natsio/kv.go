@@ -142,6 +142,7 @@ func (a *app) kvAddCmd() *cobra.Command {
 	fl.IntVar(&history, "history", 1, "revisions kept per key (1-64)")
 	fl.Var(newDuration(&cfg.TTL, 0), "ttl", "expire values this long after they are written (0: never)")
 	fl.Var(newSize(&maxBytes, -1), "max-bytes", "largest size of the bucket (-1: unlimited)")
+	fl.Var(sizeValue{&maxBytes}, "max-bucket-size", "the same as --max-bytes (the nats CLI's name)")
 	fl.Var(newSize(&maxValue, -1), "max-value-size", "largest value (-1: unlimited)")
 	fl.Var(newEnum(&storage, "file", "file", "memory"), "storage", "where values are stored")
 	fl.IntVar(&cfg.Replicas, "replicas", 1, "number of replicas (in a cluster)")

@@ -135,6 +135,7 @@ func (a *app) objectAddCmd() *cobra.Command {
 	fl.StringVar(&cfg.Description, "description", "", "description")
 	fl.Var(newDuration(&cfg.TTL, 0), "ttl", "remove objects this long after they are written (0: never)")
 	fl.Var(newSize(&maxBytes, -1), "max-bytes", "largest size of the store (-1: unlimited)")
+	fl.Var(sizeValue{&maxBytes}, "max-bucket-size", "the same as --max-bytes (the nats CLI's name)")
 	fl.Var(newEnum(&storage, "file", "file", "memory"), "storage", "where objects are stored")
 	fl.IntVar(&cfg.Replicas, "replicas", 1, "number of replicas (in a cluster)")
 	fl.BoolVar(&cfg.Compression, "compress", false, "compress the store on disk (S2)")

@@ -71,7 +71,7 @@ func (f *streamFlags) register(c *cobra.Command, edit bool) {
 	fl.StringSliceVar(&f.subjects, "subjects", nil, "subjects the stream captures, comma separated or repeated (default: the stream name)")
 	fl.StringVar(&f.description, "description", "", "description")
 	fl.Var(newEnum(&f.storage, "file", "file", "memory"), "storage", "where messages are stored")
-	fl.Var(newEnum(&f.retention, "limits", "limits", "interest", "workqueue"), "retention", "when messages are removed besides the limits")
+	fl.Var(newEnum(&f.retention, "limits", "limits", "interest", "workqueue", "workq", "work"), "retention", "when messages are removed besides the limits (workq and work are workqueue)")
 	fl.IntVar(&f.replicas, "replicas", 1, "number of replicas (in a cluster)")
 	fl.Int64Var(&f.maxMsgs, "max-msgs", -1, "most messages kept (-1: unlimited)")
 	fl.Var(newSize(&f.maxBytes, -1), "max-bytes", "most bytes kept, e.g. 1GiB (-1: unlimited)")
@@ -94,6 +94,7 @@ func (f *streamFlags) register(c *cobra.Command, edit bool) {
 	if edit {
 		fl.BoolVar(&f.sealed, "seal", false, "seal the stream: no more writes, deletes or purges (cannot be undone)")
 	} else {
+		fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
 		fl.StringVar(&f.config, "config", "", "JSON file with a stream configuration (as 'stream info --json' prints under \"config\"); other flags override it")
 	}
 }
@@ -113,6 +114,9 @@ func (f *streamFlags) apply(c *cobra.Command, cfg *jsapi.StreamConfig, all bool)
 	}
 	if set("retention") {
 		cfg.Retention = jsapi.RetentionPolicy(f.retention)
+		if f.retention == "workq" || f.retention == "work" {
+			cfg.Retention = jsapi.RetentionWorkQueue
+		}
 	}
 	if set("replicas") {
 		cfg.Replicas = f.replicas
