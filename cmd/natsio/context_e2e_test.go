@@ -141,6 +141,19 @@ func TestContexts(t *testing.T) {
 	if v := decode[map[string]any](t, r); v["description"] != "changed" || v["inbox_prefix"] != "_MINE" || v["user"] != "me" {
 		t.Fatalf("after edit: %v", v)
 	}
+	// Without flags, edit opens $EDITOR; what it saves must be a context.
+	if r := h.run(t, []string{"EDITOR=sed -i s/changed/by-editor/"}, "context", "edit", "mine"); r.code != 0 {
+		t.Fatalf("context edit in $EDITOR:\n%s", r)
+	}
+	if v := decode[map[string]any](t, h.ok(t, "context", "info", "mine", "--json")); v["description"] != "by-editor" {
+		t.Fatalf("after $EDITOR: %v", v)
+	}
+	if r := h.run(t, []string{"EDITOR=sed -i s/by-editor/x\x22/"}, "context", "edit", "mine"); r.code == 0 || !strings.Contains(r.stderr, "not valid") {
+		t.Fatalf("an invalid edit was accepted:\n%s", r)
+	}
+	if v := decode[map[string]any](t, h.ok(t, "context", "info", "mine", "--json")); v["description"] != "by-editor" {
+		t.Fatalf("an invalid edit changed the context: %v", v)
+	}
 	h.fails(t, "is the selected one", "context", "rm", "natscli")
 	h.ok(t, "context", "rm", "mine", "--force")
 	h.fails(t, `context "mine" not found`, "context", "info", "mine")
