@@ -100,6 +100,7 @@ func TestContexts(t *testing.T) {
 
 	// --context and $NATS_CONTEXT override the selection; --server the
 	// context; --no-context ignores it.
+	h.fails(t, "context info dead", "--context", "dead", "stream", "ls")
 	h.fails(t, "cannot connect to "+dead, "--context", "dead", "stream", "ls")
 	if r := h.run(t, []string{"NATS_CONTEXT=dead"}, "stream", "ls"); r.code == 0 || !strings.Contains(r.stderr, dead) {
 		t.Fatalf("NATS_CONTEXT=dead:\n%s", r)

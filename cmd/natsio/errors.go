@@ -113,6 +113,11 @@ func (a *app) explain(err error) (msg, hint string, code int) {
 
 	code = exitError
 	connecting := errors.As(err, &ce)
+	if connecting && a.conn.ctx != nil {
+		defer func() {
+			hint = strings.TrimSpace(hint + fmt.Sprintf(" (the settings came from context %s: see `natsio context info %s`)", a.conn.ctx.Name, a.conn.ctx.Name))
+		}()
+	}
 	switch {
 	case errors.Is(err, conn.ErrAuthorization), errors.Is(err, conn.ErrAuthExpired),
 		errors.Is(err, conn.ErrAuthRevoked), errors.Is(err, conn.ErrAccountExpired):
