@@ -39,6 +39,12 @@ func TestKVNatscliCommands(t *testing.T) {
 	}
 	s.fails(t, []string{"no value at revision 99"}, "kv", "revert", "kvn", "color", "99", "--force")
 
+	// watch --revision starts at that revision of the bucket.
+	w := s.start(t, "kv", "watch", "kvn", "--revision", "4", "--count", "2")
+	if r := w.wait(t, 20*time.Second); r.code != 0 || !strings.Contains(r.stdout, "(revision 4): red") || !strings.Contains(r.stdout, "(revision 5): blue") || strings.Contains(r.stdout, "revision 3)") {
+		t.Fatalf("kv watch --revision 4:\n%s", r)
+	}
+
 	// purge removes the history.
 	s.ok(t, "kv", "purge", "kvn", "color", "--force")
 	r = s.ok(t, "kv", "history", "kvn", "color", "--json")

@@ -395,6 +395,7 @@ func (a *app) kvWatchCmd() *cobra.Command {
 		history     bool
 		updatesOnly bool
 		count       int
+		revision    uint64
 	)
 	c := &cobra.Command{
 		Use:   "watch BUCKET [KEY]",
@@ -423,6 +424,12 @@ printed on stderr once the current values have been printed.`,
 			}
 			if updatesOnly {
 				opts = append(opts, kv.UpdatesOnly())
+			}
+			if revision > 0 {
+				if history || updatesOnly {
+					return usageError{err: errors.New("--revision excludes --history and --updates-only"), cmd: c}
+				}
+				opts = append(opts, kv.ResumeFromRevision(revision))
 			}
 			nc, _, b, err := a.bindBucket(ctx, bucket)
 			if err != nil {
@@ -462,6 +469,8 @@ printed on stderr once the current values have been printed.`,
 	}
 	c.Flags().BoolVar(&history, "history", false, "print every kept revision first, not only the latest")
 	c.Flags().BoolVar(&updatesOnly, "updates-only", false, "print only changes made from now on")
+	c.Flags().BoolVar(&updatesOnly, "updates", false, "the same as --updates-only (the nats CLI's name)")
+	c.Flags().Uint64Var(&revision, "revision", 0, "start at this revision of the bucket (every change from it on)")
 	c.Flags().IntVarP(&count, "count", "c", 0, "exit after this many entries (0: until Ctrl-C)")
 	return c
 }
