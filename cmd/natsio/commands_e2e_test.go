@@ -184,7 +184,9 @@ func TestObjectWatchSeal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.ok(t, "object", "add", "ows")
-	s.ok(t, "object", "put", "ows", src, "--name", "first")
+	s.ok(t, "object", "put", "ows", src, "--name", "first", "-H", "Color:blue")
+	r0 := s.ok(t, "object", "info", "ows", "first")
+	contains(t, r0, "Header Color: blue")
 
 	w := s.start(t, "object", "watch", "ows", "--count", "3")
 	w.waitStderr(t, "initial values done")

@@ -167,6 +167,8 @@ func (a *app) objectPutCmd() *cobra.Command {
 		name        string
 		description string
 		chunk       int64
+		headers     []string
+		force       bool
 	)
 	c := &cobra.Command{
 		Use:   "put STORE FILE",
@@ -209,6 +211,13 @@ chunks; the object appears only once all of it is stored.`,
 				}
 			}
 			meta := objstore.Meta{Name: name, Description: description}
+			h, err := parseHeaders(c, headers)
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				meta.Headers = *h
+			}
 			if chunk > 0 {
 				meta.Opts = &objstore.MetaOptions{ChunkSize: uint32(min(chunk, 1<<31))}
 			}
@@ -217,6 +226,13 @@ chunks; the object appears only once all of it is stored.`,
 				return err
 			}
 			defer nc.Close()
+			if !force && stdinIsTerminal() && a.stdin == os.Stdin {
+				if old, err := s.GetInfo(ctx, name); err == nil && !old.Deleted {
+					if !a.confirm(false, "Replace object %s (%s) in store %s?", name, humanBytes(old.Size), store) {
+						return userError{msg: "not replaced", hint: "answer y, or pass --force"}
+					}
+				}
+			}
 			bar := a.newBar(size, "put "+name, true)
 			start := time.Now()
 			info, err := s.Put(ctx, meta, io.TeeReader(r, bar))
@@ -239,6 +255,8 @@ chunks; the object appears only once all of it is stored.`,
 	fl.StringVar(&name, "name", "", "object name (default: the file's base name)")
 	fl.StringVar(&description, "description", "", "object description")
 	fl.Var(newSize(&chunk, 0), "chunk-size", "chunk size (default 128KiB)")
+	fl.StringArrayVarP(&headers, "header", "H", nil, "object header KEY:VALUE (repeatable)")
+	fl.BoolVarP(&force, "force", "f", false, "replace an existing object without asking (asked only on a terminal)")
 	return c
 }
 

@@ -64,6 +64,14 @@ func TestTerminalProgressBar(t *testing.T) {
 		t.Fatalf("terminal control in stdout:\n%q", r.stdout)
 	}
 
+	// Replacing an object asks on a terminal.
+	p = startTTY(t, false, true, s.args("object", "put", "ptybar", src, "--name", "tty.bin")...)
+	p.waitTTY(t, "Replace object tty.bin (8.0 MiB) in store ptybar? [y/N]")
+	p.ptm.Write([]byte("n\n"))
+	if r, tty := p.finish(t); r.code == 0 || !strings.Contains(tty, "not replaced") {
+		t.Fatalf("answer n: exit %d\nterminal:\n%q", r.code, tty)
+	}
+
 	// No terminal: no bar, nothing but the result on stdout.
 	r = s.ok(t, "object", "put", "ptybar", src, "--name", "pipe.bin")
 	if strings.ContainsAny(r.stdout+r.stderr, "\r\x1b") || strings.Contains(r.stderr, "put pipe.bin") {
