@@ -24,7 +24,9 @@
 //	use(js, err)
 //
 // [Context.Options] and [Context.ServerURL] give the same settings to a
-// conn.Connect of your own.
+// conn.Connect of your own. The nats CLI and natsio take the context name
+// from $NATS_CONTEXT; an application that wants the same passes
+// os.Getenv("NATS_CONTEXT") as the name ("" when unset: the selected one).
 //
 // A context supplies every connection setting natsio has: server URLs,
 // user and password, token, credentials file, nkey seed file, user JWT and
