@@ -62,7 +62,7 @@ bench:
 	@if [ -f bench/go.mod ]; then \
 		cd bench && $(GO) run ./cmd/bench; \
 	else \
-		$(MAKE) bench-pkg; \
+		$(GO) test -run='^$$' -bench=. -benchmem $(PKGS); \
 	fi
 
 bench-pkg:

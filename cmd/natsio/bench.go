@@ -395,6 +395,9 @@ func workers(n int, f func(i int) error) error {
 
 // connectN opens n connections named after role.
 func (a *app) connectN(ctx context.Context, n int, role string) ([]*conn.Conn, error) {
+	if err := a.resolveConn(); err != nil {
+		return nil, err
+	}
 	conns := make([]*conn.Conn, 0, n)
 	for i := range n {
 		opts, err := a.conn.options()
@@ -715,7 +718,7 @@ func (a *app) runJSBench(c *cobra.Command, subject string, f *benchFlags) error 
 	prog := a.startProgress(int64(f.msgs), "publishing")
 	start := time.Now()
 	err = workers(f.pubs, func(i int) error {
-		pjs, err := jsapi.New(pubs[i], jsapi.Timeout(a.conn.timeout))
+		pjs, err := jsapi.New(pubs[i], append(a.conn.resolved.JSOptions(), jsapi.Timeout(a.conn.timeout))...)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,8 @@ reads messages through one and acknowledges them.`,
   natsio consumer next ORDERS worker --count 10
   natsio consumer info ORDERS worker
   natsio consumer rm ORDERS worker`,
-		a.consumerAddCmd(), a.consumerInfoCmd(), a.consumerLsCmd(), a.consumerRmCmd(), a.consumerNextCmd())
+		a.consumerAddCmd(), a.consumerEditCmd(), a.consumerInfoCmd(), a.consumerLsCmd(), a.consumerRmCmd(),
+		a.consumerNextCmd(), a.consumerPauseCmd(), a.consumerResumeCmd(), a.consumerReportCmd())
 }
 
 type consumerFlags struct {
@@ -42,24 +43,11 @@ type consumerFlags struct {
 	headersOnly   bool
 	backoff       []time.Duration
 	memory        bool
+	pull          bool
 }
 
-func (a *app) consumerAddCmd() *cobra.Command {
-	var f consumerFlags
-	c := &cobra.Command{
-		Use:     "add STREAM NAME",
-		Aliases: []string{"create"},
-		Short:   "Create a durable pull consumer",
-		Long: `Create the durable pull consumer NAME on STREAM, or update it when it exists.
-By default it delivers every message of the stream and expects each to be
-acknowledged (--ack explicit).`,
-		Example: `  natsio consumer add ORDERS worker
-  natsio consumer add ORDERS new-only --deliver new --filter 'orders.new'
-  natsio consumer add ORDERS replay --deliver by_start_sequence --start-seq 100 --ack none
-  natsio consumer add ORDERS slow --ack-wait 2m --max-deliver 5`,
-		Args: exactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error { return a.runConsumerAdd(c, args[0], args[1], &f) },
-	}
+// register adds the configuration flags of consumer add and edit.
+func (f *consumerFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringSliceVar(&f.filters, "filter", nil, "deliver only these subjects (comma separated or repeated)")
 	fl.StringVar(&f.description, "description", "", "description")
@@ -75,37 +63,60 @@ acknowledged (--ack explicit).`,
 	fl.BoolVar(&f.headersOnly, "headers-only", false, "deliver headers only, without bodies")
 	fl.DurationSliceVar(&f.backoff, "backoff", nil, "successive redelivery delays, e.g. 1s,5s,30s (overrides --ack-wait)")
 	fl.BoolVar(&f.memory, "memory", false, "keep the consumer's state in memory")
-	return c
+	fl.BoolVar(&f.pull, "pull", true, "a pull consumer (accepted for nats CLI scripts; natsio makes only pull consumers)")
+	fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
 }
 
-func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerFlags) error {
-	ctx := c.Context()
-	if err := jsapi.ValidateName(stream); err != nil {
-		return invalidName("stream", stream, err)
+// consumerConfigFlags are the flags apply reads (edit needs one of them).
+var consumerConfigFlags = []string{"filter", "description", "ack", "deliver", "start-seq", "start-time", "ack-wait",
+	"max-deliver", "max-pending", "replay", "inactive-threshold", "headers-only", "backoff", "memory"}
+
+// apply writes the flags into cfg: every flag when all is set (a new
+// consumer), otherwise only those given on the command line.
+func (f *consumerFlags) apply(c *cobra.Command, cfg *jsapi.ConsumerConfig, all bool) error {
+	set := func(name string) bool { return all || changed(c, name) }
+	if set("description") {
+		cfg.Description = f.description
 	}
-	if err := jsapi.ValidateName(name); err != nil {
-		return invalidName("consumer", name, err)
+	if set("ack") {
+		cfg.AckPolicy = jsapi.AckPolicy(f.ack)
 	}
-	cfg := jsapi.ConsumerConfig{
-		Durable:           name,
-		Description:       f.description,
-		AckPolicy:         jsapi.AckPolicy(f.ack),
-		DeliverPolicy:     jsapi.DeliverPolicy(f.deliver),
-		AckWait:           f.ackWait,
-		MaxDeliver:        f.maxDeliver,
-		MaxAckPending:     f.maxAckPending,
-		ReplayPolicy:      jsapi.ReplayPolicy(f.replay),
-		InactiveThreshold: f.inactive,
-		HeadersOnly:       f.headersOnly,
-		BackOff:           f.backoff,
-		MemoryStorage:     f.memory,
+	if set("deliver") {
+		cfg.DeliverPolicy = jsapi.DeliverPolicy(f.deliver)
 	}
-	switch len(f.filters) {
-	case 0:
-	case 1:
-		cfg.FilterSubject = f.filters[0]
-	default:
-		cfg.FilterSubjects = f.filters
+	if set("ack-wait") {
+		cfg.AckWait = f.ackWait
+	}
+	if set("max-deliver") {
+		cfg.MaxDeliver = f.maxDeliver
+	}
+	if set("max-pending") {
+		cfg.MaxAckPending = f.maxAckPending
+	}
+	if set("replay") {
+		cfg.ReplayPolicy = jsapi.ReplayPolicy(f.replay)
+	}
+	if set("inactive-threshold") {
+		cfg.InactiveThreshold = f.inactive
+	}
+	if set("headers-only") {
+		cfg.HeadersOnly = f.headersOnly
+	}
+	if set("backoff") {
+		cfg.BackOff = f.backoff
+	}
+	if set("memory") {
+		cfg.MemoryStorage = f.memory
+	}
+	if set("filter") {
+		cfg.FilterSubject, cfg.FilterSubjects = "", nil
+		switch len(f.filters) {
+		case 0:
+		case 1:
+			cfg.FilterSubject = f.filters[0]
+		default:
+			cfg.FilterSubjects = f.filters
+		}
 	}
 	if changed(c, "start-seq") {
 		if changed(c, "deliver") && f.deliver != string(jsapi.DeliverByStartSequence) {
@@ -133,13 +144,56 @@ func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerF
 	if cfg.DeliverPolicy == jsapi.DeliverByStartTime && cfg.OptStartTime.IsZero() {
 		return usageError{err: errors.New("--deliver by_start_time needs --start-time"), cmd: c}
 	}
+	return nil
+}
 
+func (a *app) consumerAddCmd() *cobra.Command {
+	var f consumerFlags
+	c := &cobra.Command{
+		Use:     "add STREAM NAME",
+		Aliases: []string{"create", "new"},
+		Short:   "Create a durable pull consumer",
+		Long: `Create the durable pull consumer NAME on STREAM. By default it delivers every
+message of the stream and expects each to be acknowledged (--ack explicit).
+Adding a consumer that exists with the same configuration succeeds and
+changes nothing; one that exists with another configuration is refused:
+change it with 'consumer edit', which changes only the settings given.`,
+		Example: `  natsio consumer add ORDERS worker
+  natsio consumer add ORDERS new-only --deliver new --filter 'orders.new'
+  natsio consumer add ORDERS replay --deliver by_start_sequence --start-seq 100 --ack none
+  natsio consumer add ORDERS slow --ack-wait 2m --max-deliver 5`,
+		Args: exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error { return a.runConsumerAdd(c, args[0], args[1], &f) },
+	}
+	f.register(c)
+	return c
+}
+
+func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerFlags) error {
+	ctx := c.Context()
+	if err := jsapi.ValidateName(stream); err != nil {
+		return invalidName("stream", stream, err)
+	}
+	if err := jsapi.ValidateName(name); err != nil {
+		return invalidName("consumer", name, err)
+	}
+	if !f.pull {
+		return usageError{err: errors.New("natsio makes pull consumers only (--pull=false is not supported)"), cmd: c}
+	}
+	cfg := jsapi.ConsumerConfig{Durable: name}
+	if err := f.apply(c, &cfg, true); err != nil {
+		return err
+	}
 	nc, js, err := a.jetstream(ctx)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	ci, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
+	ci, err := js.CreateConsumer(ctx, stream, cfg)
+	if errors.Is(err, jsapi.ErrConsumerExists) {
+		return userError{msg: fmt.Sprintf("consumer %s > %s already exists with another configuration", stream, name),
+			hint: fmt.Sprintf("change what you name with `natsio consumer edit %s %s --FLAG VALUE`, or remove it first with `natsio consumer rm %s %s`", stream, name, stream, name), err: err}
+	}
 	if err != nil {
 		return consumerErr(err, stream, name)
 	}
@@ -147,6 +201,52 @@ func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerF
 		fmt.Fprintf(a.stdout, "Consumer %s > %s created\n\n", stream, ci.Name)
 	}
 	return a.printConsumerInfo(ci)
+}
+
+func (a *app) consumerEditCmd() *cobra.Command {
+	var f consumerFlags
+	c := &cobra.Command{
+		Use:     "edit STREAM NAME",
+		Aliases: []string{"update"},
+		Short:   "Change a consumer's configuration",
+		Long: `Change the configuration of the consumer NAME of STREAM: its current
+configuration is read, the flags given are applied to it, and the result is
+written back, so settings you do not name are kept. The server refuses
+changes to some settings (the ack, deliver and replay policies, the start).`,
+		Example: `  natsio consumer edit ORDERS worker --max-deliver 9
+  natsio consumer edit ORDERS worker --description 'order worker' --ack-wait 1m`,
+		Args: exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			stream, name := args[0], args[1]
+			if !anyChanged(c, consumerConfigFlags...) {
+				return usageError{err: errors.New("nothing to change: give at least one configuration flag"), cmd: c}
+			}
+			nc, js, err := a.jetstream(ctx)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ci, err := js.Consumer(ctx, stream, name)
+			if err != nil {
+				return consumerErr(err, stream, name)
+			}
+			cfg := ci.Config
+			if err := f.apply(c, &cfg, false); err != nil {
+				return err
+			}
+			ci, err = js.UpdateConsumer(ctx, stream, cfg)
+			if err != nil {
+				return consumerErr(err, stream, name)
+			}
+			if !a.json {
+				fmt.Fprintf(a.stdout, "Consumer %s > %s updated\n\n", stream, ci.Name)
+			}
+			return a.printConsumerInfo(ci)
+		},
+	}
+	f.register(c)
+	return c
 }
 
 func (a *app) consumerInfoCmd() *cobra.Command {

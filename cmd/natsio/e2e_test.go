@@ -43,7 +43,9 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	testConfigHome = filepath.Join(dir, "config")
 	code := m.Run()
+	stopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -118,14 +120,28 @@ type proc struct {
 // at the end of the test if it is still running.
 func startProc(t *testing.T, stdin io.Reader, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, stdin, nil, args...)
+}
+
+// testConfigHome is the XDG_CONFIG_HOME of every CLI run that does not set
+// its own: an empty directory, so that the contexts of the user running
+// the tests are never read.
+var testConfigHome string
+
+// startProcEnv is startProc with extra environment variables (KEY=VALUE)
+// set after the test defaults.
+func startProcEnv(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{args: args, stdout: newSyncBuf(), stderr: newSyncBuf(), done: make(chan struct{})}
 	p.cmd = exec.Command(binPath, args...)
 	p.cmd.Stdin = stdin
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	// The NATS_* variables of the environment running the tests must not
-	// change what the CLI connects to.
+	// The NATS_* variables and contexts of the environment running the
+	// tests must not change what the CLI connects to.
 	p.cmd.Env = append(os.Environ(), "NATS_URL=", "NATS_USER=", "NATS_PASSWORD=", "NATS_TOKEN=", "NATS_CREDS=",
-		"NATS_NKEY=", "NATS_CERT=", "NATS_KEY=", "NATS_CA=", "NATS_TIMEOUT=")
+		"NATS_NKEY=", "NATS_CERT=", "NATS_KEY=", "NATS_CA=", "NATS_TIMEOUT=", "NATS_CONTEXT=",
+		"XDG_CONFIG_HOME="+testConfigHome)
+	p.cmd.Env = append(p.cmd.Env, env...)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting natsio %v: %v", args, err)
 	}

@@ -69,6 +69,9 @@ func (e panicError) Error() string { return fmt.Sprint(e.v) }
 func (a *app) report(err error) int {
 	msg, hint, code := a.explain(err)
 	msg = strings.ReplaceAll(msg, "\n", " ")
+	if a.stderrTerm && !a.noEscape {
+		msg = string(escapeControls(nil, []byte(msg)))
+	}
 	fmt.Fprintf(a.stderr, "natsio: %s\n", msg)
 	if hint != "" {
 		fmt.Fprintf(a.stderr, "hint: %s\n", hint)
@@ -110,6 +113,11 @@ func (a *app) explain(err error) (msg, hint string, code int) {
 
 	code = exitError
 	connecting := errors.As(err, &ce)
+	if connecting && a.conn.ctx != nil {
+		defer func() {
+			hint = strings.TrimSpace(hint + fmt.Sprintf(" (the settings came from context %s: see `natsio context info %s`)", a.conn.ctx.Name, a.conn.ctx.Name))
+		}()
+	}
 	switch {
 	case errors.Is(err, conn.ErrAuthorization), errors.Is(err, conn.ErrAuthExpired),
 		errors.Is(err, conn.ErrAuthRevoked), errors.Is(err, conn.ErrAccountExpired):

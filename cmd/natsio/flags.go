@@ -11,108 +11,235 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natscontext"
 )
 
-// defaultURL is the server every command connects to without --server or
-// NATS_URL: the one `natsio server` starts by default.
-const defaultURL = "nats://127.0.0.1:4222"
+// defaultURL is the server every command connects to without --server,
+// NATS_URL or a context: the one `natsio server` starts by default.
+const defaultURL = natscontext.DefaultURL
 
 // connFlags are the connection flags every command accepts.
 type connFlags struct {
-	server   string
-	creds    string
-	nkey     string
-	user     string
-	password string
-	token    string
-	tlsCert  string
-	tlsKey   string
-	tlsCA    string
-	tlsFirst bool
-	timeout  time.Duration
-	name     string
+	server      string
+	creds       string
+	nkey        string
+	user        string
+	password    string
+	token       string
+	tlsCert     string
+	tlsKey      string
+	tlsCA       string
+	tlsFirst    bool
+	timeout     time.Duration
+	name        string
+	inboxPrefix string
+	jsDomain    string
+	jsAPIPrefix string
+	context     string
+	noContext   bool
+
+	// ctx is the context the connection was resolved from (nil: none).
+	ctx *natscontext.Context
+	// resolved holds the context merged with the flags and environment.
+	resolved natscontext.Context
 }
 
-// env returns the environment variable key, or def when it is unset.
-func env(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok && v != "" {
-		return v
-	}
-	return def
+// envFlags are the global flags with an environment fallback, read after
+// the command line is parsed so that --help never prints their values.
+var envFlags = []struct{ flag, env string }{
+	{"server", "NATS_URL"}, {"creds", "NATS_CREDS"}, {"nkey", "NATS_NKEY"}, {"user", "NATS_USER"},
+	{"password", "NATS_PASSWORD"}, {"token", "NATS_TOKEN"}, {"tlscert", "NATS_CERT"}, {"tlskey", "NATS_KEY"},
+	{"tlsca", "NATS_CA"}, {"timeout", "NATS_TIMEOUT"}, {"context", "NATS_CONTEXT"},
 }
 
 // addGlobalFlags registers the connection and output flags on root; they
-// are inherited by every command.
+// are inherited by every command. No default comes from the environment
+// here: resolveConn reads it after parsing.
 func (a *app) addGlobalFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
 	c := &a.conn
-	f.StringVarP(&c.server, "server", "s", env("NATS_URL", defaultURL), "NATS server URL(s), comma separated ($NATS_URL)")
-	f.StringVar(&c.creds, "creds", env("NATS_CREDS", ""), "user credentials (JWT + nkey seed) file ($NATS_CREDS)")
-	f.StringVar(&c.nkey, "nkey", env("NATS_NKEY", ""), "user nkey seed file ($NATS_NKEY)")
-	f.StringVar(&c.user, "user", env("NATS_USER", ""), "user name ($NATS_USER)")
-	f.StringVar(&c.password, "password", env("NATS_PASSWORD", ""), "password ($NATS_PASSWORD)")
-	f.StringVar(&c.token, "token", env("NATS_TOKEN", ""), "authentication token ($NATS_TOKEN)")
-	f.StringVar(&c.tlsCert, "tlscert", env("NATS_CERT", ""), "TLS client certificate file ($NATS_CERT)")
-	f.StringVar(&c.tlsKey, "tlskey", env("NATS_KEY", ""), "TLS client private key file ($NATS_KEY)")
-	f.StringVar(&c.tlsCA, "tlsca", env("NATS_CA", ""), "TLS certificate authority file to trust ($NATS_CA)")
+	f.StringVarP(&c.server, "server", "s", "", "NATS server URL(s), comma separated ($NATS_URL; default: the context's, or "+defaultURL+")")
+	f.StringVar(&c.creds, "creds", "", "user credentials (JWT + nkey seed) file ($NATS_CREDS)")
+	f.StringVar(&c.nkey, "nkey", "", "user nkey seed file ($NATS_NKEY)")
+	f.StringVar(&c.user, "user", "", "user name ($NATS_USER)")
+	f.StringVar(&c.password, "password", "", "password ($NATS_PASSWORD)")
+	f.StringVar(&c.token, "token", "", "authentication token ($NATS_TOKEN)")
+	f.StringVar(&c.tlsCert, "tlscert", "", "TLS client certificate file ($NATS_CERT)")
+	f.StringVar(&c.tlsKey, "tlskey", "", "TLS client private key file ($NATS_KEY)")
+	f.StringVar(&c.tlsCA, "tlsca", "", "TLS certificate authority file to trust ($NATS_CA)")
 	f.BoolVar(&c.tlsFirst, "tlsfirst", false, "perform the TLS handshake before the server's INFO (handshake_first servers)")
-	timeout := 5 * time.Second
-	if v := env("NATS_TIMEOUT", ""); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			timeout = d
-		}
-	}
-	f.DurationVar(&c.timeout, "timeout", timeout, "time to wait for the connection and for each request ($NATS_TIMEOUT)")
+	f.DurationVar(&c.timeout, "timeout", 5*time.Second, "time to wait for the connection and for each request ($NATS_TIMEOUT)")
 	f.StringVar(&c.name, "name", "natsio", "client name shown in the server's monitoring")
+	f.StringVar(&c.inboxPrefix, "inbox-prefix", "", "prefix of reply inboxes (default _INBOX)")
+	f.StringVar(&c.jsDomain, "js-domain", "", "JetStream domain")
+	f.StringVar(&c.jsAPIPrefix, "js-api-prefix", "", "JetStream API subject prefix (default $JS.API)")
+	f.StringVar(&c.context, "context", "", "connection context to use ($NATS_CONTEXT; default: the selected one, see 'natsio context')")
+	f.BoolVar(&c.noContext, "no-context", false, "use no context, not even the selected one")
 	f.BoolVar(&a.json, "json", false, "print machine-readable JSON instead of tables")
+	f.BoolVar(&a.noEscape, "no-escape", false, "print control characters to a terminal as they are (by default they are shown as \\xNN)")
 }
 
-// options turns the flags into connection options.
+// applyEnv fills the global flags not given on the command line from the
+// environment.
+func (a *app) applyEnv(cmd *cobra.Command) error {
+	fs := cmd.Root().PersistentFlags()
+	a.globals = fs
+	for _, e := range envFlags {
+		v, ok := os.LookupEnv(e.env)
+		if !ok || v == "" || fs.Changed(e.flag) {
+			continue
+		}
+		if err := fs.Set(e.flag, v); err != nil {
+			return usageError{err: fmt.Errorf("$%s: %v", e.env, err), cmd: cmd}
+		}
+		fs.Lookup(e.flag).Changed = true
+	}
+	return nil
+}
+
+// resolveConn merges the connection flags (and environment) over the
+// context (--context, $NATS_CONTEXT or the selected one), once, before
+// the first connection. Flags and environment variables override the
+// context; any authentication given that way replaces the context's.
+func (a *app) resolveConn() error {
+	if a.resolvedOnce {
+		return nil
+	}
+	a.resolvedOnce = true
+	fs := a.globals
+	if fs == nil { // not run through the command tree (unit tests)
+		fs = pflag.NewFlagSet("none", pflag.ContinueOnError)
+	}
+	c := &a.conn
+	given := func(name string) bool { return fs.Changed(name) }
+	var base natscontext.Context
+	if !c.noContext {
+		cx, err := loadContext(c.context, given("context"))
+		if err != nil && !given("context") && errors.Is(err, natscontext.ErrNotFound) {
+			// The selected context's file is gone: say so, and go on
+			// without it rather than fail every command.
+			fmt.Fprintf(a.stderr, "natsio: the selected context %q has no file; using none (select another with `natsio context select NAME`)\n", selectedName())
+			cx, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if cx != nil {
+			c.ctx = cx
+			base = *cx
+		}
+	}
+	if anyChanged := given("user") || given("password") || given("token") || given("creds") || given("nkey"); anyChanged {
+		base.User, base.Password, base.Token, base.Creds, base.NKey, base.UserJWT, base.UserSeed, base.NSC = "", "", "", "", "", "", "", ""
+	}
+	over := func(name string, dst *string, v string) {
+		if given(name) {
+			*dst = v
+		}
+	}
+	over("server", &base.URL, c.server)
+	over("user", &base.User, c.user)
+	over("password", &base.Password, c.password)
+	over("token", &base.Token, c.token)
+	over("creds", &base.Creds, c.creds)
+	over("nkey", &base.NKey, c.nkey)
+	over("tlscert", &base.Cert, c.tlsCert)
+	over("tlskey", &base.Key, c.tlsKey)
+	over("tlsca", &base.CA, c.tlsCA)
+	over("inbox-prefix", &base.InboxPrefix, c.inboxPrefix)
+	if given("js-domain") {
+		base.JetStreamDomain, base.JetStreamAPIPrefix = c.jsDomain, ""
+	}
+	if given("js-api-prefix") {
+		base.JetStreamAPIPrefix, base.JetStreamDomain = c.jsAPIPrefix, ""
+	}
+	if given("tlsfirst") {
+		base.TLSFirst = c.tlsFirst
+	}
+	c.resolved = base
+	c.server = base.ServerURL()
+	return nil
+}
+
+// loadContext reads the context name, or the selected one when name is
+// empty and not explicitly given. It returns nil when no context is in
+// use.
+func loadContext(name string, explicit bool) (*natscontext.Context, error) {
+	if name == "" {
+		if explicit {
+			return nil, usageError{err: errors.New("--context needs a name")}
+		}
+		sel, err := natscontext.Selected()
+		if err != nil || sel == "" {
+			return nil, nil
+		}
+		name = sel
+	}
+	cx, err := natscontext.Load(name)
+	if err != nil {
+		return nil, contextErr(err, name)
+	}
+	return cx, nil
+}
+
+// selectedName is the selected context's name, or "" when none is.
+func selectedName() string {
+	sel, _ := natscontext.Selected()
+	return sel
+}
+
+// contextErr explains a context that cannot be used.
+func contextErr(err error, name string) error {
+	switch {
+	case errors.Is(err, natscontext.ErrNotFound):
+		return userError{msg: fmt.Sprintf("context %q not found", name),
+			hint: "list contexts with `natsio context ls`, or create it with `natsio context add " + name + " --server URL`", err: err}
+	case errors.Is(err, natscontext.ErrInvalidName):
+		return userError{msg: fmt.Sprintf("invalid context name %q", name), hint: "names may not be empty or hold '..', '/' or '\\'", err: err}
+	case errors.Is(err, natscontext.ErrUnsupported), errors.Is(err, natscontext.ErrConflict):
+		return userError{msg: fmt.Sprintf("context %q cannot be used: %s", name, trimPrefixes(err)),
+			hint: "fix it with `natsio context edit " + name + "`", err: err}
+	}
+	return err
+}
+
+// options turns the resolved flags and context into connection options.
 func (c *connFlags) options() ([]conn.Option, error) {
 	if c.timeout <= 0 {
 		return nil, usageError{err: fmt.Errorf("--timeout must be positive, got %v", c.timeout)}
 	}
-	opts := []conn.Option{
+	r := &c.resolved
+	if r.Password != "" && r.User == "" {
+		return nil, usageError{err: errors.New("--password needs --user")}
+	}
+	if (r.Cert == "") != (r.Key == "") {
+		return nil, usageError{err: errors.New("--tlscert and --tlskey go together")}
+	}
+	opts, err := r.Options()
+	if err != nil {
+		name := r.Name
+		if name == "" {
+			return nil, usageError{err: fmt.Errorf("connection flags: %s", trimPrefixes(err))}
+		}
+		return nil, contextErr(err, name)
+	}
+	return append(opts,
 		conn.Name(c.name),
 		conn.ConnectTimeout(c.timeout),
 		conn.RequestTimeout(c.timeout),
-	}
-	if c.password != "" && c.user == "" {
-		return nil, usageError{err: errors.New("--password needs --user")}
-	}
-	if c.user != "" {
-		opts = append(opts, conn.UserInfo(c.user, c.password))
-	}
-	if c.token != "" {
-		opts = append(opts, conn.Token(c.token))
-	}
-	if c.creds != "" {
-		opts = append(opts, conn.UserCredentials(c.creds))
-	}
-	if c.nkey != "" {
-		opts = append(opts, conn.NKeyFromSeedFile(c.nkey))
-	}
-	switch {
-	case c.tlsCert != "" && c.tlsKey != "":
-		opts = append(opts, conn.ClientCert(c.tlsCert, c.tlsKey))
-	case c.tlsCert != "" || c.tlsKey != "":
-		return nil, usageError{err: errors.New("--tlscert and --tlskey go together")}
-	}
-	if c.tlsCA != "" {
-		opts = append(opts, conn.RootCAs(c.tlsCA))
-	}
-	if c.tlsFirst {
-		opts = append(opts, conn.TLSHandshakeFirst())
-	}
-	return opts, nil
+	), nil
 }
 
 // connect connects to the server named by the flags. Its errors say what
 // failed and what to do (see errors.go).
 func (a *app) connect(ctx context.Context) (*conn.Conn, error) {
+	if err := a.resolveConn(); err != nil {
+		return nil, err
+	}
 	opts, err := a.conn.options()
 	if err != nil {
 		return nil, err
@@ -131,7 +258,7 @@ func (a *app) jetstream(ctx context.Context) (*conn.Conn, *jsapi.JS, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	js, err := jsapi.New(nc, jsapi.Timeout(a.conn.timeout))
+	js, err := jsapi.New(nc, append(a.conn.resolved.JSOptions(), jsapi.Timeout(a.conn.timeout))...)
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
@@ -244,9 +371,11 @@ func newDuration(p *time.Duration, def time.Duration) durationValue {
 	return durationValue{p}
 }
 
+// String is "0" for zero, which help treats as no default (a usage text
+// saying what zero means is then the only default shown).
 func (d durationValue) String() string {
-	if d.v == nil {
-		return "0s"
+	if d.v == nil || *d.v == 0 {
+		return "0"
 	}
 	return d.v.String()
 }

@@ -22,13 +22,17 @@ of the nats CLI and nats.go.`,
 		`  natsio kv add config --history 5
   natsio kv put config color blue
   natsio kv get config color
+  natsio kv create config lock me        # only if the key has no value
+  natsio kv update config color red 1    # only if the key is at revision 1
   natsio kv watch config
   natsio kv history config color
+  natsio kv revert config color 1
   natsio kv del config color
   natsio kv ls config
-  natsio kv rm config --force`,
-		a.kvAddCmd(), a.kvPutCmd(), a.kvGetCmd(), a.kvDelCmd(), a.kvWatchCmd(),
-		a.kvLsCmd(), a.kvHistoryCmd(), a.kvRmCmd())
+  natsio kv info config
+  natsio kv del config --force           # the whole bucket`,
+		a.kvAddCmd(), a.kvPutCmd(), a.kvGetCmd(), a.kvCreateCmd(), a.kvUpdateCmd(), a.kvDelCmd(), a.kvPurgeCmd(),
+		a.kvRevertCmd(), a.kvWatchCmd(), a.kvLsCmd(), a.kvInfoCmd(), a.kvHistoryCmd())
 }
 
 // bucketErr names a missing bucket, key or an invalid name in err.
@@ -51,6 +55,8 @@ func bucketErr(err error, bucket, key string) error {
 	case errors.Is(err, kv.ErrKeyNotFound):
 		return userError{msg: fmt.Sprintf("key %q not found in bucket %s", key, bucket),
 			hint: fmt.Sprintf("list keys with `natsio kv ls %s`", bucket), err: err}
+	case errors.Is(err, jsapi.ErrStreamSealed):
+		return userError{msg: fmt.Sprintf("bucket %q is sealed: it cannot be changed", bucket), err: err}
 	case errors.Is(err, kv.ErrBadBucket):
 		return userError{msg: fmt.Sprintf("stream KV_%s is not a key-value bucket", bucket), err: err}
 	}
@@ -85,7 +91,7 @@ func (a *app) kvAddCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:     "add BUCKET",
-		Aliases: []string{"create"},
+		Aliases: []string{"new"},
 		Short:   "Create a key-value bucket",
 		Example: `  natsio kv add config
   natsio kv add sessions --ttl 30m --storage memory
@@ -136,6 +142,7 @@ func (a *app) kvAddCmd() *cobra.Command {
 	fl.IntVar(&history, "history", 1, "revisions kept per key (1-64)")
 	fl.Var(newDuration(&cfg.TTL, 0), "ttl", "expire values this long after they are written (0: never)")
 	fl.Var(newSize(&maxBytes, -1), "max-bytes", "largest size of the bucket (-1: unlimited)")
+	fl.Var(sizeValue{&maxBytes}, "max-bucket-size", "the same as --max-bytes (the nats CLI's name)")
 	fl.Var(newSize(&maxValue, -1), "max-value-size", "largest value (-1: unlimited)")
 	fl.Var(newEnum(&storage, "file", "file", "memory"), "storage", "where values are stored")
 	fl.IntVar(&cfg.Replicas, "replicas", 1, "number of replicas (in a cluster)")
@@ -311,19 +318,25 @@ func (a *app) kvGetCmd() *cobra.Command {
 }
 
 func (a *app) kvDelCmd() *cobra.Command {
-	var purge bool
+	var purge, force bool
 	c := &cobra.Command{
-		Use:     "del BUCKET KEY",
-		Aliases: []string{"delete"},
-		Short:   "Delete a key",
-		Long: `Delete KEY from BUCKET: a delete marker is written and the history is kept.
---purge also removes the key's history.`,
+		Use:     "del BUCKET [KEY]",
+		Aliases: []string{"rm", "delete"},
+		Short:   "Delete a key, or a whole bucket",
+		Long: `Delete KEY from BUCKET: a delete marker is written and the history is kept
+(--purge also removes the history). Without KEY, delete the whole bucket with
+all its keys; on a terminal that asks for confirmation unless --force.`,
 		Example: `  natsio kv del config color
-  natsio kv del config color --purge`,
-		Args: exactArgs(2),
+  natsio kv del config color --purge
+  natsio kv del config --force`,
+		Args: rangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			bucket, key := args[0], args[1]
+			bucket := args[0]
+			if len(args) == 1 {
+				return a.kvDeleteBucket(c, bucket, force)
+			}
+			key := args[1]
 			if err := kv.ValidateKey(key); err != nil {
 				return bucketErr(err, bucket, key)
 			}
@@ -349,7 +362,32 @@ func (a *app) kvDelCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&purge, "purge", false, "remove the key's history too")
+	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
 	return c
+}
+
+// kvDeleteBucket deletes a bucket with all its keys.
+func (a *app) kvDeleteBucket(c *cobra.Command, bucket string, force bool) error {
+	ctx := c.Context()
+	if err := kv.ValidateBucketName(bucket); err != nil {
+		return bucketErr(err, bucket, "")
+	}
+	if !a.confirm(force, "Delete bucket %s with all its keys?", bucket) {
+		return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+	}
+	nc, js, err := a.jetstream(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := kv.DeleteBucket(ctx, js, bucket); err != nil {
+		return bucketErr(err, bucket, "")
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"deleted": bucket})
+	}
+	fmt.Fprintf(a.stdout, "Bucket %s deleted\n", bucket)
+	return nil
 }
 
 func (a *app) kvWatchCmd() *cobra.Command {
@@ -357,6 +395,7 @@ func (a *app) kvWatchCmd() *cobra.Command {
 		history     bool
 		updatesOnly bool
 		count       int
+		revision    uint64
 	)
 	c := &cobra.Command{
 		Use:   "watch BUCKET [KEY]",
@@ -385,6 +424,12 @@ printed on stderr once the current values have been printed.`,
 			}
 			if updatesOnly {
 				opts = append(opts, kv.UpdatesOnly())
+			}
+			if revision > 0 {
+				if history || updatesOnly {
+					return usageError{err: errors.New("--revision excludes --history and --updates-only"), cmd: c}
+				}
+				opts = append(opts, kv.ResumeFromRevision(revision))
 			}
 			nc, _, b, err := a.bindBucket(ctx, bucket)
 			if err != nil {
@@ -424,6 +469,8 @@ printed on stderr once the current values have been printed.`,
 	}
 	c.Flags().BoolVar(&history, "history", false, "print every kept revision first, not only the latest")
 	c.Flags().BoolVar(&updatesOnly, "updates-only", false, "print only changes made from now on")
+	c.Flags().BoolVar(&updatesOnly, "updates", false, "the same as --updates-only (the nats CLI's name)")
+	c.Flags().Uint64Var(&revision, "revision", 0, "start at this revision of the bucket (every change from it on)")
 	c.Flags().IntVarP(&count, "count", "c", 0, "exit after this many entries (0: until Ctrl-C)")
 	return c
 }
@@ -534,40 +581,4 @@ func (a *app) kvHistoryCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func (a *app) kvRmCmd() *cobra.Command {
-	var force bool
-	c := &cobra.Command{
-		Use:     "rm BUCKET",
-		Short:   "Delete a bucket with all its keys",
-		Long:    `Delete BUCKET with all its keys and history. On a terminal it asks for confirmation unless --force.`,
-		Example: `  natsio kv rm config --force`,
-		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			bucket := args[0]
-			if err := kv.ValidateBucketName(bucket); err != nil {
-				return bucketErr(err, bucket, "")
-			}
-			if !a.confirm(force, "Delete bucket %s with all its keys?", bucket) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
-			}
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			if err := kv.DeleteBucket(ctx, js, bucket); err != nil {
-				return bucketErr(err, bucket, "")
-			}
-			if a.json {
-				return a.printJSON(map[string]any{"deleted": bucket})
-			}
-			fmt.Fprintf(a.stdout, "Bucket %s deleted\n", bucket)
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
-	return c
 }

@@ -19,9 +19,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -41,12 +43,25 @@ type app struct {
 	// progress is "auto" (a bar when stderr is a terminal), "always" or
 	// "never".
 	progress string
+	// out is stdout, escaping control characters when it is a terminal
+	// (unless --no-escape).
+	out        *escWriter
+	stdoutTerm bool
+	stderrTerm bool
+	noEscape   bool
+	// globals are the root's persistent flags (set once parsed);
+	// resolvedOnce is set once resolveConn ran.
+	globals      *pflag.FlagSet
+	resolvedOnce bool
 }
 
 // run executes the command line args and returns the process exit code.
 // It never lets a panic escape: a panic becomes a one-line error.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &escWriter{w: stdout}
+	a := &app{stdin: stdin, stdout: out, stderr: stderr, out: out,
+		stdoutTerm: isTerminal(stdout), stderrTerm: isTerminal(stderr)}
+	defer out.Flush()
 	defer func() {
 		if r := recover(); r != nil {
 			code = a.report(panicError{r})
@@ -84,7 +99,9 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
   natsio kv put config color blue`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("natsio version {{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -92,6 +109,10 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 		return usageError{err: err, cmd: c}
 	})
 	a.addGlobalFlags(root)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		a.out.on = a.stdoutTerm && !a.noEscape
+		return a.applyEnv(c)
+	}
 
 	root.AddGroup(
 		&cobra.Group{ID: "core", Title: "Core NATS:"},
@@ -106,8 +127,24 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 	}
 	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd(), a.traceCmd(), a.microCmd(), a.rttCmd())
 	add("js", a.streamCmd(), a.consumerCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
-	add("tools", a.serverCmd(), a.benchCmd())
+	add("tools", a.contextCmd(), a.serverCmd(), a.benchCmd())
 	return root
+}
+
+// version is the module version natsio was built from, with the VCS
+// revision when the build recorded one.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
 }
 
 // group returns a command that only holds subcommands: without one it

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,8 +35,11 @@ object stores of the nats CLI and nats.go.`,
   natsio object ls files
   natsio object get files report.pdf --output /tmp/report.pdf
   natsio object info files report.pdf
+  natsio object watch files
+  natsio object seal files --force
   natsio object rm files report.pdf`,
-		a.objectAddCmd(), a.objectPutCmd(), a.objectGetCmd(), a.objectLsCmd(), a.objectInfoCmd(), a.objectRmCmd())
+		a.objectAddCmd(), a.objectPutCmd(), a.objectGetCmd(), a.objectLsCmd(), a.objectInfoCmd(), a.objectWatchCmd(),
+		a.objectSealCmd(), a.objectRmCmd())
 	c.PersistentFlags().Var(newEnum(&a.progress, "auto", "auto", "always", "never"), "progress", "draw a progress bar on stderr")
 	return c
 }
@@ -50,6 +55,8 @@ func storeErr(err error, store, object string) error {
 	case errors.Is(err, objstore.ErrInvalidStoreName):
 		return userError{msg: fmt.Sprintf("invalid object store name %q", store),
 			hint: "store names use letters, digits, '-' and '_'", err: err}
+	case errors.Is(err, jsapi.ErrStreamSealed):
+		return userError{msg: fmt.Sprintf("object store %q is sealed: it cannot be changed", store), err: err}
 	case errors.Is(err, objstore.ErrObjectNotFound):
 		return userError{msg: fmt.Sprintf("object %q not found in store %s", object, store),
 			hint: "list objects with `natsio object ls " + store + "`", err: err}
@@ -128,6 +135,7 @@ func (a *app) objectAddCmd() *cobra.Command {
 	fl.StringVar(&cfg.Description, "description", "", "description")
 	fl.Var(newDuration(&cfg.TTL, 0), "ttl", "remove objects this long after they are written (0: never)")
 	fl.Var(newSize(&maxBytes, -1), "max-bytes", "largest size of the store (-1: unlimited)")
+	fl.Var(sizeValue{&maxBytes}, "max-bucket-size", "the same as --max-bytes (the nats CLI's name)")
 	fl.Var(newEnum(&storage, "file", "file", "memory"), "storage", "where objects are stored")
 	fl.IntVar(&cfg.Replicas, "replicas", 1, "number of replicas (in a cluster)")
 	fl.BoolVar(&cfg.Compression, "compress", false, "compress the store on disk (S2)")
@@ -159,6 +167,8 @@ func (a *app) objectPutCmd() *cobra.Command {
 		name        string
 		description string
 		chunk       int64
+		headers     []string
+		force       bool
 	)
 	c := &cobra.Command{
 		Use:   "put STORE FILE",
@@ -201,6 +211,13 @@ chunks; the object appears only once all of it is stored.`,
 				}
 			}
 			meta := objstore.Meta{Name: name, Description: description}
+			h, err := parseHeaders(c, headers)
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				meta.Headers = *h
+			}
 			if chunk > 0 {
 				meta.Opts = &objstore.MetaOptions{ChunkSize: uint32(min(chunk, 1<<31))}
 			}
@@ -209,6 +226,13 @@ chunks; the object appears only once all of it is stored.`,
 				return err
 			}
 			defer nc.Close()
+			if !force && stdinIsTerminal() && a.stdin == os.Stdin {
+				if old, err := s.GetInfo(ctx, name); err == nil && !old.Deleted {
+					if !a.confirm(false, "Replace object %s (%s) in store %s?", name, humanBytes(old.Size), store) {
+						return userError{msg: "not replaced", hint: "answer y, or pass --force"}
+					}
+				}
+			}
 			bar := a.newBar(size, "put "+name, true)
 			start := time.Now()
 			info, err := s.Put(ctx, meta, io.TeeReader(r, bar))
@@ -231,6 +255,8 @@ chunks; the object appears only once all of it is stored.`,
 	fl.StringVar(&name, "name", "", "object name (default: the file's base name)")
 	fl.StringVar(&description, "description", "", "object description")
 	fl.Var(newSize(&chunk, 0), "chunk-size", "chunk size (default 128KiB)")
+	fl.StringArrayVarP(&headers, "header", "H", nil, "object header KEY:VALUE (repeatable)")
+	fl.BoolVarP(&force, "force", "f", false, "replace an existing object without asking (asked only on a terminal)")
 	return c
 }
 
@@ -284,7 +310,7 @@ An existing output file is replaced only with --force.`,
 				tmp *os.File
 			)
 			if output != "-" {
-				tmp, err = os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".natsio-*")
+				tmp, err = createOutput(output)
 				if err != nil {
 					return userError{msg: "cannot write " + output + ": " + err.Error(), hint: "choose a writable --output", err: err}
 				}
@@ -334,6 +360,34 @@ An existing output file is replaced only with --force.`,
 	c.Flags().StringVarP(&output, "output", "o", "", `file to write ("-" for stdout; default: the object's base name)`)
 	c.Flags().BoolVarP(&force, "force", "f", false, "replace an existing output file")
 	return c
+}
+
+// createOutput creates the temporary file that will replace path, with
+// the permissions os.Create would give path: those of the file it
+// replaces, or 0666 less the umask for a new one (os.CreateTemp's are
+// 0600).
+func createOutput(path string) (*os.File, error) {
+	perm, keep := os.FileMode(0o666), false
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		perm, keep = fi.Mode().Perm(), true
+	}
+	dir, base := filepath.Dir(path), "."+filepath.Base(path)+".natsio-"
+	for range 1000 {
+		f, err := os.OpenFile(filepath.Join(dir, base+strconv.FormatUint(rand.Uint64(), 36)), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil && keep {
+			// The replaced file's bits as they are, not narrowed by the umask.
+			if err = f.Chmod(perm); err != nil {
+				f.Close()
+				os.Remove(f.Name())
+				return nil, err
+			}
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no free temporary file name in %s", dir)
 }
 
 func (a *app) objectLsCmd() *cobra.Command {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -242,19 +241,6 @@ func writeBody(w io.Writer, data []byte) {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
 		io.WriteString(w, "\n")
 	}
-}
-
-// stderrIsTerminal reports whether stderr is a terminal (progress bars are
-// drawn only there unless --progress says otherwise).
-func stderrIsTerminal() bool {
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// stdinIsTerminal reports whether stdin is a terminal.
-func stdinIsTerminal() bool {
-	fi, err := os.Stdin.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // showProgress decides whether to draw progress bars.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
@@ -20,13 +21,14 @@ import (
 )
 
 type pubFlags struct {
-	count   int
-	headers []string
-	reply   string
-	sleep   time.Duration
-	js      bool
-	msgID   string
-	quiet   bool
+	count     int
+	headers   []string
+	reply     string
+	sleep     time.Duration
+	js        bool
+	msgID     string
+	quiet     bool
+	templates bool
 }
 
 func (a *app) pubCmd() *cobra.Command {
@@ -35,18 +37,24 @@ func (a *app) pubCmd() *cobra.Command {
 		Use:   "pub SUBJECT [BODY]",
 		Short: "Publish a message",
 		Long: `Publish BODY to SUBJECT, --count times. Without BODY the body is read from
-stdin. The body and header values are templates when they contain "{{":
+stdin and sent as it is. A BODY argument and header values are templates
+when they contain "{{" (unless --templates=false); each field is written
+{{.Count}} as the nats CLI does, or {{Count}}:
 
-  {{Count}}       the message number, from 1
-  {{ID}}          a random unique id
-  {{Time}}        the current time (RFC 3339)
-  {{Unix}}        the current Unix time in seconds ({{UnixNano}}: nanoseconds)
-  {{Random 5 10}} random printable text of 5 to 10 characters
+  {{.Count}}       the message number, from 1 ({{.Cnt}} too)
+  {{.ID}}          a random unique id
+  {{.Time}}        the current time (RFC 3339 with nanoseconds)
+  {{.TimeStamp}}   the current time (RFC 3339)
+  {{.Unix}}        the current Unix time in seconds ({{.UnixNano}}: nanoseconds)
+  {{Random 5 10}}  random printable text of 5 to 10 characters
 
-With --js the message is published to JetStream and the stream's
+An unknown field is an error, and a template cannot make a message larger
+than the server's max_payload.
+
+With -J (--jetstream, or --js) the message is published to JetStream and the stream's
 acknowledgement (stream and sequence) is printed.`,
 		Example: `  natsio pub orders.new 'hello'
-  natsio pub orders.new 'order {{Count}}' --count 10
+  natsio pub orders.new 'order {{.Count}}' --count 10
   natsio pub orders.new --header Trace-Id:{{ID}} -H Source:cli 'hi'
   echo '{"id":1}' | natsio pub orders.new
   natsio pub --js orders.new 'stored' --msg-id order-1`,
@@ -58,9 +66,11 @@ acknowledgement (stream and sequence) is printed.`,
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "header KEY:VALUE (repeatable)")
 	fl.StringVar(&f.reply, "reply", "", "reply subject to send with the message")
 	fl.DurationVar(&f.sleep, "sleep", 0, "pause between messages")
-	fl.BoolVar(&f.js, "js", false, "publish to JetStream and wait for the stream's acknowledgement")
+	fl.BoolVarP(&f.js, "jetstream", "J", false, "publish to JetStream and wait for the stream's acknowledgement")
+	fl.BoolVar(&f.js, "js", false, "the same as --jetstream")
 	fl.StringVar(&f.msgID, "msg-id", "", "JetStream message id (Nats-Msg-Id) for deduplication; a template (implies --js)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success")
+	fl.BoolVar(&f.templates, "templates", true, "treat a BODY argument, header values and --msg-id holding {{ as templates (--templates=false sends them as they are)")
 	return c
 }
 
@@ -83,9 +93,12 @@ func (a *app) runPub(c *cobra.Command, args []string, f *pubFlags) error {
 		return badSubject(subject, true, err)
 	}
 	var body string
+	templates := f.templates
 	if len(args) == 2 {
 		body = args[1]
 	} else {
+		// A body from stdin is data: it is never executed as a template.
+		templates = false
 		if stdinIsTerminal() && a.stdin != nil {
 			fmt.Fprintln(a.stderr, "reading the message body from stdin; end it with Ctrl-D")
 		}
@@ -95,7 +108,7 @@ func (a *app) runPub(c *cobra.Command, args []string, f *pubFlags) error {
 		}
 		body = string(b)
 	}
-	bodyT, err := newTemplate("body", body)
+	bodyT, err := newTemplate("body", body, templates)
 	if err != nil {
 		return usageError{err: err, cmd: c}
 	}
@@ -110,13 +123,13 @@ func (a *app) runPub(c *cobra.Command, args []string, f *pubFlags) error {
 		if !ok || k == "" {
 			return usageError{err: fmt.Errorf("--header %q is not KEY:VALUE", h), cmd: c}
 		}
-		t, err := newTemplate("header "+k, strings.TrimSpace(v))
+		t, err := newTemplate("header "+k, strings.TrimSpace(v), f.templates)
 		if err != nil {
 			return usageError{err: err, cmd: c}
 		}
 		hdrs = append(hdrs, hdr{k, t})
 	}
-	idT, err := newTemplate("msg-id", f.msgID)
+	idT, err := newTemplate("msg-id", f.msgID, f.templates)
 	if err != nil {
 		return usageError{err: err, cmd: c}
 	}
@@ -127,6 +140,11 @@ func (a *app) runPub(c *cobra.Command, args []string, f *pubFlags) error {
 		return err
 	}
 	defer nc.Close()
+	limit := int(min(nc.MaxPayload(), math.MaxInt32))
+	bodyT.limit, idT.limit = limit, limit
+	for _, x := range hdrs {
+		x.val.limit = limit
+	}
 
 	res := pubResult{Subject: subject}
 	start := time.Now()
@@ -225,23 +243,50 @@ func (d *jsonDuration) UnmarshalJSON(b []byte) error {
 // msgTemplate renders a body or header value for message number n. Text
 // without "{{" is used as is.
 type msgTemplate struct {
+	name  string
 	plain []byte
 	t     *template.Template
 	buf   bytes.Buffer
-	// extra overrides template functions at the next render (reply sets
-	// Request).
-	extra template.FuncMap
+	// limit caps a rendering, in bytes (the server's max_payload once
+	// connected): a template cannot make more than one message can carry.
+	limit int
+	// request is the request a reply answers ({{Request}}, {{.Request}}).
+	request string
 }
 
-func newTemplate(name, text string) (*msgTemplate, error) {
-	if !strings.Contains(text, "{{") {
-		return &msgTemplate{plain: []byte(text)}, nil
+// defaultTemplateLimit caps renderings before the server's max_payload is
+// known: the server's default max_payload.
+const defaultTemplateLimit = 1 << 20
+
+// newTemplate parses text when it holds "{{" and templates is set;
+// otherwise text is sent as it is.
+func newTemplate(name, text string, templates bool) (*msgTemplate, error) {
+	if !templates || !strings.Contains(text, "{{") {
+		return &msgTemplate{name: name, plain: []byte(text)}, nil
 	}
-	t, err := template.New(name).Funcs(templateFuncs(0)).Parse(text)
+	m := &msgTemplate{name: name, limit: defaultTemplateLimit}
+	t, err := template.New(name).Option("missingkey=error").Funcs(m.funcs(0)).Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("bad template in the %s: %v", name, err)
 	}
-	return &msgTemplate{t: t}, nil
+	m.t = t
+	return m, nil
+}
+
+// errTooLarge ends a rendering past its limit.
+var errTooLarge = errors.New("larger than the server's max_payload")
+
+// limitWriter fails once more than n bytes were written to it.
+type limitWriter struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > w.n {
+		return 0, errTooLarge
+	}
+	return w.b.Write(p)
 }
 
 func (m *msgTemplate) render(n int) ([]byte, error) {
@@ -249,27 +294,48 @@ func (m *msgTemplate) render(n int) ([]byte, error) {
 		return m.plain, nil
 	}
 	m.buf.Reset()
-	fm := templateFuncs(n)
-	for k, v := range m.extra {
-		fm[k] = v
-	}
-	if err := m.t.Funcs(fm).Execute(&m.buf, nil); err != nil {
-		return nil, userError{msg: "rendering the template: " + err.Error(), hint: "see `natsio pub --help` for the template functions", err: err}
+	now := time.Now()
+	data := templateData{Count: n, Cnt: n, ID: randomID(), Unix: now.Unix(), UnixNano: now.UnixNano(),
+		Time: now.Format(time.RFC3339Nano), TimeStamp: now.Format(time.RFC3339), Request: m.request}
+	if err := m.t.Funcs(m.funcs(n)).Execute(&limitWriter{&m.buf, m.limit}, data); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, userError{msg: fmt.Sprintf("the %s template makes more than %d bytes, the server's max_payload", m.name, m.limit), err: err}
+		}
+		return nil, userError{msg: "rendering the " + m.name + " template: " + err.Error(),
+			hint: "see `natsio pub --help` for the template fields and functions", err: err}
 	}
 	return bytes.Clone(m.buf.Bytes()), nil
 }
 
-// templateFuncs are the functions of body and header templates for
-// message number n.
-func templateFuncs(n int) template.FuncMap {
+// templateData are the fields of body and header templates for one
+// message: {{.Count}} as the nats CLI writes it, {{Count}} works too.
+type templateData struct {
+	Count, Cnt     int
+	ID             string
+	Unix, UnixNano int64
+	Time           string
+	TimeStamp      string
+	Request        string
+}
+
+// funcs are the functions of body and header templates for message
+// number n.
+func (m *msgTemplate) funcs(n int) template.FuncMap {
 	return template.FuncMap{
-		"Count":    func() int { return n },
-		"ID":       randomID,
-		"Time":     func() string { return time.Now().Format(time.RFC3339Nano) },
-		"Unix":     func() int64 { return time.Now().Unix() },
-		"UnixNano": func() int64 { return time.Now().UnixNano() },
-		"Random":   randomText,
-		"Request":  func() string { return "" },
+		"Count":     func() int { return n },
+		"Cnt":       func() int { return n },
+		"ID":        randomID,
+		"Time":      func() string { return time.Now().Format(time.RFC3339Nano) },
+		"TimeStamp": func() string { return time.Now().Format(time.RFC3339) },
+		"Unix":      func() int64 { return time.Now().Unix() },
+		"UnixNano":  func() int64 { return time.Now().UnixNano() },
+		"Random": func(min, max int) (string, error) {
+			if max > m.limit || min > m.limit {
+				return "", fmt.Errorf("random text of %d to %d bytes: %w", min, max, errTooLarge)
+			}
+			return randomText(min, max), nil
+		},
+		"Request": func() string { return m.request },
 	}
 }
 

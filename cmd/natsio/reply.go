@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/template"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +65,7 @@ func (a *app) runReply(c *cobra.Command, args []string, f *replyFlags) error {
 	echo := len(args) < 2
 	var bodyT *msgTemplate
 	if !echo {
-		if bodyT, err = newTemplate("body", args[1]); err != nil {
+		if bodyT, err = newTemplate("body", args[1], true); err != nil {
 			return usageError{err: err, cmd: c}
 		}
 	}
@@ -75,6 +75,9 @@ func (a *app) runReply(c *cobra.Command, args []string, f *replyFlags) error {
 		return err
 	}
 	defer nc.Close()
+	if bodyT != nil {
+		bodyT.limit = int(min(nc.MaxPayload(), math.MaxInt32))
+	}
 	sub, err := nc.QueueSubscribe(subject, f.queue)
 	if err != nil {
 		return err
@@ -107,8 +110,7 @@ func (a *app) runReply(c *cobra.Command, args []string, f *replyFlags) error {
 		}
 		data := m.Data
 		if !echo {
-			req := string(m.Data)
-			bodyT.extra = template.FuncMap{"Request": func() string { return req }}
+			bodyT.request = string(m.Data)
 			if data, err = bodyT.render(n); err != nil {
 				return err
 			}

@@ -25,12 +25,16 @@ and 'stream rm'.`,
 		`  natsio stream add ORDERS --subjects 'orders.>' --max-age 7d
   natsio stream ls
   natsio stream info ORDERS
+  natsio stream view ORDERS
+  natsio stream subjects ORDERS
   natsio stream get ORDERS 1
+  natsio stream rmm ORDERS 1 --force
+  natsio stream report
   natsio stream edit ORDERS --max-msgs 100000
   natsio stream purge ORDERS --subject orders.old
   natsio stream rm ORDERS --force`,
-		a.streamAddCmd(), a.streamEditCmd(), a.streamInfoCmd(), a.streamLsCmd(),
-		a.streamGetCmd(), a.streamPurgeCmd(), a.streamRmCmd())
+		a.streamAddCmd(), a.streamEditCmd(), a.streamInfoCmd(), a.streamLsCmd(), a.streamReportCmd(),
+		a.streamViewCmd(), a.streamSubjectsCmd(), a.streamGetCmd(), a.streamRmmCmd(), a.streamPurgeCmd(), a.streamRmCmd())
 }
 
 // streamFlags are the configuration flags of stream add and edit.
@@ -67,7 +71,7 @@ func (f *streamFlags) register(c *cobra.Command, edit bool) {
 	fl.StringSliceVar(&f.subjects, "subjects", nil, "subjects the stream captures, comma separated or repeated (default: the stream name)")
 	fl.StringVar(&f.description, "description", "", "description")
 	fl.Var(newEnum(&f.storage, "file", "file", "memory"), "storage", "where messages are stored")
-	fl.Var(newEnum(&f.retention, "limits", "limits", "interest", "workqueue"), "retention", "when messages are removed besides the limits")
+	fl.Var(newEnum(&f.retention, "limits", "limits", "interest", "workqueue", "workq", "work"), "retention", "when messages are removed besides the limits (workq and work are workqueue)")
 	fl.IntVar(&f.replicas, "replicas", 1, "number of replicas (in a cluster)")
 	fl.Int64Var(&f.maxMsgs, "max-msgs", -1, "most messages kept (-1: unlimited)")
 	fl.Var(newSize(&f.maxBytes, -1), "max-bytes", "most bytes kept, e.g. 1GiB (-1: unlimited)")
@@ -90,6 +94,7 @@ func (f *streamFlags) register(c *cobra.Command, edit bool) {
 	if edit {
 		fl.BoolVar(&f.sealed, "seal", false, "seal the stream: no more writes, deletes or purges (cannot be undone)")
 	} else {
+		fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
 		fl.StringVar(&f.config, "config", "", "JSON file with a stream configuration (as 'stream info --json' prints under \"config\"); other flags override it")
 	}
 }
@@ -109,6 +114,9 @@ func (f *streamFlags) apply(c *cobra.Command, cfg *jsapi.StreamConfig, all bool)
 	}
 	if set("retention") {
 		cfg.Retention = jsapi.RetentionPolicy(f.retention)
+		if f.retention == "workq" || f.retention == "work" {
+			cfg.Retention = jsapi.RetentionWorkQueue
+		}
 	}
 	if set("replicas") {
 		cfg.Replicas = f.replicas
@@ -176,7 +184,7 @@ func (a *app) streamAddCmd() *cobra.Command {
 	var f streamFlags
 	c := &cobra.Command{
 		Use:     "add NAME",
-		Aliases: []string{"create"},
+		Aliases: []string{"create", "new"},
 		Short:   "Create a stream",
 		Long: `Create the stream NAME. The flags cover the common configuration; --config
 loads a whole configuration from a JSON file (the flags given override it).
