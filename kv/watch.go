@@ -127,7 +127,9 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // or missed heartbeats and resumes after the last revision yielded, so
 // every entry is yielded once, in revision order, with no gap. An entry
 // whose KV-Operation is neither PUT, DEL nor PURGE is not a value: it is
-// skipped, not yielded, and counted by SkippedEntries. The watch ends
+// skipped, not yielded, and counted by SkippedEntries, as is a message on
+// the watch's pull inbox that the server did not deliver (another client
+// published it; see ordered.OnSkip). The watch ends
 // with a final (nil, err) only for what it cannot recover from: ctx's
 // error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed, or
 // an invalid filter or option (ErrInvalidKey, conn.ErrInvalidOption, before any
@@ -160,7 +162,7 @@ func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...Wa
 				return
 			}
 		}
-		for m, err := range oc.Messages(ctx, o.read()...) {
+		for m, err := range oc.Messages(ctx, o.read(ordered.OnSkip(b.countSkip))...) {
 			if err != nil {
 				yield(nil, b.watchErr(err))
 				return
@@ -234,7 +236,7 @@ func (o watchOpts) read(more ...ordered.Opt) []ordered.Opt {
 
 // drain yields the initial values; it reports whether to go on.
 func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Entry, error) bool) bool {
-	for m, err := range oc.Messages(ctx, o.read(ordered.UntilDrained())...) {
+	for m, err := range oc.Messages(ctx, o.read(ordered.UntilDrained(), ordered.OnSkip(b.countSkip))...) {
 		if err != nil {
 			yield(nil, b.watchErr(err))
 			return false
@@ -291,7 +293,14 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
 // History and PurgeDeletes of this handle have skipped because their
 // KV-Operation header is neither PUT, DEL nor PURGE (ErrUnknownOperation):
 // entries no KV client wrote. Each is counted every time a read meets it.
+// It also counts the messages those reads skipped because the server did
+// not deliver them (pull.ErrStrayMessage): another client published them
+// to the read's pull inbox.
 func (b *Bucket) SkippedEntries() uint64 { return b.skipped.Load() }
+
+// countSkip counts a message a read's ordered consumer skipped
+// (ordered.OnSkip).
+func (b *Bucket) countSkip(error) { b.skipped.Add(1) }
 
 // initial yields the initial values of a watch and ends.
 func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {

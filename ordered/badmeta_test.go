@@ -12,14 +12,17 @@ import (
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/proto"
+	"github.com/natsio/natsio/pull"
 )
 
-// A message whose $JS.ACK reply subject cannot be read ends Messages with
-// jsapi.ErrBadAckSubject: without the consumer sequence the ordered
-// consumer cannot tell a gap, so skipping such messages would be a silent
-// stall. A real server never sends this: the fake one answers the consumer
-// create and the first pull with a message whose reply has 8 tokens.
-func TestOrderedUnreadableMetadataIsAnError(t *testing.T) {
+// A message whose $JS.ACK reply subject cannot be read is skipped, counted
+// by Skipped and given to OnSkip, and the read goes on: it was not sent by
+// the server, and a gap it hides shows in the next message's consumer
+// sequence. nats-server never sends one, and refuses a reply starting with
+// "$JS." from a client, so only a hostile server can: the fake one answers
+// the consumer create and the first pull with a message whose reply has 8
+// tokens.
+func TestOrderedUnreadableMetadataIsSkipped(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeJetStream("$JS.ACK.S.C.1.1.1.1700000000000000000")))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -32,15 +35,25 @@ func TestOrderedUnreadableMetadataIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The read goes on after the skip: end it from the hook.
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var reasons []error
 	n := 0
-	for _, err = range oc.Messages(ctx) {
+	for _, err = range oc.Messages(rctx, ordered.OnSkip(func(reason error) {
+		reasons = append(reasons, reason)
+		stop()
+	})) {
 		if err != nil {
 			break
 		}
 		n++
 	}
-	if !errors.Is(err, jsapi.ErrBadAckSubject) || n != 0 {
-		t.Fatalf("after %d messages: %v, want jsapi.ErrBadAckSubject", n, err)
+	if !errors.Is(err, context.Canceled) || n != 0 {
+		t.Fatalf("after %d messages: %v, want the end of the read's context", n, err)
+	}
+	if len(reasons) != 1 || !errors.Is(reasons[0], pull.ErrStrayMessage) || oc.Skipped() != 1 {
+		t.Fatalf("OnSkip reasons %v, Skipped %d; want one pull.ErrStrayMessage", reasons, oc.Skipped())
 	}
 }
 

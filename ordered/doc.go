@@ -18,7 +18,8 @@
 // creates the first server-side consumer, which the first read uses, so
 // that a missing stream or a refused configuration fails New. How the
 // consumer is read are the options of Messages and Consume: MaxMessages,
-// Heartbeat, ReadAhead, Borrowed, IdleTimeout, UntilDrained, OnReset.
+// Heartbeat, ReadAhead, Borrowed, IdleTimeout, UntilDrained, OnReset,
+// OnSkip.
 // Invalid options fail the read before any request (conn.ErrInvalidOption).
 //
 // # Two forms of one read
@@ -41,6 +42,17 @@
 // restart, deletion by another client, inactivity), and after a reconnect
 // that lost it; recreation backs off while it fails and the old consumer
 // is deleted. A deleted stream is terminal (jsapi.ErrStreamNotFound).
+//
+// The consumer reads through pulls whose reply subject any client allowed
+// to subscribe to $JS.API.CONSUMER.MSG.NEXT can learn and publish to. A
+// message there that the server did not deliver — not a status, and its
+// reply not a readable $JS.ACK subject — is skipped, counted by Skipped
+// and given to OnSkip; the read goes on, and a gap it might hide is caught
+// by the next message's consumer sequence. A forged message whose reply is
+// a well-formed $JS.ACK subject cannot be told from a real delivery: it is
+// taken for one (yielded, or a gap that recreates the consumer after the
+// stream sequence it names). Per-user inbox prefixes (conn.InboxPrefix)
+// with subscribe permissions keep other users off the pull inboxes.
 //
 // A read deletes its server-side consumer when it ends, so between reads
 // there is none. Info reports the current one; Delete deletes it and ends

@@ -81,6 +81,7 @@ type Consumer struct {
 	fresh    *pull.Consumer // created, not read from yet: the next read's
 	lastSeq  atomic.Uint64  // last stream sequence yielded (0: none yet)
 	resets   atomic.Uint64
+	skipped  atomic.Uint64
 }
 
 // New makes an ordered consumer of stream and creates its first
@@ -129,6 +130,13 @@ func (c *Consumer) ConsumerName() string {
 
 // Resets reports how many times the consumer was recreated.
 func (c *Consumer) Resets() uint64 { return c.resets.Load() }
+
+// Skipped reports how many messages the reads skipped because the server
+// did not deliver them (pull.ErrStrayMessage): messages on the consumer's
+// pull inbox that are not statuses and whose reply is not a readable
+// $JS.ACK subject, which another client that learned the inbox published.
+// Each is also given to OnSkip.
+func (c *Consumer) Skipped() uint64 { return c.skipped.Load() }
 
 // LastSequence returns the stream sequence of the last message yielded.
 func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
@@ -226,6 +234,7 @@ const (
 	optIdleTimeout
 	optUntilDrained
 	optOnReset
+	optOnSkip
 )
 
 // MaxMessages sets how many messages are kept requested (default 500).
@@ -274,6 +283,11 @@ func UntilDrained() Opt { return Opt{kind: optUntilDrained} }
 // before reading goes on.
 func OnReset(f func(reason error)) Opt { return Opt{kind: optOnReset, f: f} }
 
+// OnSkip is told of each message the read skips because the server did
+// not deliver it (reason matches pull.ErrStrayMessage; see Skipped), on
+// the read's goroutine, before reading goes on. It must not block.
+func OnSkip(f func(reason error)) Opt { return Opt{kind: optOnSkip, f: f} }
+
 // settings are resolved read options.
 type settings struct {
 	maxMsgs   int
@@ -283,6 +297,7 @@ type settings struct {
 	idle      time.Duration
 	drained   bool
 	onReset   func(error)
+	onSkip    func(error)
 }
 
 func resolve(opts []Opt) (settings, error) {
@@ -312,6 +327,8 @@ func resolve(opts []Opt) (settings, error) {
 			s.drained = true
 		case optOnReset:
 			s.onReset = o.f
+		case optOnSkip:
+			s.onSkip = o.f
 		default:
 			return s, fmt.Errorf("%w: zero Opt", conn.ErrInvalidOption)
 		}
@@ -331,10 +348,12 @@ var (
 // Messages returns a single-use iterator over the stream in order; see the
 // package documentation for how it ends. Errors are terminal:
 // jsapi.ErrStreamNotFound, ErrNoMessages (IdleTimeout), ErrDeleted,
-// conn.ErrClosed, ErrBusy, conn.ErrInvalidOption (before any request), ctx's
-// error, or jsapi.ErrBadAckSubject for a message whose delivery metadata
-// cannot be read (order could not be checked). Consume is the same read
-// with a handler.
+// conn.ErrClosed, ErrBusy, conn.ErrInvalidOption (before any request), or
+// ctx's error. A message whose delivery metadata cannot be read (its reply
+// is not a readable $JS.ACK subject: the server did not send it) is
+// skipped, counted by Skipped and given to OnSkip; a gap it hides is still
+// caught by the consumer sequence of the next message. Consume is the same
+// read with a handler.
 func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.Msg, error] {
 	return func(yield func(*jsapi.Msg, error) bool) {
 		if ctx == nil {
@@ -448,7 +467,7 @@ func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
 // Err reports why the Consume ended, once Closed is closed (nil before):
 // nil after Stop, Drain or the end of its context, otherwise the terminal
 // error — jsapi.ErrStreamNotFound, ErrDeleted, ErrNoMessages (IdleTimeout),
-// conn.ErrClosed, jsapi.ErrBadAckSubject.
+// conn.ErrClosed.
 func (cc *ConsumeContext) Err() error {
 	select {
 	case <-cc.closed:
@@ -695,8 +714,12 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 	inner, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	onErr := func(err error) {
-		if errors.Is(err, pull.ErrNoHeartbeat) {
+		switch {
+		case errors.Is(err, pull.ErrNoHeartbeat):
 			cancel(fmt.Errorf("%w: %w", errRecreate, err))
+		case errors.Is(err, pull.ErrStrayMessage):
+			// On this goroutine, from the pull loop (pull.Messages).
+			r.skip(err)
 		}
 	}
 	opts := []pull.Opt{pull.MaxMessages(r.s.maxMsgs),
@@ -723,14 +746,16 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 			}
 			return false, err
 		}
-		if r.s.idle > 0 { // watchIdle's only input: no locked add otherwise
-			r.activity.Add(1)
-		}
 		md, merr := m.Metadata()
 		if merr != nil {
-			// Order cannot be judged without the delivery metadata:
-			// say so rather than skip messages silently.
-			return false, fmt.Errorf("ordered: message on %q: %w", m.Subject, merr)
+			// Not from the server (the pull loop skips these already): a
+			// gap it hides shows in the next message's consumer
+			// sequence.
+			r.skip(fmt.Errorf("%w: %w", pull.ErrStrayMessage, merr))
+			continue
+		}
+		if r.s.idle > 0 { // watchIdle's only input: no locked add otherwise
+			r.activity.Add(1)
 		}
 		if md.ConsumerSeq != r.expected {
 			r.reset(errors.New("ordered: consumer sequence gap"))
@@ -753,6 +778,14 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		}
 	}
 	return false, nil // drained (pull.DrainOn)
+}
+
+// skip counts a message skipped because the server did not deliver it.
+func (r *reader) skip(reason error) {
+	r.c.skipped.Add(1)
+	if f := r.s.onSkip; f != nil {
+		f(reason)
+	}
 }
 
 func (r *reader) reset(reason error) {

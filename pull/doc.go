@@ -61,6 +61,16 @@
 // never changes the accounting of new ones. A Fetch whose pull is over
 // leaves its subscription to the next Fetch of the Consumer.
 //
+// Any client allowed to subscribe to the consumer's
+// $JS.API.CONSUMER.MSG.NEXT subject learns those reply subjects and can
+// publish to them. A message there that is not a status and whose reply
+// is not a readable $JS.ACK subject was not delivered by the server
+// (ErrStrayMessage): Fetch and Messages skip it and count it in
+// Stats.Skipped, and never end for it. A forged message with a
+// well-formed $JS.ACK reply cannot be told from a real one; per-user
+// inbox prefixes (conn.InboxPrefix) with permissions keep other users
+// off the reply subjects.
+//
 // # A pool of workers
 //
 // Workers that share one durable consumer, each reading it with Messages

@@ -21,7 +21,8 @@ const fetchMargin = 50 * time.Millisecond
 // server has none left for this pull (with NoWait at once), or at ctx's
 // deadline (DefaultFetchWait without one). Messages that arrived are
 // returned with a nil error however the wait ended, except by
-// cancellation.
+// cancellation. A message on the pull's reply subject that the server did
+// not deliver (ErrStrayMessage) is skipped and counted in Stats.Skipped.
 //
 // A Fetch that got no message fails: with ErrFetchTimeout when the wait
 // ended (ctx's deadline, DefaultFetchWait, the pull expiring at the
@@ -158,6 +159,10 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 					return out, serr
 				}
 				return out, serr
+			}
+			if !delivered(m) {
+				c.count.skipped.Add(1) // ErrStrayMessage: not the server's
+				continue
 			}
 			c.notePin(s.group, m)
 			out = append(out, jsx.Receive(c.obs, jsx.FromSlab(m)))

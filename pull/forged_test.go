@@ -15,6 +15,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/proto"
 )
 
 const forged409 = "NATS/1.0 409 Consumer Deleted\r\n\r\n"
@@ -26,6 +27,7 @@ type forgeEnv struct {
 	c     *Consumer
 	pulls chan string // reply subjects of the victim's pulls, seen by the attacker
 	in    *injector
+	spy   *conn.Conn // the attacker's client connection
 }
 
 func newForgeEnv(t *testing.T) *forgeEnv {
@@ -64,7 +66,7 @@ func newForgeEnv(t *testing.T) *forgeEnv {
 	if err := spy.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, pulls: pulls, in: newInjector(t, s.URL())}
+	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, pulls: pulls, in: newInjector(t, s.URL()), spy: spy}
 }
 
 func (e *forgeEnv) publish(t *testing.T, from, n int) {
@@ -218,5 +220,130 @@ func TestForgedConsumerDeletedFetch(t *testing.T) {
 	r := <-done
 	if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Data) != "0" {
 		t.Fatalf("Fetch: %d messages, %v; want message 0", len(r.msgs), r.err)
+	}
+}
+
+// forgePlain publishes, from the attacker's connection, plain messages
+// (no status) to subject whose replies are not readable $JS.ACK subjects,
+// and waits until the server has routed them (Flush). It returns how many
+// it sent. A reply starting with "$JS." is not among them: nats-server
+// refuses it from a client (a permissions violation; the message is
+// dropped), so only a hostile server can send such a message
+// (TestOrderedUnreadableMetadataIsSkipped in ordered).
+func forgePlain(t *testing.T, ctx context.Context, spy *conn.Conn, subject string) int {
+	t.Helper()
+	h := &proto.Header{}
+	h.Add("X-Forged", "1")
+	forged := []struct {
+		reply string
+		h     *proto.Header
+	}{
+		{"", nil},                // no reply at all
+		{"_INBOX.attacker", nil}, // not $JS.ACK
+		{"JS.ACK.S.V.1.1.1.1700000000000000000.0", nil}, // the layout without "$"
+		{"", h}, // a header, no status line
+	}
+	for _, f := range forged {
+		if err := spy.PublishMsg(subject, f.reply, f.h, []byte("forged")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := spy.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return len(forged)
+}
+
+// Messages: plain messages another tenant publishes to the pull's reply
+// subject (no status, no readable $JS.ACK reply) are skipped, counted in
+// Stats.Skipped and reported to OnError as ErrStrayMessage; the loop goes
+// on with the server's messages.
+func TestForgedPlainMessageMessages(t *testing.T) {
+	e := newForgeEnv(t)
+	e.publish(t, 0, 3)
+	reported := make(chan error, 64)
+	type item struct {
+		m   *jsapi.Msg
+		err error
+	}
+	items := make(chan item, 64)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go func() {
+		defer close(items)
+		for m, err := range e.c.Messages(ctx, MaxMessages(10), Expires(time.Minute),
+			OnError(func(err error) {
+				select {
+				case reported <- err:
+				default:
+				}
+			})) {
+			if m != nil {
+				m.Ack()
+			}
+			items <- item{m, err}
+		}
+	}()
+	reply := e.nextPull(t)
+	receive := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			select {
+			case it := <-items:
+				if it.err != nil || it.m == nil || string(it.m.Data) != fmt.Sprint(i) {
+					t.Fatalf("Messages yielded %v %v; want message %d", it.m, it.err, i)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("message %d did not arrive", i)
+			}
+		}
+	}
+	receive(0, 3)
+	// Routed to the victim before the messages published next: the loop
+	// meets them first.
+	forged := forgePlain(t, e.ctx, e.spy, reply)
+	e.publish(t, 3, 3)
+	receive(3, 3)
+	if got := e.c.Stats().Skipped; got != uint64(forged) {
+		t.Fatalf("Stats.Skipped = %d; want %d", got, forged)
+	}
+	strays := 0
+	for len(reported) > 0 {
+		if err := <-reported; errors.Is(err, ErrStrayMessage) {
+			strays++
+		}
+	}
+	if strays != forged {
+		t.Fatalf("%d ErrStrayMessage reports; want %d", strays, forged)
+	}
+	if e.c.Stats().Messages != 6 {
+		t.Fatalf("Stats.Messages = %d; want 6 (the forged ones are not received messages)", e.c.Stats().Messages)
+	}
+}
+
+// Fetch: plain messages published to the pull's reply subject are skipped
+// and counted; the Fetch returns the server's message.
+func TestForgedPlainMessageFetch(t *testing.T) {
+	e := newForgeEnv(t)
+	type result struct {
+		msgs []*jsapi.Msg
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		fctx, fcancel := context.WithTimeout(e.ctx, 20*time.Second)
+		defer fcancel()
+		msgs, err := e.c.Fetch(fctx, 1)
+		done <- result{msgs, err}
+	}()
+	reply := e.nextPull(t)
+	forged := forgePlain(t, e.ctx, e.spy, reply)
+	e.publish(t, 0, 1)
+	r := <-done
+	if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Data) != "0" {
+		t.Fatalf("Fetch: %d messages (%v), %v; want message 0", len(r.msgs), r.msgs, r.err)
+	}
+	if got := e.c.Stats().Skipped; got != uint64(forged) {
+		t.Fatalf("Stats.Skipped = %d; want %d", got, forged)
 	}
 }

@@ -22,7 +22,10 @@ import (
 // Expires and ask for heartbeats, pulling again when fewer than Threshold
 // remain. It heals from reconnects, expired pulls, 409 statuses, pin
 // mismatches and missed heartbeats by pulling again (reporting each but
-// the expired pulls to OnError) and ends only on a terminal error, which
+// the expired pulls to OnError). A message on its reply subject that the
+// server did not deliver (ErrStrayMessage: not a status, and its reply is
+// not a readable $JS.ACK subject) is skipped, counted in Stats.Skipped and
+// reported to OnError. It ends only on a terminal error, which
 // it yields once: ErrConsumerDeleted (a "409 Consumer Deleted" ends it only
 // once consumer info confirms it; otherwise it is reported to OnError as
 // ErrUnconfirmedDeletion), jsapi.ErrStreamNotFound, a terminal
@@ -360,13 +363,23 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			endErr = err
 			break
 		}
-		e.activity.Add(1)
-		n, size := 0, 0
+		// stray: messages the server did not deliver (ErrStrayMessage),
+		// skipped below. They neither use up what the pulls requested
+		// nor count as activity: another client's messages must not hide
+		// missed heartbeats.
+		n, size, stray := 0, 0, 0
 		for _, m := range batch {
-			if !isStatus(m) {
+			switch {
+			case isStatus(m):
+			case !delivered(m):
+				stray++
+			default:
 				n++
 				size += len(m.Data) + len(m.Header.Block()) + len(m.Subject) + len(m.Reply)
 			}
+		}
+		if stray < len(batch) {
+			e.activity.Add(1)
 		}
 		if n > 0 {
 			e.c.count.messages.Add(uint64(n))
@@ -386,6 +399,11 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				if err := e.onStatus(ctx, m.Subject, st); err != nil {
 					e.fail(err)
 				}
+				continue
+			}
+			if stray > 0 && !delivered(m) {
+				e.c.count.skipped.Add(1)
+				e.report(ErrStrayMessage)
 				continue
 			}
 			e.c.notePin(e.s.group, m)

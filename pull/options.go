@@ -91,8 +91,10 @@ func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 // OnError receives the non-terminal conditions Messages heals from, each
 // once: reconnects (ErrReconnected), missed heartbeats (ErrNoHeartbeat),
 // leadership changes, pin mismatches, too many waiting pulls, statuses
-// this client does not know, and JetStream not answering
-// (conn.ErrNoResponders). A pull that merely expired is not reported. It
+// this client does not know, JetStream not answering
+// (conn.ErrNoResponders), and each message skipped because the server did
+// not deliver it (ErrStrayMessage). A pull that merely expired is not
+// reported. It
 // runs on internal goroutines and must not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 

@@ -22,13 +22,17 @@ type Stats struct {
 	// pulled afresh: reconnect, leadership change, missed heartbeats, or a
 	// status that cannot be matched to a pull.
 	Resets uint64
+	// Skipped counts the messages on the pull inboxes that were not
+	// yielded because the server did not deliver them (ErrStrayMessage):
+	// another client published them there.
+	Skipped uint64
 }
 
 // counters are a Consumer's atomic counts.
 type counters struct {
 	pulls, messages, heartbeats, missedHeartbeats atomic.Uint64
 	noMessages, expired, conflicts, otherStatuses atomic.Uint64
-	resets                                        atomic.Uint64
+	resets, skipped                               atomic.Uint64
 }
 
 // noteStatus counts a status message.
@@ -55,6 +59,6 @@ func (c *Consumer) Stats() Stats {
 		Heartbeats: k.heartbeats.Load(), MissedHeartbeats: k.missedHeartbeats.Load(),
 		NoMessages: k.noMessages.Load(), Expired: k.expired.Load(),
 		Conflicts: k.conflicts.Load(), OtherStatuses: k.otherStatuses.Load(),
-		Resets: k.resets.Load(),
+		Resets: k.resets.Load(), Skipped: k.skipped.Load(),
 	}
 }

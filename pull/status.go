@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -59,6 +60,15 @@ var (
 	// published it. Not terminal: Messages reports it to OnError and goes
 	// on with its pulls; Fetch keeps waiting.
 	ErrUnconfirmedDeletion = errors.New("pull: consumer deleted status not confirmed by the server")
+	// ErrStrayMessage: a message arrived on a pull's reply subject that
+	// the server did not deliver for the consumer: not a status, and its
+	// own reply is not a readable $JS.ACK subject. The server sends no
+	// such message; another client that learned the reply subject can
+	// publish one. Not terminal: Messages and Fetch skip it, count it
+	// (Stats.Skipped), and Messages reports it to OnError. A message whose
+	// reply is a well-formed $JS.ACK subject cannot be told from a real
+	// delivery and is not checked further.
+	ErrStrayMessage = errors.New("pull: message not delivered by the server skipped")
 	// ErrUnknownStatus: the server ended a pull with a 409 whose text this
 	// client does not know (a newer server). Not terminal: Messages
 	// reports it and pulls again; Fetch returns it.
@@ -163,6 +173,14 @@ func (s *status) err() error {
 		kind = ErrBadPull
 	}
 	return &StatusError{Code: s.code, Description: strings.Clone(s.desc), kind: kind}
+}
+
+// delivered reports whether m, which is not a status, can be a message
+// the server delivered for a pull: its reply is a readable $JS.ACK subject
+// (jsapi.ParseAckSubject). It allocates nothing.
+func delivered(m *conn.Msg) bool {
+	_, err := jsapi.ParseAckSubject(m.Reply)
+	return err == nil
 }
 
 // isStatus reports whether m is a status message (no payload, a header
