@@ -284,6 +284,10 @@ func (r *getRequest) seq(ctx context.Context) iter.Seq2[*StoredMsg, error] {
 			yield(nil, r.err)
 			return
 		}
+		if err := r.js.Check(ctx, jsapi.FeatureBatchDirectGet); err != nil {
+			yield(nil, fmt.Errorf("%w: %w", ErrBatchUnsupported, err))
+			return
+		}
 		if err := r.run(ctx, yield); err != nil {
 			yield(nil, err)
 		}

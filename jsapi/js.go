@@ -3,6 +3,7 @@ package jsapi
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -24,7 +25,18 @@ type JS struct {
 	// timeout, a request whose ctx has no deadline is bounded by the
 	// connection, with no context derived.
 	connTimeout time.Duration
+	// remoteLevel is the API level $JS.API.INFO reported, for a JS whose
+	// requests the connected server does not answer itself (see
+	// serverLevel); levelNotFetched until asked.
+	remoteLevel atomic.Int32
+	// remote: requests go through a domain or an API prefix, so the
+	// connected server's INFO does not describe the server answering them.
+	remote bool
 }
+
+// defaultPrefix is the API prefix of a JS without Domain or APIPrefix.
+const defaultPrefix = "$JS.API."
+
 
 // Option configures a JS.
 type Option func(*JS) error
@@ -71,13 +83,15 @@ func Timeout(d time.Duration) Option {
 
 // New returns a JetStream view of nc. It does not contact the server.
 func New(nc *conn.Conn, opts ...Option) (*JS, error) {
-	js := &JS{nc: nc, prefix: "$JS.API.", timeout: DefaultTimeout}
+	js := &JS{nc: nc, prefix: defaultPrefix, timeout: DefaultTimeout}
+	js.remoteLevel.Store(levelNotFetched)
 	for _, o := range opts {
 		if err := o(js); err != nil {
 			return nil, err
 		}
 	}
 	js.connTimeout = connx.RequestTimeout(nc)
+	js.remote = js.prefix != defaultPrefix
 	return js, nil
 }
 

@@ -21,4 +21,5 @@ var (
 	NextBatch       any
 	StdSocketIO     any
 	LazyDelay       any
+	ServerLevel     any
 )
