@@ -190,12 +190,11 @@ func runGated(t *testing.T, v version, s *server) {
 		}
 		wantRefused(t, v, js, out, err, jsapi.FeatureMsgTTL)
 		wantNoStream(t, admin, "KV_ttl")
-		b, err := kv.CreateBucket(ctx, admin, kv.Config{Bucket: "plain"})
-		if err != nil {
+		if _, err := kv.CreateBucket(ctx, admin, kv.Config{Bucket: "plain"}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = kv.DeleteBucket(context.Background(), admin, "plain") })
-		b, err = kv.Bind(ctx, js, "plain")
+		b, err := kv.Bind(ctx, js, "plain")
 		if err != nil {
 			t.Fatal(err)
 		}
