@@ -134,6 +134,8 @@ var rowOrder = []struct{ section, row string }{
 	{"", "atomic batch publish (2.12)"},
 	{"", "counters (2.12)"},
 	{"", "@at schedules (2.12)"},
+	{"", "prioritized priority policy (2.12)"},
+	{"", "async persist mode (2.12)"},
 	{"", "fast batch publish (2.14)"},
 	{"", "batch commit by end-of-batch marker (2.14)"},
 	{"", "cron schedules (2.14)"},

@@ -349,6 +349,29 @@ func runGated(t *testing.T, v version, s *server) {
 		refusedStream(t, v, admin, js, jsapi.StreamConfig{Name: "SCH", AllowMsgSchedules: true}, jsapi.FeatureSchedules)
 		refusedPublish(t, v, admin, js, jsapi.FeatureSchedules, jsapi.ScheduleAt(hour), jsapi.ScheduleTarget("PLAIN.t"))
 	})
+	gated(t, v, s, "prioritized priority policy (2.12)", 12, func(t *testing.T, admin, js *jsapi.JS) {
+		mkStream(t, admin, jsapi.StreamConfig{Name: "PRI"})
+		publishN(t, admin, "PRI.x", 2)
+		c, err := pull.Create(ctx, js, "PRI", jsapi.ConsumerConfig{Durable: "p", PriorityPolicy: jsapi.PriorityPrioritized, PriorityGroups: []string{"g"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := c.Fetch(ctx, 2, pull.Group("g"), pull.Priority(1))
+		if err != nil || len(msgs) != 2 {
+			t.Fatalf("fetch: %d, %v", len(msgs), err)
+		}
+	}, func(t *testing.T, admin, js *jsapi.JS) {
+		refusedConsumer(t, v, admin, js, jsapi.ConsumerConfig{Durable: "p", PriorityPolicy: jsapi.PriorityPrioritized, PriorityGroups: []string{"g"}}, jsapi.FeaturePrioritizedPolicy)
+	})
+	gated(t, v, s, "async persist mode (2.12)", 12, func(t *testing.T, admin, js *jsapi.JS) {
+		st := mkStream(t, js, jsapi.StreamConfig{Name: "ASYNC", Storage: jsapi.StorageFile, PersistMode: jsapi.PersistAsync})
+		if got := st.CachedInfo().Config.PersistMode; got != jsapi.PersistAsync {
+			t.Fatalf("persist mode %q", got)
+		}
+		publishN(t, js, "ASYNC.x", 3)
+	}, func(t *testing.T, admin, js *jsapi.JS) {
+		refusedStream(t, v, admin, js, jsapi.StreamConfig{Name: "ASYNC", PersistMode: jsapi.PersistAsync}, jsapi.FeatureAsyncPersist)
+	})
 
 	// 2.14
 	gated(t, v, s, "fast batch publish (2.14)", 14, func(t *testing.T, admin, js *jsapi.JS) {
