@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
@@ -224,10 +225,14 @@ func (js *JS) featureError(f Feature, lvl int32) *FeatureError {
 // server's level from its INFO, or for a JS with a Domain or APIPrefix
 // (or a connected server without JetStream) $JS.API.INFO's, asked once.
 // The calls that use a feature check it themselves; Check is for asking
-// ahead.
+// ahead. A Feature that is not one of the constants fails with
+// conn.ErrInvalidOption.
 func (js *JS) Check(ctx context.Context, f Feature) error {
 	if ctx == nil {
-		ctx = context.Background()
+		return conn.ErrNilContext
+	}
+	if f == 0 || f >= numFeatures {
+		return fmt.Errorf("%w: unknown feature %d", conn.ErrInvalidOption, f)
 	}
 	return js.check(ctx, f)
 }

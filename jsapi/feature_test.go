@@ -1,11 +1,13 @@
 package jsapi_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -84,5 +86,18 @@ func TestFeatureErrorText(t *testing.T) {
 	}
 	if !strings.Contains(jsapi.Feature(200).String(), "200") || jsapi.Feature(200).Version() != "" {
 		t.Fatal("unknown feature")
+	}
+}
+
+func TestCheckUnknownFeature(t *testing.T) {
+	_, _, js := startJS(t)
+	for _, f := range []jsapi.Feature{0, 200} {
+		if err := js.Check(ctxT(t), f); !errors.Is(err, conn.ErrInvalidOption) {
+			t.Errorf("Check(%d): %v, want ErrInvalidOption", f, err)
+		}
+	}
+	var nilCtx context.Context
+	if err := js.Check(nilCtx, jsapi.FeatureMsgTTL); !errors.Is(err, conn.ErrNilContext) {
+		t.Errorf("nil ctx: %v", err)
 	}
 }

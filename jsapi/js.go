@@ -37,7 +37,6 @@ type JS struct {
 // defaultPrefix is the API prefix of a JS without Domain or APIPrefix.
 const defaultPrefix = "$JS.API."
 
-
 // Option configures a JS.
 type Option func(*JS) error
 
