@@ -80,3 +80,30 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+# The compatibility suite (compat/, its own module): natsio against the
+# latest patch of each nats-server line, each a child process. The servers
+# are built from the Go module proxy with `go install` into COMPAT_BIN,
+# once per version (the Go build cache makes a rebuild cheap); the suite
+# runs two servers at a time.
+COMPAT_SERVERS ?= v2.10.29 v2.11.17 v2.12.15 v2.14.10 v2.15.3
+COMPAT_BIN     ?= $(abspath $(dir $(shell $(GO) env GOCACHE)))/natsio-compat
+COMPAT_BINS     = $(foreach v,$(COMPAT_SERVERS),$(COMPAT_BIN)/$(v)/nats-server)
+COMPAT_ENV      = NATSIO_COMPAT_SERVERS="$(subst $(eval) ,$(comma),$(foreach v,$(COMPAT_SERVERS),$(v)=$(COMPAT_BIN)/$(v)/nats-server))"
+comma := ,
+
+.PHONY: compat compat-servers compat-update
+
+compat:
+	$(MAKE) -j2 compat-servers
+	cd compat && $(GO) vet ./... && $(COMPAT_ENV) $(GO) test -count=1 -parallel 2 -timeout 15m ./...
+
+# Rewrites docs/compatibility.md's table from the suite's results.
+compat-update:
+	$(MAKE) -j2 compat-servers
+	cd compat && $(COMPAT_ENV) NATSIO_COMPAT_UPDATE=1 $(GO) test -count=1 -parallel 2 -timeout 15m ./...
+
+compat-servers: $(COMPAT_BINS)
+
+$(COMPAT_BIN)/%/nats-server:
+	GOBIN=$(COMPAT_BIN)/$* GOFLAGS=-buildvcs=false $(GO) install github.com/nats-io/nats-server/v2@$*

@@ -19,4 +19,5 @@ func init() {
 	connhook.NextBatch = (*Subscription).nextBatch
 	connhook.StdSocketIO = stdSocketIO
 	connhook.LazyDelay = lazyDelay
+	connhook.ServerLevel = func(nc *Conn) int32 { return nc.jsLevel.Load() }
 }

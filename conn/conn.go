@@ -40,7 +40,10 @@ type Conn struct {
 	link  *link
 	gen   uint64
 	info  *ServerInfo
-	wbuf  []byte // outbound bytes not yet taken by the flusher
+	// jsLevel is jetStreamLevel(info), stored whenever info changes, for
+	// lock-free feature checks (connx.ServerLevel).
+	jsLevel atomic.Int32
+	wbuf    []byte // outbound bytes not yet taken by the flusher
 	// pubSubject skips validating a publish subject repeated as the same
 	// string (guarded by mu).
 	pubSubject proto.SubjectMemo

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // ServerInfo is the INFO a server sends on connect and whenever its cluster
@@ -64,4 +66,55 @@ func (e *ProtocolError) Unwrap() error { return e.Err }
 func IsProtocolError(err error) bool {
 	var pe *ProtocolError
 	return errors.As(err, &pe)
+}
+
+// Values of jetStreamLevel besides an API level.
+const (
+	// levelUnknown: the server's version cannot be read; nothing is
+	// refused on its account.
+	levelUnknown = -1
+	// levelNoJetStream: the server does not run JetStream itself (a leaf
+	// node extending another server's, say): its INFO says nothing about
+	// the server that answers JetStream requests.
+	levelNoJetStream = -2
+)
+
+// jetStreamLevel is the JetStream API level (ADR-44) of the server si
+// describes: api_lvl, which servers send from 2.12.0 on; else 1 for a
+// 2.11 server (level 1, not reported in INFO) and 0 for an older one;
+// levelNoJetStream when the server does not run JetStream; levelUnknown
+// when the version cannot be parsed.
+func jetStreamLevel(si *ServerInfo) int32 {
+	switch {
+	case !si.JetStream:
+		return levelNoJetStream
+	case si.APILevel > 0:
+		return int32(si.APILevel)
+	}
+	major, minor, ok := parseVersion(si.Version)
+	switch {
+	case !ok:
+		return levelUnknown
+	case major > 2 || major == 2 && minor >= 11:
+		return 1
+	}
+	return 0
+}
+
+// parseVersion reads the major and minor numbers of "X.Y.Z[-…]" (a
+// leading "v" allowed).
+func parseVersion(v string) (major, minor int, ok bool) {
+	v = strings.TrimPrefix(v, "v")
+	a, rest, found := strings.Cut(v, ".")
+	if !found {
+		return 0, 0, false
+	}
+	b, _, _ := strings.Cut(rest, ".")
+	b, _, _ = strings.Cut(b, "-")
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return x, y, true
 }

@@ -213,6 +213,7 @@ func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
 		return nil
 	}
 	nc.info = info
+	nc.jsLevel.Store(jetStreamLevel(info))
 	cur := nc.cur
 	nc.discoverLocked(info)
 	nc.mu.Unlock()

@@ -20,6 +20,7 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 	nc.link = l
 	l.stats = &nc.stats
 	nc.info = info
+	nc.jsLevel.Store(jetStreamLevel(info))
 	nc.cur = s
 	nc.gen++
 	s.failures = 0

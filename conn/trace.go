@@ -188,19 +188,8 @@ func decodeTrace(m *Msg) (*TraceEvent, error) {
 // versionAtLeast reports whether a server version "X.Y.Z[-…]" is at least
 // major.minor; an unparsable version is taken as new enough.
 func versionAtLeast(v string, major, minor int) bool {
-	v = strings.TrimPrefix(v, "v")
-	a, rest, ok := strings.Cut(v, ".")
-	if !ok {
-		return true
-	}
-	b, _, _ := strings.Cut(rest, ".")
-	b, _, _ = strings.Cut(b, "-")
-	x, err1 := strconv.Atoi(a)
-	y, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	return x > major || x == major && y >= minor
+	x, y, ok := parseVersion(v)
+	return !ok || x > major || x == major && y >= minor
 }
 
 // TraceEvent is the report one server publishes about a traced message

@@ -68,6 +68,7 @@ type BatchAck struct {
 // while a batch is open it keeps a disconnect hook on the connection, which
 // Commit, Discard and any failure remove.
 type BatchPublisher struct {
+	js  *jsapi.JS
 	nc  *conn.Conn
 	set atomicSettings
 	id  string
@@ -93,7 +94,7 @@ func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (*BatchPublisher, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &BatchPublisher{nc: js.Conn(), set: set, id: set.id}
+	p := &BatchPublisher{js: js, nc: js.Conn(), set: set, id: set.id}
 	if p.id == "" {
 		p.id = nuid.Next()
 	}
@@ -222,7 +223,17 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	if mode == commitEOB {
 		size-- // the server does not count the marker
 	}
-	msgID, err := p.prepare(seq, size, subject, h, opts)
+	if seq == 1 {
+		if err := p.js.Check(ctx, jsapi.FeatureAtomicBatch); err != nil {
+			return nil, err // nothing sent; the publisher goes on
+		}
+	}
+	if mode == commitEOB {
+		if err := p.js.Check(ctx, jsapi.FeatureBatchCommitEOB); err != nil {
+			return nil, err // the marker is not sent; the publisher goes on
+		}
+	}
+	msgID, err := p.prepare(ctx, seq, size, subject, h, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -352,9 +363,9 @@ func (p *BatchPublisher) sent(seq int, subject, msgID string) {
 // prepare validates message seq, after which the batch holds size
 // messages, and builds its headers (without the batch headers) into p.hdr.
 // It returns the message ID, if any. On error p.hdr is reset.
-func (p *BatchPublisher) prepare(seq, size int, subject string, h *proto.Header, opts []jsapi.PubOpt) (msgID string, err error) {
+func (p *BatchPublisher) prepare(ctx context.Context, seq, size int, subject string, h *proto.Header, opts []jsapi.PubOpt) (msgID string, err error) {
 	p.hdr.Reset()
-	msgID, err = buildAtomic(&p.hdr, seq, size, p.set.max, subject, h, opts, p.msgIDs)
+	msgID, err = buildAtomic(ctx, p.js, &p.hdr, seq, size, p.set.max, subject, h, opts, p.msgIDs)
 	if err != nil {
 		p.hdr.Reset()
 	}
@@ -365,7 +376,7 @@ func (p *BatchPublisher) prepare(seq, size int, subject string, h *proto.Header,
 // batch holds size messages (at most limit), and writes its headers (custom
 // ones, then those of opts) into dst. ids holds the message IDs already
 // used in the batch.
-func buildAtomic(dst *proto.Header, seq, size, limit int, subject string, h *proto.Header, opts []jsapi.PubOpt, ids map[string]struct{}) (string, error) {
+func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size, limit int, subject string, h *proto.Header, opts []jsapi.PubOpt, ids map[string]struct{}) (string, error) {
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return "", fmt.Errorf("%w: message %d subject %q", err, seq, subject)
 	}
@@ -380,7 +391,7 @@ func buildAtomic(dst *proto.Header, seq, size, limit int, subject string, h *pro
 		}
 	}
 	if len(opts) > 0 {
-		if err := jsx.ApplyPubOpts(dst, opts); err != nil {
+		if err := jsx.ApplyPubOpts(ctx, js, dst, opts); err != nil {
 			return "", err
 		}
 		dst.Del(HeaderBatchID)
@@ -424,10 +435,13 @@ func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...Ba
 		return nil, fmt.Errorf("%w: %d messages, at most %d", errTooLarge, len(msgs), p.set.max)
 	}
 	// Validate everything before the first byte is sent.
+	if err := js.Check(ctx, jsapi.FeatureAtomicBatch); err != nil {
+		return nil, err
+	}
 	var ids map[string]struct{}
 	for i := range msgs {
 		m := &msgs[i]
-		id, err := buildAtomic(&p.hdr, i+1, i+1, p.set.max, m.Subject, m.Header, m.Opts, ids)
+		id, err := buildAtomic(ctx, js, &p.hdr, i+1, i+1, p.set.max, m.Subject, m.Header, m.Opts, ids)
 		p.hdr.Reset()
 		if err != nil {
 			return nil, err

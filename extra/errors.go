@@ -58,6 +58,8 @@ var (
 	// for, or matched, in GetLastMsgsFor.
 	ErrTooManyResults = errors.New("extra: too many results")
 	// ErrBatchUnsupported: the server predates batch direct get (2.11).
+	// When natsio knows it before sending, the error also holds a
+	// *jsapi.FeatureError (errors.As).
 	ErrBatchUnsupported = errors.New("extra: server does not support batch direct get")
 	// ErrInvalidResponse: a reply of the server could not be understood.
 	ErrInvalidResponse = errors.New("extra: invalid response")

@@ -59,6 +59,7 @@ type FastAck struct {
 // End it with Commit, Close or Abort, which remove the subscription; any
 // failure does too.
 type FastPublisher struct {
+	js  *jsapi.JS
 	nc  *conn.Conn
 	set fastSettings
 
@@ -106,7 +107,7 @@ func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (*FastPublisher, error) {
 	}
 	nc := js.Conn()
 	inbox := nc.NewInbox()
-	p := &FastPublisher{nc: nc, set: set, inbox: inbox, id: inbox[strings.LastIndexByte(inbox, '.')+1:],
+	p := &FastPublisher{js: js, nc: nc, set: set, inbox: inbox, id: inbox[strings.LastIndexByte(inbox, '.')+1:],
 		flow: uint64(set.flow), polled: cancelledCtx}
 	r := make([]byte, 0, len(inbox)+48)
 	r = append(r, inbox...)
@@ -276,6 +277,11 @@ func (p *FastPublisher) begin(ctx context.Context, subject string, h *proto.Head
 	if err := proto.ValidatePublishSubject(subject); err != nil {
 		return nil, err
 	}
+	if p.seq == 0 {
+		if err := p.js.Check(ctx, jsapi.FeatureFastBatch); err != nil {
+			return nil, err // nothing sent; the publisher goes on
+		}
+	}
 	hdr := h
 	if len(opts) > 0 {
 		p.hdr.Reset()
@@ -284,7 +290,7 @@ func (p *FastPublisher) begin(ctx context.Context, subject string, h *proto.Head
 				p.hdr.Add(k, v)
 			}
 		}
-		if err := jsx.ApplyPubOpts(&p.hdr, opts); err != nil {
+		if err := jsx.ApplyPubOpts(ctx, p.js, &p.hdr, opts); err != nil {
 			p.hdr.Reset()
 			return nil, err
 		}

@@ -50,7 +50,8 @@ type StoredMsg struct {
 // ends at the server's end-of-batch marker. An error ends it: ErrNoMessages
 // when nothing matched, a *StatusError for another status (503: no such
 // stream, or no direct get), ErrBatchUnsupported from a server before
-// 2.11, ErrInvalidResponse, or the context's error. Invalid arguments are
+// 2.11 (with a *jsapi.FeatureError, before anything is sent, when the
+// server's level is known), ErrInvalidResponse, or the context's error. Invalid arguments are
 // yielded as conn.ErrInvalidOption before anything is sent. Without a deadline
 // on ctx, each message must arrive within jsapi.DefaultTimeout.
 // Breaking out of the loop, or cancelling ctx, ends the iteration at once
@@ -282,6 +283,10 @@ func (r *getRequest) seq(ctx context.Context) iter.Seq2[*StoredMsg, error] {
 		}
 		if r.err != nil {
 			yield(nil, r.err)
+			return
+		}
+		if err := r.js.Check(ctx, jsapi.FeatureBatchDirectGet); err != nil {
+			yield(nil, fmt.Errorf("%w: %w", ErrBatchUnsupported, err))
 			return
 		}
 		if err := r.run(ctx, yield); err != nil {

@@ -51,6 +51,28 @@ func (js *JS) request(ctx context.Context, subject string, req, resp any) error 
 	return decodeReply(m.Data, resp)
 }
 
+// requestHeader is request with headers h.
+func (js *JS) requestHeader(ctx context.Context, subject string, h *proto.Header, req, resp any) error {
+	var body []byte
+	if req != nil {
+		var err error
+		if body, err = json.Marshal(req); err != nil {
+			return fmt.Errorf("%w: %v", conn.ErrInvalidOption, err)
+		}
+	}
+	m, err := js.send(ctx, js.prefix+subject, h, body)
+	if errors.Is(err, conn.ErrNoResponders) {
+		return &noRespondersError{}
+	}
+	if err != nil {
+		return err
+	}
+	return decodeReply(m.Data, resp)
+}
+
+// errNilCtx is the error of a call given a nil context.
+func errNilCtx() error { return conn.ErrNilContext }
+
 // rawRequest is a request with the default timeout and JetStream's reading
 // of no-responders.
 func (js *JS) rawRequest(ctx context.Context, subject string, body []byte) (*conn.Msg, error) {

@@ -72,7 +72,7 @@ func (js *JS) upsertConsumer(ctx context.Context, stream string, cfg ConsumerCon
 		cfg.AckPolicy = AckExplicit
 	}
 	var info ConsumerInfo
-	if err := js.request(ctx, subject, createConsumerRequest{Stream: stream, Config: cfg, Action: action}, &info); err != nil {
+	if err := js.requestFeature(ctx, cfg.feature(), subject, createConsumerRequest{Stream: stream, Config: cfg, Action: action}, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil
@@ -208,7 +208,7 @@ func (js *JS) PauseConsumer(ctx context.Context, stream, consumer string, until 
 		body = pauseRequest{PauseUntil: until.UTC()}
 	}
 	var st ConsumerPauseState
-	if err := js.request(ctx, subject, body, &st); err != nil {
+	if err := js.requestFeature(ctx, FeatureConsumerPause, subject, body, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil
@@ -240,12 +240,15 @@ type resetResponse struct {
 // ErrInvalidReset. The reset subject is served by the consumer itself and
 // a request nobody serves is not answered, so ResetConsumer first fetches
 // the consumer's information: a missing consumer or stream fails at once
-// with ErrConsumerNotFound or ErrStreamNotFound. A server older than 2.14
-// does not answer: the request fails when ctx (or the default timeout)
-// expires.
+// with ErrConsumerNotFound or ErrStreamNotFound. A server older than 2.14,
+// which would not answer, fails it with a *FeatureError before anything
+// is sent.
 func (js *JS) ResetConsumer(ctx context.Context, stream, consumer string, seq uint64) (*ConsumerInfo, uint64, error) {
 	subject, err := consumerSubject("CONSUMER.RESET", stream, consumer)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := js.check(ctx, FeatureConsumerReset); err != nil {
 		return nil, 0, err
 	}
 	if _, err := js.Consumer(ctx, stream, consumer); err != nil {
@@ -256,7 +259,7 @@ func (js *JS) ResetConsumer(ctx context.Context, stream, consumer string, seq ui
 		body = resetRequest{Seq: seq}
 	}
 	var resp resetResponse
-	if err := js.request(ctx, subject, body, &resp); err != nil {
+	if err := js.requestFeature(ctx, FeatureConsumerReset, subject, body, &resp); err != nil {
 		return nil, 0, err
 	}
 	return &resp.ConsumerInfo, resp.ResetSeq, nil
@@ -281,7 +284,7 @@ func (js *JS) UnpinConsumer(ctx context.Context, stream, consumer, group string)
 	if group == "" {
 		return fmt.Errorf("%w: empty priority group", conn.ErrInvalidOption)
 	}
-	return js.request(ctx, subject, unpinRequest{Group: group}, nil)
+	return js.requestFeature(ctx, FeaturePriorityGroups, subject, unpinRequest{Group: group}, nil)
 }
 
 // CreateConsumer creates a consumer on the stream; see JS.CreateConsumer.

@@ -35,6 +35,18 @@
 // (ErrStreamNotFound, ErrWrongLastSequence, …). 10071 and 10164 are both
 // ErrWrongLastSequence.
 //
+// # Server versions
+//
+// A call that uses a feature newer than the server (a Feature: per-message
+// TTL needs 2.11, counters 2.12, a consumer reset 2.14, …) fails with a
+// *FeatureError matching ErrServerTooOld before anything is sent, rather
+// than have the server ignore the feature or leave the request
+// unanswered. The server's API level comes from its INFO, or for a JS
+// with a Domain or APIPrefix from $JS.API.INFO (asked once); requests
+// whose body uses a gated field also carry Nats-Required-Api-Level, and a
+// server's refusal of it (412, err_code 10185) is the same *FeatureError.
+// docs/compatibility.md has the table, feature by server version.
+//
 // # Wire conventions
 //
 // Durations travel as integer nanoseconds, times as RFC 3339 strings, enums

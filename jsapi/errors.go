@@ -17,12 +17,15 @@ func (e *APIError) Error() string {
 }
 
 // Is matches the sentinel of e's err_code, and any *APIError with the same
-// err_code.
+// err_code; 10185 (minimum API level required) matches ErrServerTooOld too.
 func (e *APIError) Is(target error) bool {
 	if t, ok := target.(*APIError); ok {
 		return t.ErrorCode != 0 && t.ErrorCode == e.ErrorCode
 	}
 	if s, ok := codeSentinel[e.ErrorCode]; ok && s == target {
+		return true
+	}
+	if e.ErrorCode == 10185 && target == ErrServerTooOld {
 		return true
 	}
 	return false

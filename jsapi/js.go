@@ -3,6 +3,7 @@ package jsapi
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -25,7 +26,17 @@ type JS struct {
 	// connection, with no context derived.
 	connTimeout time.Duration
 	obs         Observer // the connection's, when it implements Observer (observe.go)
+	// remoteLevel is the API level $JS.API.INFO reported, for a JS whose
+	// requests the connected server does not answer itself (see
+	// serverLevel); levelNotFetched until asked.
+	remoteLevel atomic.Int32
+	// remote: requests go through a domain or an API prefix, so the
+	// connected server's INFO does not describe the server answering them.
+	remote bool
 }
+
+// defaultPrefix is the API prefix of a JS without Domain or APIPrefix.
+const defaultPrefix = "$JS.API."
 
 // Option configures a JS.
 type Option func(*JS) error
@@ -72,7 +83,8 @@ func Timeout(d time.Duration) Option {
 
 // New returns a JetStream view of nc. It does not contact the server.
 func New(nc *conn.Conn, opts ...Option) (*JS, error) {
-	js := &JS{nc: nc, prefix: "$JS.API.", timeout: DefaultTimeout}
+	js := &JS{nc: nc, prefix: defaultPrefix, timeout: DefaultTimeout}
+	js.remoteLevel.Store(levelNotFetched)
 	for _, o := range opts {
 		if err := o(js); err != nil {
 			return nil, err
@@ -80,6 +92,7 @@ func New(nc *conn.Conn, opts ...Option) (*JS, error) {
 	}
 	js.connTimeout = connx.RequestTimeout(nc)
 	js.obs = observerOf(nc)
+	js.remote = js.prefix != defaultPrefix
 	return js, nil
 }
 

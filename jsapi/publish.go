@@ -63,6 +63,11 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 		if ps, err = applyPubOpts(ph, opts); err != nil {
 			return err
 		}
+		if ps.feature != 0 {
+			if err := js.check(ctx, ps.feature); err != nil {
+				return err
+			}
+		}
 		hdr = ph
 	} else {
 		ps = pubSettings{retries: 2, retryWait: 250 * time.Millisecond}

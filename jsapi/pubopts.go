@@ -1,6 +1,7 @@
 package jsapi
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -240,6 +241,7 @@ func RetryOnNoResponders(attempts int, wait time.Duration) PubOpt {
 type pubSettings struct {
 	retries   int
 	retryWait time.Duration
+	feature   Feature // the version-gated feature needing the highest level, or 0
 }
 
 // checkTTL validates a TTL for the header named what: TTLNever, or a whole
@@ -295,6 +297,7 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			}
 			subjSeqFor = true
 			h.Set(HeaderExpectedLastSubjSeqSubj, o.s)
+			ps.feature = maxFeature(ps.feature, FeatureExpectLastSubjectSeqFor)
 		case optExpectLastMsgID:
 			if o.s == "" {
 				return ps, fmt.Errorf("%w: empty expected last message ID", conn.ErrInvalidOption)
@@ -305,42 +308,55 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 				return ps, err
 			}
 			h.Set(HeaderTTL, ttlValue(o.d))
+			ps.feature = maxFeature(ps.feature, FeatureMsgTTL)
 		case optScheduleTTL:
 			if err := checkTTL("schedule TTL", o.d, ErrSchedules); err != nil {
 				return ps, err
 			}
 			h.Set(HeaderScheduleTTL, ttlValue(o.d))
+			ps.feature = maxFeature(ps.feature, FeatureSchedules)
 		case optHeader:
 			h.Add(o.s, o.v)
+			switch o.s {
+			case HeaderScheduleTarget:
+				ps.feature = maxFeature(ps.feature, FeatureSchedules)
+			case HeaderScheduleSource, HeaderScheduleRollup:
+				ps.feature = maxFeature(ps.feature, FeatureScheduleExtensions)
+			}
 		case optScheduleCron:
 			if err := checkCron(o.v); err != nil {
 				return ps, err
 			}
 			schedule = o.v
 			h.Set(HeaderSchedule, o.v)
+			ps.feature = maxFeature(ps.feature, scheduleFeature(o.v))
 		case optSchedule:
 			if strings.HasPrefix(o.v, "@every ") && o.d < time.Second {
 				return ps, fmt.Errorf("%w: %w: schedule interval %v is below one second", conn.ErrInvalidOption, ErrSchedules, o.d)
 			}
 			schedule = o.v
 			h.Set(HeaderSchedule, o.v)
+			ps.feature = maxFeature(ps.feature, scheduleFeature(o.v))
 		case optScheduleTZ:
 			if o.v == "" {
 				return ps, fmt.Errorf("%w: empty schedule time zone", conn.ErrInvalidOption)
 			}
 			tz = true
 			h.Set(HeaderScheduleTimeZone, o.v)
+			ps.feature = maxFeature(ps.feature, FeatureScheduleCron)
 		case optCancelSchedule:
 			if proto.ValidatePublishSubject(o.s) != nil {
 				return ps, fmt.Errorf("%w: schedule subject %q", conn.ErrInvalidOption, o.s)
 			}
 			h.Set(HeaderScheduleNext, HeaderScheduleNextValuePurge)
 			h.Set(HeaderScheduler, o.s)
+			ps.feature = maxFeature(ps.feature, FeatureScheduleExtensions)
 		case optIncr:
 			if !validIncrement(o.v) {
 				return ps, fmt.Errorf("%w: counter increment %q", conn.ErrInvalidOption, o.v)
 			}
 			h.Set(HeaderIncr, o.v)
+			ps.feature = maxFeature(ps.feature, FeatureCounters)
 		case optRetry:
 			ps.retries, ps.retryWait = int(o.n), o.d
 		default:
@@ -359,10 +375,25 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 	return ps, nil
 }
 
-// applyPubOptHeaders validates opts and adds their headers to h, for
-// publishers built on this package (pubwin, kv, extra). Retry options are
-// ignored.
-func applyPubOptHeaders(h *proto.Header, opts []PubOpt) error {
-	_, err := applyPubOpts(h, opts)
+// scheduleFeature is the feature a Nats-Schedule pattern needs.
+func scheduleFeature(pattern string) Feature {
+	switch {
+	case strings.HasPrefix(pattern, "@at "):
+		return FeatureSchedules
+	case strings.HasPrefix(pattern, "@every "):
+		return FeatureScheduleInterval
+	}
+	return FeatureScheduleCron
+}
+
+// applyPubOptHeaders validates opts, checks that the server that answers
+// js's requests has the features they use (see JS.Check), and adds their
+// headers to h, for publishers built on this package (pubwin, kv, extra).
+// Retry options are ignored.
+func applyPubOptHeaders(ctx context.Context, js *JS, h *proto.Header, opts []PubOpt) error {
+	ps, err := applyPubOpts(h, opts)
+	if err == nil && ps.feature != 0 {
+		err = js.check(ctx, ps.feature)
+	}
 	return err
 }

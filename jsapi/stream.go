@@ -61,7 +61,7 @@ func (js *JS) CreateStream(ctx context.Context, cfg StreamConfig) (*Stream, erro
 		return nil, err
 	}
 	var resp streamCreateResponse
-	if err := js.request(ctx, "STREAM.CREATE."+cfg.Name, cfg, &resp); err != nil {
+	if err := js.requestFeature(ctx, cfg.feature(), "STREAM.CREATE."+cfg.Name, cfg, &resp); err != nil {
 		return nil, err
 	}
 	return newStream(js, &resp.StreamInfo), nil
@@ -76,7 +76,7 @@ func (js *JS) UpdateStream(ctx context.Context, cfg StreamConfig) (*Stream, erro
 		return nil, err
 	}
 	var resp streamCreateResponse
-	if err := js.request(ctx, "STREAM.UPDATE."+cfg.Name, cfg, &resp); err != nil {
+	if err := js.requestFeature(ctx, cfg.feature(), "STREAM.UPDATE."+cfg.Name, cfg, &resp); err != nil {
 		return nil, err
 	}
 	return newStream(js, &resp.StreamInfo), nil

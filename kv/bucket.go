@@ -379,10 +379,13 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 		if kh.op != "" {
 			h.Add(opHeader, kh.op)
 		}
-		if err := jsx.ApplyPubOpts(h, opts); err != nil {
+		if err := jsx.ApplyPubOpts(ctx, b.js, h, opts); err != nil {
 			return 0, err
 		}
 		if kh.ttl != 0 {
+			if err := b.js.Check(ctx, jsapi.FeatureMsgTTL); err != nil {
+				return 0, err
+			}
 			h.Add(jsapi.HeaderTTL, kh.ttl.String())
 		}
 	}

@@ -124,12 +124,11 @@ func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamCo
 		if cfg.LimitMarkerTTL < time.Second {
 			return jsapi.StreamConfig{}, fmt.Errorf("%w: LimitMarkerTTL %v is below one second", conn.ErrInvalidOption, cfg.LimitMarkerTTL)
 		}
-		lvl, err := js.APILevel(ctx)
-		if err != nil {
+		if err := js.Check(ctx, jsapi.FeatureMsgTTL); err != nil {
+			if errors.Is(err, jsapi.ErrServerTooOld) {
+				return jsapi.StreamConfig{}, fmt.Errorf("%w: %w", ErrLimitMarkerTTLNotSupported, err)
+			}
 			return jsapi.StreamConfig{}, err
-		}
-		if lvl < 1 {
-			return jsapi.StreamConfig{}, ErrLimitMarkerTTLNotSupported
 		}
 		sc.AllowMsgTTL = true
 		sc.SubjectDeleteMarkerTTL = cfg.LimitMarkerTTL

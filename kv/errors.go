@@ -52,7 +52,9 @@ var (
 	ErrTTLOnDelete = errors.New("kv: TTL is not supported on delete")
 	// ErrLimitMarkerTTLNotSupported: the server's JetStream API level is
 	// below 1 (server < 2.11), so per-key TTLs and limit markers are not
-	// available.
+	// available. The error also holds the *jsapi.FeatureError
+	// (errors.As). A per-key TTL given to a bucket on such a server fails
+	// with the *jsapi.FeatureError alone, before anything is sent.
 	ErrLimitMarkerTTLNotSupported = errors.New("kv: limit marker TTLs not supported by server")
 )
 

@@ -44,6 +44,7 @@ var (
 // pending, holding its slot, until an attempt is acknowledged or the
 // attempts are used up.
 type Window struct {
+	js     *jsapi.JS
 	nc     *conn.Conn
 	o      options
 	prefix string // "<inbox>." ; acks arrive on "<inbox>.<token>"
@@ -84,6 +85,7 @@ func New(js *jsapi.JS, opts ...Option) (*Window, error) {
 	}
 	nc := js.Conn()
 	w := &Window{
+		js:      js,
 		nc:      nc,
 		o:       o,
 		prefix:  nc.NewInbox() + ".",
@@ -250,7 +252,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 				ph.Add(k, v)
 			}
 		}
-		if err := jsx.ApplyPubOpts(ph, opts); err != nil {
+		if err := jsx.ApplyPubOpts(ctx, w.js, ph, opts); err != nil {
 			return nil, err
 		}
 		hdr = ph

@@ -21,6 +21,7 @@ var (
 	NextBatch       any
 	StdSocketIO     any
 	LazyDelay       any
+	ServerLevel     any
 )
 
 // Set by package conn (observe.go).

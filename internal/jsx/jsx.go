@@ -40,7 +40,7 @@ var (
 	// result for m.
 	ReuseAckReply = jshook.ReuseAckReply.(func(nc *conn.Conn, m *conn.Msg, parseErr error))
 
-	applyPubOpts = jshook.ApplyPubOpts.(func(h *proto.Header, opts []jsapi.PubOpt) error)
+	applyPubOpts = jshook.ApplyPubOpts.(func(ctx context.Context, js *jsapi.JS, h *proto.Header, opts []jsapi.PubOpt) error)
 
 	// ParsePubAck decodes a publish reply into ack: an error reply returns
 	// its *jsapi.APIError. ack escapes (the call is indirect): pass one
@@ -51,16 +51,18 @@ var (
 // optBufs hold copies of publish options for ApplyPubOpts.
 var optBufs = sync.Pool{New: func() any { return new([]jsapi.PubOpt) }}
 
-// ApplyPubOpts validates opts and adds their headers to h. Retry options
+// ApplyPubOpts validates opts, checks that the server answering js has
+// the features they use (a *jsapi.FeatureError otherwise), and adds their
+// headers to h. Retry options
 // are ignored. opts does not escape: the options are copied into a pooled
 // slice first, so that a caller's variadic options stay on its stack.
-func ApplyPubOpts(h *proto.Header, opts []jsapi.PubOpt) error {
+func ApplyPubOpts(ctx context.Context, js *jsapi.JS, h *proto.Header, opts []jsapi.PubOpt) error {
 	if len(opts) == 0 {
-		return applyPubOpts(h, nil)
+		return applyPubOpts(ctx, js, h, nil)
 	}
 	b := optBufs.Get().(*[]jsapi.PubOpt)
 	*b = append((*b)[:0], opts...)
-	err := applyPubOpts(h, *b)
+	err := applyPubOpts(ctx, js, h, *b)
 	clear(*b)
 	optBufs.Put(b)
 	return err
