@@ -87,6 +87,7 @@ var (
 	// API requests and for requests a layer reports to its own observer.
 	RequestUnobserved = connhook.RequestUnobserved.(func(nc *conn.Conn, ctx context.Context, subject string, h *proto.Header, data []byte) (*conn.Msg, error))
 )
+
 // ServerLevel is the JetStream API level (ADR-44) of the server nc is
 // connected to, kept up to date as INFOs arrive and read without a lock:
 // INFO's api_lvl (2.12+), else 1 for a 2.11 server and 0 for an older
