@@ -296,7 +296,8 @@ func OnEvent(f func(Event)) Option {
 }
 
 // PendingLimits sets the default per-subscription bounds of messages held
-// for a slow consumer (default 524288 messages and 64 MiB). Beyond them
+// for a slow consumer (default 524288 messages and 64 MiB). A message counts
+// its subject, reply, header and data plus 128 bytes. Beyond them
 // messages are dropped, counted and reported as a slow consumer.
 func PendingLimits(msgs, bytes int) Option {
 	return func(o *options) error {
@@ -309,7 +310,8 @@ func PendingLimits(msgs, bytes int) Option {
 }
 
 // ConnectionPendingLimit bounds the bytes queued in all subscriptions of
-// the connection together (default 256 MiB), so that many slow
+// the connection together (default 256 MiB; counted as PendingLimits
+// counts), so that many slow
 // subscriptions cannot exhaust memory. Beyond it messages are dropped,
 // counted and reported like a full subscription queue.
 func ConnectionPendingLimit(bytes int) Option {

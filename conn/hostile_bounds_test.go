@@ -1,0 +1,128 @@
+package conn_test
+
+// Bounds a hostile server (or another tenant publishing through a real
+// one) must not be able to get past: memory held for slow subscribers, and
+// bytes the client queues in answer to what the server sends. The threat
+// model and the list of bounds are in docs/reliability.md.
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
+)
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestHostilePendingCountsSubjectAndReply: 512 Ki empty messages, each with
+// a 4 KB reply subject, to two subscriptions that never read. The pending
+// limits count the subject, the reply and a per-message overhead, not only
+// the (empty) data, so what the client holds stays within the connection's
+// pending limit, and the rest is dropped, counted and reported.
+func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
+	const (
+		subLimit  = 8 << 20
+		connLimit = 12 << 20
+		replyLen  = 4000
+	)
+	n := 512 << 10
+	if conn.RaceEnabled {
+		n = 32 << 10 // still ten times the connection's limit in replies
+	}
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	ev := &fltEvents{}
+	nc := connect(t, fs.URL(), ev.opt(),
+		conn.PendingLimits(1<<30, subLimit), conn.ConnectionPendingLimit(connLimit))
+	s1, _ := nc.Subscribe("s1")
+	s2, _ := nc.Subscribe("s2")
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := fltFake(t, fs, 1)
+
+	// 1024 messages per write, alternating between the subscriptions, each
+	// reply different (a real flood would not repeat itself).
+	const batch = 1024
+	var b strings.Builder
+	reply := strings.Repeat("r", replyLen-8)
+	for i := range batch {
+		fmt.Fprintf(&b, "MSG s%d %d %s.%07d 0\r\n\r\n", i%2+1, i%2+1, reply, i)
+	}
+	frames := []byte(b.String())
+
+	before := liveHeap()
+	var peak uint64
+	var ms runtime.MemStats
+	for i := 0; i < n; i += batch {
+		if err := c.Send(frames); err != nil {
+			t.Fatal(err)
+		}
+		if i%(64*batch) == 0 { // a sample of the heap while the flood runs
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}
+	// The PONG follows every MSG: once Flush returns, all were handled.
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms)
+	peak = max(peak, ms.HeapInuse)
+	after := liveHeap()
+	held := int64(after) - int64(before)
+	t.Logf("%d messages of %d bytes of reply: heap held %.1f MiB (live, after GC), peak heap in use %.1f MiB (sampled); connection pending limit %d MiB",
+		n, replyLen, float64(held)/(1<<20), float64(peak)/(1<<20), connLimit>>20)
+
+	m1, b1 := s1.Pending()
+	m2, b2 := s2.Pending()
+	if b1 > subLimit || b2 > subLimit || b1+b2 > connLimit {
+		t.Fatalf("pending bytes %d + %d, limits %d per subscription and %d for the connection", b1, b2, subLimit, connLimit)
+	}
+	if min := (replyLen + conn.MsgOverhead) * (m1 + m2); b1+b2 < min {
+		t.Fatalf("%d messages pending count %d bytes, want at least %d (reply and overhead)", m1+m2, b1+b2, min)
+	}
+	// What the queues hold is what the heap holds, within a small factor
+	// (slabs, queue slices).
+	if held > 2*connLimit {
+		t.Fatalf("heap grew by %d bytes holding %d messages, want at most %d (twice the connection's pending limit)", held, m1+m2, 2*connLimit)
+	}
+	if peak > uint64(before)+8*connLimit {
+		t.Fatalf("heap in use peaked at %d bytes (from %d live before), want at most %d more", peak, before, 8*connLimit)
+	}
+	// Every message is queued or dropped, and the drops are reported.
+	st := nc.Stats()
+	if got := uint64(m1+m2) + st.Dropped; got != uint64(n) {
+		t.Fatalf("queued %d + dropped %d = %d, want %d", m1+m2, st.Dropped, got, n)
+	}
+	if s1.Dropped() == 0 || s2.Dropped() == 0 || s1.Dropped()+s2.Dropped() != st.Dropped {
+		t.Fatalf("dropped %d and %d, Stats().Dropped %d", s1.Dropped(), s2.Dropped(), st.Dropped)
+	}
+	if s1.SlowEpisodes() == 0 || s2.SlowEpisodes() == 0 {
+		t.Fatalf("slow-consumer episodes %d and %d, want at least one each", s1.SlowEpisodes(), s2.SlowEpisodes())
+	}
+	eventually(t, "a slow-consumer event for each subscription", func() bool {
+		var got1, got2 bool
+		for _, e := range ev.all(conn.EventSlowConsumer) {
+			got1 = got1 || e.Sub == s1
+			got2 = got2 || e.Sub == s2
+		}
+		return got1 && got2
+	})
+	// The queued messages are intact.
+	m, err := s1.NextMsg(ctxT(t))
+	if err != nil || len(m.Reply) != replyLen || len(m.Data) != 0 {
+		t.Fatalf("first message: %v, reply of %d bytes", err, len(m.Reply))
+	}
+	if !nc.IsConnected() || fs.Accepted() != 1 {
+		t.Fatal("the connection was lost")
+	}
+}
