@@ -54,8 +54,14 @@ type Conn struct {
 	pongs     []chan error // one per outstanding PING; nil for keepalive pings
 	npongs    atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
 	pingsOut  int
-	draining  bool
-	closeErr  error
+	// pongOwed: a PONG answering the server's PINGs waits in wbuf. The
+	// server's PINGs read meanwhile are answered by it too (a server
+	// resets its count of outstanding PINGs on any PONG), so a server
+	// that sends PINGs and never reads gets at most one PONG queued per
+	// write, not one per PING.
+	pongOwed bool
+	draining bool
+	closeErr error
 	// lostOnClose: bytes of publishes Close could not send.
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
@@ -363,6 +369,7 @@ func (nc *Conn) closeWith(err error) {
 	nc.npongs.Store(0)
 	pending := nc.wbuf
 	nc.wbuf = nil
+	nc.pongOwed = false
 	nc.lazyTakenLocked()
 	nc.wcond.Broadcast()
 	nc.mu.Unlock()

@@ -6,10 +6,14 @@ package conn_test
 // model and the list of bounds are in docs/reliability.md.
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
@@ -123,6 +127,63 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 		t.Fatalf("first message: %v, reply of %d bytes", err, len(m.Reply))
 	}
 	if !nc.IsConnected() || fs.Accepted() != 1 {
+		t.Fatal("the connection was lost")
+	}
+}
+
+// smallSocketDialer dials TCP with a small send buffer, so that what the
+// client queues behind a blocked write shows in Buffered instead of
+// vanishing into the kernel.
+func smallSocketDialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.(*net.TCPConn).SetWriteBuffer(4096)
+	return c, nil
+}
+
+// TestHostilePingFloodBounded: a server that sends PINGs and stops reading
+// does not make the client queue a PONG for each: one queued PONG answers
+// every PING read until it is written, so what the client buffers for the
+// server stays bounded however long the flood.
+func TestHostilePingFloodBounded(t *testing.T) {
+	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+		_ = c.Conn().(*net.TCPConn).SetReadBuffer(4096)
+		_, _ = c.Handshake(c.Context(), nil)
+	}))
+	nc := connect(t, fs.URL(), conn.Dialer(smallSocketDialer),
+		conn.PingInterval(time.Hour), conn.WriteTimeout(time.Hour))
+	sub, _ := nc.Subscribe("done")
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := fltFake(t, fs, 1)
+	c.StopReading()
+	// The fake's side closes first: the client's write blocked on it
+	// fails, and Close need not wait for the write timeout.
+	t.Cleanup(c.Close)
+
+	const pings = 256 << 10
+	flood := bytes.Repeat([]byte("PING\r\n"), 4096)
+	for i := 0; i < pings; i += 4096 {
+		if err := c.Send(flood); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once this message arrives, every PING before it has been read.
+	if err := c.SendMsg("done", 1, "", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	buffered := nc.Buffered()
+	t.Logf("%d PINGs read, never a byte read back: %d bytes buffered for the server", pings, buffered)
+	if buffered > len("PONG\r\n") {
+		t.Fatalf("%d bytes buffered after %d PINGs from a server that does not read, want at most one PONG", buffered, pings)
+	}
+	if !nc.IsConnected() {
 		t.Fatal("the connection was lost")
 	}
 }
