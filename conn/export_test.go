@@ -39,3 +39,10 @@ const RaceEnabled = raceEnabled
 // MsgOverhead is what the pending limits count per message on top of its
 // bytes.
 const MsgOverhead = msgOverhead
+
+// Trace bounds per call.
+const (
+	TraceMaxReports = traceMaxReports
+	TraceMaxBytes   = traceMaxBytes
+	TraceMaxObjects = traceMaxObjects
+)

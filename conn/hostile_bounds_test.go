@@ -7,7 +7,9 @@ package conn_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/proto"
 )
 
 // liveHeap is the heap in use after a collection.
@@ -185,5 +188,86 @@ func TestHostilePingFloodBounded(t *testing.T) {
 	}
 	if !nc.IsConnected() {
 		t.Fatal("the connection was lost")
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestHostileTraceBomb: a server answers a Trace with a flood of reports:
+// small gzip bodies that inflate to 64 KiB each, more reports than any
+// topology yields, or one report of a million empty objects (each would
+// become a TraceEntry of some 300 bytes). Trace stops at its per-call
+// bounds with ErrBadTrace, and what it decoded stays within them.
+func TestHostileTraceBomb(t *testing.T) {
+	gzHeader := []byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n")
+	for _, tc := range []struct {
+		name    string
+		reports int
+		body    string
+	}{
+		{"inflating reports", 1000, `{"server":{"name":"` + strings.Repeat("a", 64<<10) + `"},"events":[]}`},
+		{"many reports", 4 * conn.TraceMaxReports, `{"server":{"name":"n"},"events":[{"type":"in"}]}`},
+		{"object bomb", 1, `{"events":[` + strings.Repeat("{},", 1<<20) + `{}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+			nc := connect(t, fs.URL())
+			if err := nc.Flush(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			c := fltFake(t, fs, 1)
+			body := gzipped(t, tc.body)
+			before := liveHeap()
+			type result struct {
+				evs []*conn.TraceEvent
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				evs, err := nc.Trace(ctxT(t), "traced", nil, nil, conn.TraceStall(2*time.Second))
+				done <- result{evs, err}
+			}()
+			sub, err := c.Expect(ctxT(t), proto.KindSub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Expect(ctxT(t), proto.KindHPub); err != nil {
+				t.Fatal(err)
+			}
+			// All reports in one write: they arrive together, well within
+			// the stall time.
+			var frames []byte
+			for range tc.reports {
+				frames = proto.AppendHMsg(frames, string(sub.Subject), sub.SID, "", gzHeader, body)
+			}
+			if err := c.Send(frames); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			held := int64(liveHeap()) - int64(before)
+			t.Logf("%d reports of %d bytes (%d inflated): %d decoded, heap held %.1f MiB, err %v",
+				tc.reports, len(body), len(tc.body), len(r.evs), float64(held)/(1<<20), r.err)
+			if !errors.Is(r.err, conn.ErrBadTrace) {
+				t.Fatalf("Trace returned %d reports and %v, want ErrBadTrace", len(r.evs), r.err)
+			}
+			if len(r.evs) > conn.TraceMaxReports {
+				t.Fatalf("%d reports decoded, bound %d", len(r.evs), conn.TraceMaxReports)
+			}
+			if held > 4*conn.TraceMaxBytes {
+				t.Fatalf("the decoded reports hold %d bytes, want at most %d", held, 4*conn.TraceMaxBytes)
+			}
+			runtime.KeepAlive(r.evs)
+		})
 	}
 }
