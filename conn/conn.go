@@ -132,6 +132,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.warnReadableSecrets()
 	nc := &Conn{
 		opts:      o,
 		pool:      newPool(servers, !o.noRandomize),
