@@ -19,4 +19,5 @@ func init() {
 	connhook.NextBatch = (*Subscription).nextBatch
 	connhook.StdSocketIO = stdSocketIO
 	connhook.LazyDelay = lazyDelay
+	connhook.DecodeTrace = decodeTrace
 }

@@ -21,6 +21,7 @@ var (
 	NextBatch       any
 	StdSocketIO     any
 	LazyDelay       any
+	DecodeTrace     any
 )
 
 // Set by package conn (observe.go).
