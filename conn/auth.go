@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/nats-io/nkeys"
 )
@@ -12,6 +13,26 @@ import (
 // ErrBadCredentials reports a credentials or seed file that cannot be used.
 // Its text never includes key material.
 var ErrBadCredentials = errors.New("nats: invalid credentials")
+
+// secret holds a password or token out of reach of printing: a func value
+// prints as an address whatever the verb, and reflection cannot see what
+// it captured, so a Conn printed field by field (fmt of a Conn value, a
+// debugger's dump) does not show the credential.
+type secret func() string
+
+func hide(s string) secret {
+	if s == "" {
+		return nil
+	}
+	return func() string { return s }
+}
+
+func (s secret) reveal() string {
+	if s == nil {
+		return ""
+	}
+	return s()
+}
 
 // NKey authenticates with an nkey: pub is the user's public key ("U…") and
 // sign signs the server's nonce with the matching seed.
@@ -28,7 +49,8 @@ func NKey(pub string, sign NonceSigner) Option {
 // NKeyFromSeedFile authenticates with the user nkey seed in path. The file
 // is read when the option is applied (to derive the public key) and again
 // at each connection attempt to sign; the seed is wiped from memory after
-// each use.
+// each use. Connect logs a warning (Logger) when the file is readable by
+// its group or by others.
 func NKeyFromSeedFile(path string) Option {
 	return func(o *options) error {
 		kp, err := loadSeedFile(path)
@@ -41,6 +63,7 @@ func NKeyFromSeedFile(path string) Option {
 			return fmt.Errorf("%w: seed file %s", ErrBadCredentials, path)
 		}
 		o.nkeyPub = pub
+		o.secretFiles = append(o.secretFiles, path)
 		o.signer = func(nonce []byte) ([]byte, error) {
 			kp, err := loadSeedFile(path)
 			if err != nil {
@@ -68,7 +91,8 @@ func UserJWT(jwt func() (string, error), sign NonceSigner) Option {
 // UserCredentials authenticates with a creds file holding a decorated user
 // JWT and nkey seed. The file is read at every connection attempt, so a
 // rotated file takes effect on the next reconnect; its bytes and the seed
-// are wiped after use.
+// are wiped after use. Connect logs a warning (Logger) when the file is
+// readable by its group or by others.
 func UserCredentials(path string) Option {
 	return func(o *options) error {
 		// Fail early on a file that cannot work.
@@ -76,6 +100,7 @@ func UserCredentials(path string) Option {
 			return err
 		}
 		o.userJWT = func() (string, error) { return credsJWT(path) }
+		o.secretFiles = append(o.secretFiles, path)
 		o.signer = func(nonce []byte) ([]byte, error) {
 			kp, err := credsKeyPair(path)
 			if err != nil {
@@ -85,6 +110,26 @@ func UserCredentials(path string) Option {
 			return kp.Sign(nonce)
 		}
 		return nil
+	}
+}
+
+// warnReadableSecrets logs a warning for each seed or creds file that its
+// group or others may read: a seed is the user's identity, and should be
+// readable by its owner only (mode 0600 or stricter). Windows has no such
+// mode bits.
+func (o *options) warnReadableSecrets() {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	for _, path := range o.secretFiles {
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue // reading it will fail with ErrBadCredentials
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			o.logger.Warn("nats: credentials file readable by group or others; restrict it to its owner (chmod 600)",
+				"path", path, "mode", perm.String())
+		}
 	}
 }
 

@@ -20,4 +20,5 @@ func init() {
 	connhook.StdSocketIO = stdSocketIO
 	connhook.LazyDelay = lazyDelay
 	connhook.ServerLevel = func(nc *Conn) int32 { return nc.jsLevel.Load() }
+	connhook.DecodeTrace = decodeTrace
 }

@@ -57,8 +57,14 @@ type Conn struct {
 	pongs     []chan error // one per outstanding PING; nil for keepalive pings
 	npongs    atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
 	pingsOut  int
-	draining  bool
-	closeErr  error
+	// pongOwed: a PONG answering the server's PINGs waits in wbuf. The
+	// server's PINGs read meanwhile are answered by it too (a server
+	// resets its count of outstanding PINGs on any PONG), so a server
+	// that sends PINGs and never reads gets at most one PONG queued per
+	// write, not one per PING.
+	pongOwed bool
+	draining bool
+	closeErr error
 	// lostOnClose: bytes of publishes Close could not send.
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
@@ -129,6 +135,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.warnReadableSecrets()
 	nc := &Conn{
 		opts:      o,
 		pool:      newPool(servers, !o.noRandomize),
@@ -366,6 +373,7 @@ func (nc *Conn) closeWith(err error) {
 	nc.npongs.Store(0)
 	pending := nc.wbuf
 	nc.wbuf = nil
+	nc.pongOwed = false
 	nc.lazyTakenLocked()
 	nc.wcond.Broadcast()
 	nc.mu.Unlock()

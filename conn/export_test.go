@@ -32,3 +32,17 @@ func SocketConn(nc *Conn) net.Conn {
 
 // IsFastConn reports whether c is a connection wrapped for raw socket I/O.
 func IsFastConn(c net.Conn) bool { return isFastConn(c) }
+
+// RaceEnabled reports a build with the race detector.
+const RaceEnabled = raceEnabled
+
+// MsgOverhead is what the pending limits count per message on top of its
+// bytes.
+const MsgOverhead = msgOverhead
+
+// Trace bounds per call.
+const (
+	TraceMaxReports = traceMaxReports
+	TraceMaxBytes   = traceMaxBytes
+	TraceMaxObjects = traceMaxObjects
+)

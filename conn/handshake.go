@@ -440,7 +440,7 @@ func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMs
 		Headers:      true,
 		NoResponders: true,
 	}
-	user, pass, token := o.user, o.pass, o.token
+	user, pass, token := o.user, o.pass.reveal(), o.token.reveal()
 	if ui := s.url.User; user == "" && token == "" {
 		if ui == nil && s.discovered {
 			// A gossiped server inherits the credentials of the named URLs.

@@ -25,6 +25,17 @@ type Msg struct {
 	sub    *Subscription
 }
 
+// msgOverhead is what the pending limits (PendingLimits,
+// ConnectionPendingLimit) count for each queued message on top of its
+// subject, reply, header and data: the Msg (112 bytes) and its place in the
+// queue. Without it a flood of empty messages would be free.
+const msgOverhead = 128
+
+// pendingSize is what m counts against the pending limits.
+func (m *Msg) pendingSize() int {
+	return len(m.Subject) + len(m.Reply) + len(m.Header.Block()) + len(m.Data) + msgOverhead
+}
+
 // Sub returns the subscription that received m.
 func (m *Msg) Sub() *Subscription { return m.sub }
 

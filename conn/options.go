@@ -44,11 +44,12 @@ type NonceSigner func(nonce []byte) ([]byte, error)
 
 type options struct {
 	name             string
-	user, pass       string
-	token            string
+	user             string
+	pass, token      secret // hidden from printing, see secret
 	nkeyPub          string
 	signer           NonceSigner
 	userJWT          func() (string, error)
+	secretFiles      []string // seed and creds files, checked by warnReadableSecrets
 	tlsConfig        *tls.Config
 	secure           bool
 	tlsFirst         bool
@@ -116,12 +117,12 @@ func Name(name string) Option {
 // UserInfo authenticates with a user name and password. It overrides
 // credentials in the URL.
 func UserInfo(user, password string) Option {
-	return func(o *options) error { o.user, o.pass = user, password; return nil }
+	return func(o *options) error { o.user, o.pass = user, hide(password); return nil }
 }
 
 // Token authenticates with a token. It overrides a token in the URL.
 func Token(token string) Option {
-	return func(o *options) error { o.token = token; return nil }
+	return func(o *options) error { o.token = hide(token); return nil }
 }
 
 // ConnectTimeout bounds each connection attempt as a whole: dial, TLS, the
@@ -296,7 +297,8 @@ func OnEvent(f func(Event)) Option {
 }
 
 // PendingLimits sets the default per-subscription bounds of messages held
-// for a slow consumer (default 524288 messages and 64 MiB). Beyond them
+// for a slow consumer (default 524288 messages and 64 MiB). A message counts
+// its subject, reply, header and data plus 128 bytes. Beyond them
 // messages are dropped, counted and reported as a slow consumer.
 func PendingLimits(msgs, bytes int) Option {
 	return func(o *options) error {
@@ -309,7 +311,8 @@ func PendingLimits(msgs, bytes int) Option {
 }
 
 // ConnectionPendingLimit bounds the bytes queued in all subscriptions of
-// the connection together (default 256 MiB), so that many slow
+// the connection together (default 256 MiB; counted as PendingLimits
+// counts), so that many slow
 // subscriptions cannot exhaust memory. Beyond it messages are dropped,
 // counted and reported like a full subscription queue.
 func ConnectionPendingLimit(bytes int) Option {

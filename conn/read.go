@@ -62,8 +62,12 @@ func (nc *Conn) handleOp(l *link, gen uint64, op *proto.Op) bool {
 		nc.deliver(l, op)
 	case proto.KindPing:
 		nc.mu.Lock()
-		if nc.gen == gen && nc.state == stateConnected {
+		// One PONG waiting to be written answers every PING read until
+		// it is (see pongOwed): what the server makes the client queue
+		// stays bounded when it never reads.
+		if nc.gen == gen && nc.state == stateConnected && !nc.pongOwed {
 			nc.wbuf = proto.AppendPong(nc.wbuf)
+			nc.pongOwed = true
 			nc.kickLocked()
 		}
 		nc.mu.Unlock()

@@ -62,8 +62,9 @@ func TestF09SlowConsumer(t *testing.T) {
 	if got := slow.SlowEpisodes(); got != 2 {
 		t.Fatalf("SlowEpisodes = %d, want 2", got)
 	}
-	if msgs, bytes := slow.PeakPending(); msgs != 10 || bytes != 10 {
-		t.Fatalf("PeakPending = %d msgs, %d bytes; want 10, 10", msgs, bytes)
+	// A message counts its subject, reply and data, and the overhead.
+	if msgs, bytes := slow.PeakPending(); msgs != 10 || bytes != 10*(len("slow")+1+conn.MsgOverhead) {
+		t.Fatalf("PeakPending = %d msgs, %d bytes; want 10, %d", msgs, bytes, 10*(len("slow")+1+conn.MsgOverhead))
 	}
 	if got := fast.SlowEpisodes(); got != 0 {
 		t.Fatalf("the fast subscription had %d slow episodes", got)
@@ -79,7 +80,9 @@ func TestF09SlowConsumer(t *testing.T) {
 // subscribers together cannot queue more than it.
 func TestConnectionPendingLimit(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
-	nc := connect(t, s.URL(), conn.ConnectionPendingLimit(1000))
+	// Room for ten of the messages below (subject, data and overhead).
+	const size = 1 + 100 + conn.MsgOverhead
+	nc := connect(t, s.URL(), conn.ConnectionPendingLimit(10*size))
 	pub := connect(t, s.URL())
 	var subs []*conn.Subscription
 	for _, subj := range []string{"a", "b", "c"} {
@@ -100,8 +103,8 @@ func TestConnectionPendingLimit(t *testing.T) {
 		_, b := sub.Pending()
 		queued += b
 	}
-	if queued != 1000 {
-		t.Fatalf("%d bytes queued, limit 1000", queued)
+	if queued != 10*size {
+		t.Fatalf("%d bytes queued, limit %d", queued, 10*size)
 	}
 	// Consuming frees the budget: what sub a held can go to sub b.
 	na, _ := subs[0].Pending()

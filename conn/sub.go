@@ -18,7 +18,9 @@ var ErrNoReply = errors.New("nats: message has no reply subject")
 // Messages (an iterator), NextMsg, or a handler given to SubscribeFunc: one
 // of these per subscription.
 //
-// Messages wait in a bounded queue (PendingLimits). When the queue is full,
+// Messages wait in a bounded queue (PendingLimits), which counts what each
+// queued message holds: subject, reply, header and data, plus 128
+// bytes for the message itself. When the queue is full,
 // new messages are dropped and counted (Dropped), and one EventSlowConsumer
 // is raised per episode; the connection's reader never waits for a slow
 // subscriber.
@@ -102,7 +104,9 @@ func (s *Subscription) SetPendingLimits(msgs, bytes int) error {
 	return nil
 }
 
-// Pending reports the messages and bytes waiting in the queue.
+// Pending reports the messages and bytes waiting in the queue (bytes as the
+// pending limits count them: subject, reply, header, data and 128
+// bytes per message).
 func (s *Subscription) Pending() (msgs, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,7 +154,7 @@ func (s *Subscription) IsValid() bool {
 // consumer once per read from the socket (link.deferWake), not once per
 // message.
 func (s *Subscription) push(m *Msg) (wasEmpty bool) {
-	size := len(m.Data) + len(m.Header.Block())
+	size := m.pendingSize()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -189,7 +193,7 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 	}
 	size := 0
 	for _, m := range ms {
-		size += len(m.Data) + len(m.Header.Block())
+		size += m.pendingSize()
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -373,7 +377,7 @@ func (s *Subscription) requeue(rest []*Msg) {
 	s.q = q
 	n := 0
 	for _, m := range rest {
-		n += len(m.Data) + len(m.Header.Block())
+		n += m.pendingSize()
 	}
 	s.qBytes += n
 	if !s.closed {
@@ -462,7 +466,7 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 			m := s.q[0]
 			s.q[0] = nil
 			s.q = s.q[1:]
-			n := len(m.Data) + len(m.Header.Block())
+			n := m.pendingSize()
 			s.qBytes -= n
 			s.releaseLocked(n)
 			s.mu.Unlock()

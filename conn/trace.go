@@ -104,7 +104,9 @@ func TraceTimeout(d time.Duration) TraceOpt {
 // arrives within the total timeout; the context's cause when ctx is
 // cancelled; ErrDisconnected, ErrClosed, and publish errors. A report that
 // cannot be decoded ends the collection with an error wrapping
-// ErrBadTrace, returned with the reports decoded before it.
+// ErrBadTrace, returned with the reports decoded before it; so does a
+// report past the bounds of one call: 1024 reports, 8 MiB of report JSON
+// in all (after decompression), 65536 JSON objects in all.
 func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...TraceOpt) ([]*TraceEvent, error) {
 	c := traceConfig{stall: DefaultTraceStall}
 	for _, o := range opts {
@@ -131,6 +133,7 @@ func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data
 	var (
 		events []*TraceEvent
 		err    error
+		budget traceBudget
 	)
 	nc.gather(ctx, &mc, func(inbox string) error {
 		hdr.Set(HeaderTraceDest, inbox)
@@ -140,7 +143,7 @@ func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data
 			err = e
 			return false
 		}
-		ev, e := decodeTrace(m)
+		ev, e := budget.decode(m)
 		if e != nil {
 			err = e
 			return false
@@ -151,9 +154,28 @@ func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data
 	return events, err
 }
 
-// decodeTrace decodes one report, decompressing it as its
-// Content-Encoding header says.
-func decodeTrace(m *Msg) (*TraceEvent, error) {
+// Bounds on what one Trace call accepts from the servers. A report is JSON
+// of a few KiB per hop; the bounds leave room for thousands of hops and
+// egress entries, and keep a hostile or broken server (or anyone able to
+// publish to the trace inbox) from making Trace hold unbounded memory, for
+// example with small compressed reports that inflate to megabytes each.
+const (
+	traceMaxReports = 1024     // reports per call
+	traceMaxBytes   = 8 << 20  // report JSON per call, after decompression
+	traceMaxObjects = 64 << 10 // JSON objects per call ('{' bytes: entries, servers…)
+)
+
+// traceBudget is what a Trace call has decoded so far, against the bounds.
+type traceBudget struct{ reports, bytes, objects int }
+
+// decode decodes one report, decompressing it as its Content-Encoding
+// header says, within what is left of the budget.
+func (b *traceBudget) decode(m *Msg) (*TraceEvent, error) {
+	if b.reports >= traceMaxReports {
+		return nil, fmt.Errorf("%w: more than %d reports", ErrBadTrace, traceMaxReports)
+	}
+	b.reports++
+	left := traceMaxBytes - b.bytes
 	body := m.Data
 	enc := m.Header.Get("Content-Encoding")
 	var r io.Reader
@@ -171,18 +193,33 @@ func decodeTrace(m *Msg) (*TraceEvent, error) {
 		return nil, fmt.Errorf("%w: content encoding %q", ErrBadTrace, enc)
 	}
 	if r != nil {
-		// Bounded: a report is JSON of a few KiB per hop.
-		b, err := io.ReadAll(io.LimitReader(r, 16<<20))
+		d, err := io.ReadAll(io.LimitReader(r, int64(left)+1))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadTrace, err)
 		}
-		body = b
+		body = d
+	}
+	if len(body) > left {
+		return nil, fmt.Errorf("%w: reports of more than %d bytes in all", ErrBadTrace, traceMaxBytes)
+	}
+	b.bytes += len(body)
+	// Each decoded object costs far more than its bytes ("{}," becomes a
+	// TraceEntry of some 300 bytes): bound their number before decoding.
+	b.objects += bytes.Count(body, []byte{'{'})
+	if b.objects > traceMaxObjects {
+		return nil, fmt.Errorf("%w: reports of more than %d JSON objects in all", ErrBadTrace, traceMaxObjects)
 	}
 	ev := new(TraceEvent)
 	if err := json.Unmarshal(body, ev); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadTrace, err)
 	}
 	return ev, nil
+}
+
+// decodeTrace decodes one report on its own (a fresh budget).
+func decodeTrace(m *Msg) (*TraceEvent, error) {
+	var b traceBudget
+	return b.decode(m)
 }
 
 // versionAtLeast reports whether a server version "X.Y.Z[-…]" is at least

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDecodeTraceBoundsDecompression: a compressed report is read up to
-// 16 MiB, so a small gzip body that expands beyond that (a report no
+// the per-call bound (8 MiB), so a small gzip body that expands beyond it (a report no
 // server writes) is ErrBadTrace instead of unbounded memory; a normal one
 // decodes.
 func TestDecodeTraceBoundsDecompression(t *testing.T) {

@@ -212,6 +212,7 @@ func (nc *Conn) writeLocked(now time.Time) bool {
 	buf := nc.wbuf
 	nc.wbuf = nc.spare[:0]
 	nc.spare = nil
+	nc.pongOwed = false // the PONG queued, if any, is in buf
 	nc.writing = true
 	nc.lazyTakenLocked()
 	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on

@@ -1,8 +1,9 @@
 // Package fuzz holds the go test -fuzz targets of the protocol package
 // (github.com/natsio/natsio/proto), of jsapi's decoder of $JS.ACK reply
-// subjects, of the Direct Get reply parsers and of object meta. It has no
-// code of its own: everything is in the _test.go files and the seed corpus
-// under testdata/fuzz/.
+// subjects, of the Direct Get reply parsers and of object meta, and of
+// what a connection (package conn) does with hostile server input. It has
+// no code of its own: everything is in the _test.go files and the seed
+// corpus under testdata/fuzz/.
 //
 // Targets:
 //
@@ -42,6 +43,18 @@
 //     meta naming that object, that store and a plain 22-character NUID is
 //     accepted, that its chunk subject is a literal subject of the store,
 //     and that refused meta is ErrBadObjectMeta.
+//   - FuzzAsyncInfo sends each input as an INFO, then a PING, to a live
+//     connection with a scripted fake server (internal/fakeserver): an
+//     INFO that decodes with an allowed max_payload is applied and the
+//     PING answered; any other drops the connection (a protocol error)
+//     and the client reconnects. Gossiped URLs go through the pool.
+//   - FuzzStatusReply answers a request on a live connection with an HMSG
+//     of fuzzed header block and payload, then a plain reply: a valid
+//     block is delivered (503 without payload as ErrNoResponders) with the
+//     status refStatus reads; an invalid one is dropped and counted.
+//   - FuzzTraceReport decodes message tracing reports (identity, gzip,
+//     snappy, s2, corrupt streams) with the decoder Trace uses, reached
+//     through internal/connx, against a reference, bounds included.
 //
 // The parsers of jsapi, kv, extra and objstore are unexported: those
 // packages hand them to these targets through internal/fuzzhook.
@@ -55,6 +68,9 @@
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzDirectGet -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzObjectMeta -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzAsyncInfo -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzStatusReply -fuzztime=30s
+//	$ go test ./fuzz -run=^$ -fuzz=FuzzTraceReport -fuzztime=30s
 //
 // Plain go test ./fuzz runs every target once over its seed corpus. The
 // seeds (captures of what nats-server 2.15 sends, and malformed frames) are

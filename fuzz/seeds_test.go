@@ -241,6 +241,8 @@ func corpusEntry(args []any) string {
 			fmt.Fprintf(&b, "string(%q)\n", v)
 		case uint64:
 			fmt.Fprintf(&b, "uint64(%d)\n", v)
+		case bool:
+			fmt.Fprintf(&b, "bool(%v)\n", v)
 		default:
 			panic(fmt.Sprintf("corpusEntry: unsupported %T", a))
 		}
@@ -262,6 +264,9 @@ func seedCorpora() map[string][]seed {
 		"FuzzAckSubject":         ackSeeds,
 		"FuzzDirectGet":          directGetSeeds,
 		"FuzzObjectMeta":         objectMetaSeeds,
+		"FuzzAsyncInfo":          infoSeeds,
+		"FuzzStatusReply":        statusSeeds,
+		"FuzzTraceReport":        traceSeeds,
 	}
 }
 

@@ -205,13 +205,9 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }
 // subjects into its write buffer before a publish or request returns, so a
 // view of a pooled buffer is valid for the duration of the call.
 //
-// Such a view defeats the connection's memo of the last publish subject it
-// checked (proto.SubjectMemo compares memory and length, not bytes): a
-// later subject built in the same buffer with the same length is taken as
-// checked. That is safe only because every subject built here is a prefix
-// fixed when the bucket was bound (from the JetStream prefix, validated
-// names and the stream's configuration, which the server checked) followed
-// by a key that ValidateKey has accepted: keep it so for any new use.
+// The connection's memo of the last publish subject it checked
+// (proto.SubjectMemo) compares bytes, so a later subject built in the same
+// buffer is checked on its own content.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Get returns the latest value of key. It fails with ErrKeyNotFound when

@@ -398,8 +398,12 @@ func (r Request) RespondJSON(v any, opts ...RespondOpt) error {
 // to a copy of any RespondHeader header. code must parse as an integer
 // (ADR-32: "always safe to parse as a number") and description must not
 // be empty, else Error returns ErrInvalidServiceError and sends nothing.
-// Each call counts as an error of the endpoint, with last_error
-// "<code>:<description>". Requesters read the error with ResponseError.
+// Control bytes in description (CR, LF, NUL, the other C0 bytes but tab,
+// and DEL), which a header value cannot carry or a terminal showing the
+// error would act on, are sent as spaces: a description made from
+// untrusted input still reaches the requester. Each call counts as an
+// error of the endpoint, with last_error "<code>:<description>" (the
+// description as sent). Requesters read the error with ResponseError.
 func (r Request) Error(code, description string, data []byte, opts ...RespondOpt) error {
 	if r.ep == nil {
 		return errZeroRequest
@@ -419,7 +423,7 @@ func (r Request) Error(code, description string, data []byte, opts ...RespondOpt
 		h = &proto.Header{}
 	}
 	h.Set(ErrorCodeHeader, code)
-	h.Set(ErrorHeader, description)
+	h.Set(ErrorHeader, sanitizeDescription(description))
 	return r.respond(h, data)
 }
 

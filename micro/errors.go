@@ -89,6 +89,27 @@ func ResponseError(m *conn.Msg) error {
 	return &ServiceError{Code: strings.Clone(code), Description: strings.Clone(desc)}
 }
 
+// sanitizeDescription returns s with each control byte (C0 but tab, and
+// DEL) replaced by a space; s itself when it has none.
+func sanitizeDescription(s string) string {
+	i := 0
+	for i < len(s) && !isControl(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if isControl(b[i]) {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func isControl(c byte) bool { return c < ' ' && c != '\t' || c == 0x7f }
+
 // validName reports whether s is a valid service or endpoint name:
 // non-empty, only A-Z, a-z, 0-9, '-' and '_'.
 func validName(s string) bool {

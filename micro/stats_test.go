@@ -270,3 +270,42 @@ func TestSlowEndpointReportsDrops(t *testing.T) {
 		return svc.Stats().Endpoints[0].NumRequests+nc.Stats().Dropped == 10
 	})
 }
+
+// An error description with CR, LF and other control bytes (text from
+// untrusted input, say) reaches the requester with those bytes as
+// spaces, instead of failing to send (ErrBadHeader) and leaving the
+// requester to time out; nothing can inject a header of its own.
+func TestErrorDescriptionSanitised(t *testing.T) {
+	s := startServer(t)
+	nc := connect(t, s.URL())
+	svc := addService(t, nc, micro.Config{Name: "sanitised", Version: "1.0.0"})
+	sent := make(chan error, 1)
+	err := svc.AddEndpoint("fail", micro.HandlerFunc(func(r micro.Request) {
+		sent <- r.Error("500", "bad\r\nInjected: yes\n\x1b]52;c;AAAA\x07\x00end\x7f", nil)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nc.Request(ctxT(t), "fail", nil)
+	if err != nil {
+		t.Fatalf("request: %v (Error sent: %v)", err, <-sent)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("Error: %v", err)
+	}
+	var se *micro.ServiceError
+	if !errors.As(micro.ResponseError(m), &se) {
+		t.Fatalf("no service error in the reply (header %v)", m.Header.Block())
+	}
+	const want = "bad  Injected: yes  ]52;c;AAAA  end"
+	if se.Code != "500" || se.Description != want {
+		t.Fatalf("service error %q %q, want 500 %q", se.Code, se.Description, want)
+	}
+	if _, ok := m.Header.Lookup("Injected"); ok {
+		t.Fatal("the description injected a header")
+	}
+	st := svc.Stats().Endpoints[0]
+	if st.NumErrors != 1 || st.LastError != "500:bad  Injected: yes  ]52;c;AAAA  end " {
+		t.Fatalf("errors %d, last %q", st.NumErrors, st.LastError)
+	}
+}

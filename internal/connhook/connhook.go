@@ -22,6 +22,7 @@ var (
 	StdSocketIO     any
 	LazyDelay       any
 	ServerLevel     any
+	DecodeTrace     any
 )
 
 // Set by package conn (observe.go).

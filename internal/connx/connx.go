@@ -3,7 +3,7 @@
 // use, and that is not part of conn's public API: writes made at once by
 // the caller or left for a later write, reply-subject reuse, caller-provided message memory,
 // reads of the socket by a batch consumer, lent batches and inline
-// handlers.
+// handlers, and the decoder of trace reports.
 //
 // Each function here is conn's own unexported method, reached through
 // internal/connhook; the doc comment of that method in conn states its
@@ -67,6 +67,11 @@ var (
 	// StdSocketIO makes the connection use net.TCPConn's own socket calls
 	// instead of the direct path on Linux.
 	StdSocketIO = connhook.StdSocketIO.(func() conn.Option)
+
+	// DecodeTrace decodes one message tracing report as Trace does (its
+	// Content-Encoding, the per-call bounds of a single report), for the
+	// fuzz tests.
+	DecodeTrace = connhook.DecodeTrace.(func(m *conn.Msg) (*conn.TraceEvent, error))
 )
 
 // LazyDelay is the longest a PublishLazy message waits for a write.

@@ -59,6 +59,7 @@ type Client struct {
 	maxPayload atomic.Int64
 	discard    atomic.Bool
 	discarded  atomic.Int64
+	stopRead   atomic.Bool
 
 	mu         sync.Mutex
 	ops        []proto.Op
@@ -124,6 +125,14 @@ func (c *Client) readLoop() {
 	p := proto.Parser{ClientOps: true}
 	buf := make([]byte, readBufSize)
 	for {
+		if c.stopRead.Load() {
+			<-c.ctx.Done() // until the connection is closed
+			c.mu.Lock()
+			c.readErr = net.ErrClosed
+			c.notifyLocked()
+			c.mu.Unlock()
+			return
+		}
 		n, err := c.conn.Read(buf)
 		if n > 0 {
 			if c.discard.Load() {
@@ -341,6 +350,12 @@ func (c *Client) ServeBasic() {
 		_ = c.SendPong()
 	}
 }
+
+// StopReading makes the connection stop reading what the client sends,
+// once the read under way (if any) returns: like a server that never
+// reads, it lets the client's writes fill the socket buffers and block.
+// Nothing more is recorded; the connection stays open until closed.
+func (c *Client) StopReading() { c.stopRead.Store(true) }
 
 // Discard stops parsing: bytes from the client are read and counted
 // (Discarded) but not recorded. Call it before sending what makes the

@@ -48,6 +48,9 @@
 //     an operation. That is not a parse error (a cut connection ends
 //     anywhere), but a test can check that it happened.
 //
+// [Client.StopReading] stops reading altogether, for a server that lets
+// the client's writes block.
+//
 // [Client.Discard] stops parsing and only counts bytes, for connections
 // that carry something other than NATS protocol (a TLS handshake the fake
 // never answers).

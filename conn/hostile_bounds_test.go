@@ -1,0 +1,273 @@
+package conn_test
+
+// Bounds a hostile server (or another tenant publishing through a real
+// one) must not be able to get past: memory held for slow subscribers, and
+// bytes the client queues in answer to what the server sends. The threat
+// model and the list of bounds are in docs/reliability.md.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/proto"
+)
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestHostilePendingCountsSubjectAndReply: 512 Ki empty messages, each with
+// a 4 KB reply subject, to two subscriptions that never read. The pending
+// limits count the subject, the reply and a per-message overhead, not only
+// the (empty) data, so what the client holds stays within the connection's
+// pending limit, and the rest is dropped, counted and reported.
+func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
+	const (
+		subLimit  = 8 << 20
+		connLimit = 12 << 20
+		replyLen  = 4000
+	)
+	n := 512 << 10
+	if conn.RaceEnabled {
+		n = 32 << 10 // still ten times the connection's limit in replies
+	}
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	ev := &fltEvents{}
+	nc := connect(t, fs.URL(), ev.opt(),
+		conn.PendingLimits(1<<30, subLimit), conn.ConnectionPendingLimit(connLimit))
+	s1, _ := nc.Subscribe("s1")
+	s2, _ := nc.Subscribe("s2")
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := fltFake(t, fs, 1)
+
+	// 1024 messages per write, alternating between the subscriptions, each
+	// reply different (a real flood would not repeat itself).
+	const batch = 1024
+	var b strings.Builder
+	reply := strings.Repeat("r", replyLen-8)
+	for i := range batch {
+		fmt.Fprintf(&b, "MSG s%d %d %s.%07d 0\r\n\r\n", i%2+1, i%2+1, reply, i)
+	}
+	frames := []byte(b.String())
+
+	before := liveHeap()
+	var peak uint64
+	var ms runtime.MemStats
+	for i := 0; i < n; i += batch {
+		if err := c.Send(frames); err != nil {
+			t.Fatal(err)
+		}
+		if i%(64*batch) == 0 { // a sample of the heap while the flood runs
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}
+	// The PONG follows every MSG: once Flush returns, all were handled.
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms)
+	peak = max(peak, ms.HeapInuse)
+	after := liveHeap()
+	held := int64(after) - int64(before)
+	t.Logf("%d messages of %d bytes of reply: heap held %.1f MiB (live, after GC), peak heap in use %.1f MiB (sampled); connection pending limit %d MiB",
+		n, replyLen, float64(held)/(1<<20), float64(peak)/(1<<20), connLimit>>20)
+
+	m1, b1 := s1.Pending()
+	m2, b2 := s2.Pending()
+	if b1 > subLimit || b2 > subLimit || b1+b2 > connLimit {
+		t.Fatalf("pending bytes %d + %d, limits %d per subscription and %d for the connection", b1, b2, subLimit, connLimit)
+	}
+	if min := (replyLen + conn.MsgOverhead) * (m1 + m2); b1+b2 < min {
+		t.Fatalf("%d messages pending count %d bytes, want at least %d (reply and overhead)", m1+m2, b1+b2, min)
+	}
+	// What the queues hold is what the heap holds, within a small factor
+	// (slabs, queue slices).
+	if held > 2*connLimit {
+		t.Fatalf("heap grew by %d bytes holding %d messages, want at most %d (twice the connection's pending limit)", held, m1+m2, 2*connLimit)
+	}
+	if peak > uint64(before)+8*connLimit {
+		t.Fatalf("heap in use peaked at %d bytes (from %d live before), want at most %d more", peak, before, 8*connLimit)
+	}
+	// Every message is queued or dropped, and the drops are reported.
+	st := nc.Stats()
+	if got := uint64(m1+m2) + st.Dropped; got != uint64(n) {
+		t.Fatalf("queued %d + dropped %d = %d, want %d", m1+m2, st.Dropped, got, n)
+	}
+	if s1.Dropped() == 0 || s2.Dropped() == 0 || s1.Dropped()+s2.Dropped() != st.Dropped {
+		t.Fatalf("dropped %d and %d, Stats().Dropped %d", s1.Dropped(), s2.Dropped(), st.Dropped)
+	}
+	if s1.SlowEpisodes() == 0 || s2.SlowEpisodes() == 0 {
+		t.Fatalf("slow-consumer episodes %d and %d, want at least one each", s1.SlowEpisodes(), s2.SlowEpisodes())
+	}
+	eventually(t, "a slow-consumer event for each subscription", func() bool {
+		var got1, got2 bool
+		for _, e := range ev.all(conn.EventSlowConsumer) {
+			got1 = got1 || e.Sub == s1
+			got2 = got2 || e.Sub == s2
+		}
+		return got1 && got2
+	})
+	// The queued messages are intact.
+	m, err := s1.NextMsg(ctxT(t))
+	if err != nil || len(m.Reply) != replyLen || len(m.Data) != 0 {
+		t.Fatalf("first message: %v, reply of %d bytes", err, len(m.Reply))
+	}
+	if !nc.IsConnected() || fs.Accepted() != 1 {
+		t.Fatal("the connection was lost")
+	}
+}
+
+// smallSocketDialer dials TCP with a small send buffer, so that what the
+// client queues behind a blocked write shows in Buffered instead of
+// vanishing into the kernel.
+func smallSocketDialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.(*net.TCPConn).SetWriteBuffer(4096)
+	return c, nil
+}
+
+// TestHostilePingFloodBounded: a server that sends PINGs and stops reading
+// does not make the client queue a PONG for each: one queued PONG answers
+// every PING read until it is written, so what the client buffers for the
+// server stays bounded however long the flood.
+func TestHostilePingFloodBounded(t *testing.T) {
+	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+		_ = c.Conn().(*net.TCPConn).SetReadBuffer(4096)
+		_, _ = c.Handshake(c.Context(), nil)
+	}))
+	nc := connect(t, fs.URL(), conn.Dialer(smallSocketDialer),
+		conn.PingInterval(time.Hour), conn.WriteTimeout(time.Hour))
+	sub, _ := nc.Subscribe("done")
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := fltFake(t, fs, 1)
+	c.StopReading()
+	// The fake's side closes first: the client's write blocked on it
+	// fails, and Close need not wait for the write timeout.
+	t.Cleanup(c.Close)
+
+	const pings = 256 << 10
+	flood := bytes.Repeat([]byte("PING\r\n"), 4096)
+	for i := 0; i < pings; i += 4096 {
+		if err := c.Send(flood); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once this message arrives, every PING before it has been read.
+	if err := c.SendMsg("done", 1, "", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	buffered := nc.Buffered()
+	t.Logf("%d PINGs read, never a byte read back: %d bytes buffered for the server", pings, buffered)
+	if buffered > len("PONG\r\n") {
+		t.Fatalf("%d bytes buffered after %d PINGs from a server that does not read, want at most one PONG", buffered, pings)
+	}
+	if !nc.IsConnected() {
+		t.Fatal("the connection was lost")
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestHostileTraceBomb: a server answers a Trace with a flood of reports:
+// small gzip bodies that inflate to 64 KiB each, more reports than any
+// topology yields, or one report of a million empty objects (each would
+// become a TraceEntry of some 300 bytes). Trace stops at its per-call
+// bounds with ErrBadTrace, and what it decoded stays within them.
+func TestHostileTraceBomb(t *testing.T) {
+	gzHeader := []byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n")
+	for _, tc := range []struct {
+		name    string
+		reports int
+		body    string
+	}{
+		{"inflating reports", 1000, `{"server":{"name":"` + strings.Repeat("a", 64<<10) + `"},"events":[]}`},
+		{"many reports", 4 * conn.TraceMaxReports, `{"server":{"name":"n"},"events":[{"type":"in"}]}`},
+		{"object bomb", 1, `{"events":[` + strings.Repeat("{},", 1<<20) + `{}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+			nc := connect(t, fs.URL())
+			if err := nc.Flush(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			c := fltFake(t, fs, 1)
+			body := gzipped(t, tc.body)
+			before := liveHeap()
+			type result struct {
+				evs []*conn.TraceEvent
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				evs, err := nc.Trace(ctxT(t), "traced", nil, nil, conn.TraceStall(2*time.Second))
+				done <- result{evs, err}
+			}()
+			sub, err := c.Expect(ctxT(t), proto.KindSub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Expect(ctxT(t), proto.KindHPub); err != nil {
+				t.Fatal(err)
+			}
+			// All reports in one write: they arrive together, well within
+			// the stall time.
+			var frames []byte
+			for range tc.reports {
+				frames = proto.AppendHMsg(frames, string(sub.Subject), sub.SID, "", gzHeader, body)
+			}
+			if err := c.Send(frames); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			held := int64(liveHeap()) - int64(before)
+			t.Logf("%d reports of %d bytes (%d inflated): %d decoded, heap held %.1f MiB, err %v",
+				tc.reports, len(body), len(tc.body), len(r.evs), float64(held)/(1<<20), r.err)
+			if !errors.Is(r.err, conn.ErrBadTrace) {
+				t.Fatalf("Trace returned %d reports and %v, want ErrBadTrace", len(r.evs), r.err)
+			}
+			if len(r.evs) > conn.TraceMaxReports {
+				t.Fatalf("%d reports decoded, bound %d", len(r.evs), conn.TraceMaxReports)
+			}
+			if held > 4*conn.TraceMaxBytes {
+				t.Fatalf("the decoded reports hold %d bytes, want at most %d", held, 4*conn.TraceMaxBytes)
+			}
+			runtime.KeepAlive(r.evs)
+		})
+	}
+}

@@ -1,0 +1,220 @@
+package fuzz
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/proto"
+)
+
+// FuzzAsyncInfo sends each input as an INFO to a live connection
+// (liveConn), followed by a PING. An INFO the reference accepts (JSON
+// that decodes into conn.ServerInfo, with 0 < max_payload ≤ 64 MiB) is
+// applied and the PING answered on the same connection, unless it
+// announces lame duck mode (the client may then move to another server
+// of its pool); any other INFO makes the client drop the connection, as a
+// protocol error, and reconnect. Either way the client never panics
+// (connect_urls go through the pool's discovery, every gossiped address
+// dialing the fake again).
+func FuzzAsyncInfo(f *testing.F) {
+	lc := newLiveConn(f)
+	f.Fuzz(func(t *testing.T, info []byte) {
+		// A CR or LF would end the INFO line: the parser's domain.
+		text := bytes.Map(func(r rune) rune {
+			if r == '\r' || r == '\n' {
+				return ' '
+			}
+			return r
+		}, info)
+		frame := append(append([]byte("INFO "), text...), "\r\nPING\r\n"...)
+		if err := lc.c.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+		_, err := lc.c.Expect(liveCtx(t), proto.KindPong)
+		answered := err == nil
+		var si conn.ServerInfo
+		valid := json.Unmarshal(text, &si) == nil && si.MaxPayload > 0 && si.MaxPayload <= 64<<20
+		switch {
+		case valid && !si.LameDuck && !answered:
+			t.Fatalf("INFO %q: the client dropped the connection (%v), want it applied", text, err)
+		case !valid && answered:
+			t.Fatalf("INFO %q: applied, want a protocol error", text)
+		}
+		if !answered {
+			lc.dropped(t)
+		}
+	})
+}
+
+// FuzzStatusReply answers a request with an HMSG whose header block and
+// payload are the input, followed by a plain reply. The client delivers
+// the first when its block is valid (refValidBlock): a 503 status without
+// payload is ErrNoResponders, anything else the message itself, with the
+// status code refStatus reads and the bytes sent; an invalid block is
+// dropped and counted (Stats().BadHeaders), and the plain reply answers
+// the request. Frames the parser itself refuses are FuzzParserSplits's
+// domain and skipped here.
+func FuzzStatusReply(f *testing.F) {
+	lc := newLiveConn(f)
+	f.Fuzz(func(t *testing.T, block, payload []byte) {
+		frame := proto.AppendHMsg(nil, "_INBOX.a.b", 1, "", block, payload)
+		var p proto.Parser
+		p.Feed(frame)
+		if _, err := p.Next(); err != nil || p.Unread() != 0 {
+			return
+		}
+		before := lc.nc.Stats().BadHeaders
+		type result struct {
+			m   *conn.Msg
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			m, err := lc.nc.Request(liveCtx(t), "svc", nil)
+			done <- result{m, err}
+		}()
+		pub, err := lc.c.Expect(liveCtx(t), proto.KindPub)
+		if err != nil {
+			t.Fatalf("waiting for the request: %v", err)
+		}
+		reply := string(pub.Reply)
+		sid, ok := liveSID(lc, reply)
+		if !ok {
+			t.Fatalf("no subscription for the reply subject %q", reply)
+		}
+		frame = proto.AppendHMsg(nil, reply, sid, "", block, payload)
+		frame = proto.AppendMsg(frame, reply, sid, "", []byte("plain"))
+		if err := lc.c.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		code, _ := refStatus(block)
+		switch {
+		case !refValidBlock(block):
+			if r.err != nil || string(r.m.Data) != "plain" {
+				t.Fatalf("invalid block %q: %v %v, want the plain reply", block, r.m, r.err)
+			}
+			if got := lc.nc.Stats().BadHeaders; got != before+1 {
+				t.Fatalf("invalid block %q: BadHeaders %d, want %d", block, got, before+1)
+			}
+		case code == 503 && len(payload) == 0:
+			if !errors.Is(r.err, conn.ErrNoResponders) {
+				t.Fatalf("block %q: %v %v, want ErrNoResponders", block, r.m, r.err)
+			}
+		default:
+			if r.err != nil {
+				t.Fatalf("block %q, payload %q: %v", block, payload, r.err)
+			}
+			if r.m.Status() != code || !bytes.Equal(r.m.Header.Block(), block) || !bytes.Equal(r.m.Data, payload) {
+				t.Fatalf("block %q, payload %q: delivered status %d, block %q, data %q; want status %d",
+					block, payload, r.m.Status(), r.m.Header.Block(), r.m.Data, code)
+			}
+		}
+	})
+}
+
+// liveSID finds the subscription the client made for reply subjects like
+// reply (the request mux's "<prefix>.*").
+func liveSID(lc *liveConn, reply string) (uint64, bool) {
+	for _, op := range lc.c.Ops() {
+		if op.Kind != proto.KindSub {
+			continue
+		}
+		prefix, ok := strings.CutSuffix(string(op.Subject), "*")
+		if ok && strings.HasPrefix(reply, prefix) && !strings.Contains(reply[len(prefix):], ".") {
+			return op.SID, true
+		}
+	}
+	return 0, false
+}
+
+// Trace bounds of one call (conn/trace.go).
+const (
+	refTraceMaxBytes   = 8 << 20
+	refTraceMaxObjects = 64 << 10
+)
+
+// FuzzTraceReport decodes a message tracing report as Trace does
+// (connx.DecodeTrace): body with Content-Encoding enc, compressed by the
+// harness first when compress is set (so that the fuzzer explores the JSON
+// inside), taken as is otherwise (corrupt compressed data). The result
+// must match refTrace: the same event, or ErrBadTrace for an unknown
+// encoding, a stream that does not decompress, more than 8 MiB once
+// decompressed, more than 65536 JSON objects, or JSON that does not
+// decode.
+func FuzzTraceReport(f *testing.F) {
+	zw := gzip.NewWriter(nil) // reused: a new one costs more than a decode
+	f.Fuzz(func(t *testing.T, enc string, compress bool, body []byte) {
+		data := body
+		if compress {
+			switch strings.ToLower(enc) {
+			case "gzip":
+				var b bytes.Buffer
+				zw.Reset(&b)
+				_, _ = zw.Write(body)
+				_ = zw.Close()
+				data = b.Bytes()
+			case "snappy", "s2":
+				data = s2.EncodeSnappy(nil, body)
+			}
+		}
+		var h proto.Header
+		if enc != "" {
+			h.Set("Content-Encoding", enc)
+		}
+		got, err := connx.DecodeTrace(&conn.Msg{Header: h, Data: data})
+		want, ok := refTrace(enc, data)
+		if err != nil && !errors.Is(err, conn.ErrBadTrace) {
+			t.Fatalf("enc %q: error %v does not match ErrBadTrace", enc, err)
+		}
+		if (err == nil) != ok {
+			t.Fatalf("enc %q, %d bytes: DecodeTrace %v, reference valid=%v", enc, len(data), err, ok)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("enc %q: DecodeTrace %+v, reference %+v", enc, got, want)
+		}
+	})
+}
+
+// refTrace decodes a report: identity or empty encoding, gzip, snappy or
+// s2 (in any letter case), within the bounds.
+func refTrace(enc string, data []byte) (*conn.TraceEvent, bool) {
+	var r io.Reader
+	switch strings.ToLower(enc) {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, false
+		}
+		r = zr
+	case "snappy", "s2":
+		r = s2.NewReader(bytes.NewReader(data))
+	default:
+		return nil, false
+	}
+	if r != nil {
+		b, err := io.ReadAll(io.LimitReader(r, refTraceMaxBytes+1))
+		if err != nil {
+			return nil, false
+		}
+		data = b
+	}
+	if len(data) > refTraceMaxBytes || bytes.Count(data, []byte("{")) > refTraceMaxObjects {
+		return nil, false
+	}
+	ev := new(conn.TraceEvent)
+	if json.Unmarshal(data, ev) != nil {
+		return nil, false
+	}
+	return ev, true
+}
