@@ -117,7 +117,11 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 		connx.BorrowBatches(sub, shell)
 	}
 	// The queue never holds more than what was requested, plus statuses.
-	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes))
+	// Its byte bound counts each message's subject, ack reply and
+	// per-message overhead besides the data (conn.PendingLimits): allow
+	// 1 KiB of those per message, so a large MaxMessages of small messages
+	// is never dropped as a slow consumer.
+	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes)+(s.maxMsgs+1024)<<10)
 	connx.SetInlineReads(sub, inline)
 	e.sub = sub
 	e.unhook = c.nc.OnReconnect(func() { e.reset(ErrReconnected) })
