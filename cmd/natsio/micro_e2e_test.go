@@ -61,10 +61,14 @@ func TestMicro(t *testing.T) {
 	s.fails(t, []string{`no instance of service "calc" answered`}, "micro", "info", "calc")
 
 	one := startService(t, s, "1.2.0")
+	// Discovery ends 200 ms after the last answer by default; on a loaded
+	// machine the second instance can answer later than that, so the calls
+	// that must see both wait longer.
+	both := "--wait=5s"
 	two := startService(t, s, "1.3.0")
-	r := s.ok(t, "micro", "ls")
+	r := s.ok(t, "micro", "ls", both)
 	contains(t, r, "calc", "1.2.0", "1.3.0", one.ID(), two.ID(), "integer arithmetic")
-	if got := decode[[]micro.Info](t, s.ok(t, "micro", "ls", "calc", "--json")); len(got) != 2 || got[0].Endpoints[0].Subject != "calc.add" {
+	if got := decode[[]micro.Info](t, s.ok(t, "micro", "ls", "calc", "--json", both)); len(got) != 2 || got[0].Endpoints[0].Subject != "calc.add" {
 		t.Fatalf("ls --json: %+v", got)
 	}
 
@@ -76,7 +80,7 @@ func TestMicro(t *testing.T) {
 
 	s.ok(t, "req", "calc.add", "1 2")
 	contains(t, s.ok(t, "req", "calc.add", "bad"), "Nats-Service-Error: not a number")
-	stats := decode[[]micro.Stats](t, s.ok(t, "micro", "stats", "calc", "--json"))
+	stats := decode[[]micro.Stats](t, s.ok(t, "micro", "stats", "calc", "--json", both))
 	var reqs, errs uint64
 	for _, st := range stats {
 		for _, e := range st.Endpoints {
@@ -87,7 +91,7 @@ func TestMicro(t *testing.T) {
 	if len(stats) != 2 || reqs != 2 || errs != 1 {
 		t.Fatalf("stats: %d instances, %d requests, %d errors: %+v", len(stats), reqs, errs, stats)
 	}
-	contains(t, s.ok(t, "micro", "stats", "calc"), "2 requests, 1 error across 2 instances", "400:not a number")
+	contains(t, s.ok(t, "micro", "stats", "calc", both), "2 requests, 1 error across 2 instances", "400:not a number")
 
 	if testing.Verbose() {
 		for _, args := range [][]string{{"micro", "ls"}, {"micro", "info", "calc"}, {"micro", "stats", "calc"}} {
