@@ -60,6 +60,8 @@ type Conn struct {
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
 	reconn      uint64
+	connects    uint64        // successful connections, the first included
+	upCh        chan struct{} // closed at the next connection (WaitConnected)
 	disconnects uint64
 	bufFull     uint64 // publishes refused with ErrReconnectBuffer
 	bufPeak     int    // most bytes buffered while disconnected
@@ -111,7 +113,9 @@ type connStats struct {
 //
 // Once connected, a lost connection is re-established in the background
 // (see ReconnectWait, MaxReconnects, ReconnectBuffer); subscriptions are
-// restored and buffered publishes are sent.
+// restored and buffered publishes are sent. With RetryOnFailedConnect,
+// Connect returns a connection that keeps trying when no server could be
+// reached.
 func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -150,9 +154,16 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 		l, info, err := nc.handshake(ctx, s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.redacted(), err))
+			if o.retryOnFailed {
+				nc.firstAttemptFailed(s, err)
+			}
 			continue
 		}
 		nc.start(l, info, s)
+		return nc, nil
+	}
+	if o.retryOnFailed && ctx.Err() == nil {
+		nc.startRetrying()
 		return nc, nil
 	}
 	nc.cancel()
@@ -161,14 +172,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 
 // start installs the first connection and starts the goroutines.
 func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
-	if nc.ev != nil {
-		nc.evStop = make(chan struct{})
-		nc.evDone = make(chan struct{})
-		go func() {
-			defer close(nc.evDone)
-			nc.ev.run(nc.evStop)
-		}()
-	}
+	nc.startEvents()
 	nc.mu.Lock()
 	nc.wg.Add(2)
 	nc.flusherDone = make(chan struct{})
@@ -178,6 +182,19 @@ func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
 	nc.mu.Unlock()
 	nc.opts.logger.Info("nats: connected", "server", s.redacted())
 	nc.ev.push(Event{Kind: EventConnected, Server: s.redacted()})
+}
+
+// startEvents starts the goroutine that delivers events (OnEvent).
+func (nc *Conn) startEvents() {
+	if nc.ev == nil {
+		return
+	}
+	nc.evStop = make(chan struct{})
+	nc.evDone = make(chan struct{})
+	go func() {
+		defer close(nc.evDone)
+		nc.ev.run(nc.evStop)
+	}()
 }
 
 // ServerInfo returns the INFO of the server currently (or last) connected.

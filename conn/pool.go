@@ -16,6 +16,7 @@ type server struct {
 	tlsName    string // name to verify a TLS certificate against
 	discovered bool
 	failures   int       // consecutive failed attempts
+	refusals   int       // consecutive attempts the server refused (refusal)
 	authFailed bool      // the last attempt was refused for credentials
 	readyAt    time.Time // earliest time of the next attempt
 }
@@ -196,13 +197,26 @@ func (p *serverPool) urls() []string {
 }
 
 // backoff is the delay before the attempt-th consecutive attempt to a
-// server (1: the first after losing it).
-func (o *options) backoff(attempt int) time.Duration {
+// server (1: the first after losing it), refusals of which were refused by
+// the server (see refusal). By default a server that could not be reached
+// is retried every reconnectWait, so the client is back at most that plus
+// the jitter after the server is; one that refused the client waits
+// reconnectWait doubled after each further refusal, up to
+// maxReconnectWait. ReconnectBackoff makes every failure double the wait;
+// ReconnectDelay replaces the computation.
+func (o *options) backoff(attempt, refusals int) time.Duration {
 	if o.reconnectDelay != nil {
 		return o.reconnectDelay(attempt)
 	}
+	n := 1 // the wait is reconnectWait doubled n-1 times
+	switch {
+	case o.backoffAll:
+		n = attempt
+	case refusals > 0:
+		n = refusals
+	}
 	d := o.reconnectWait
-	for i := 1; i < attempt && d < o.maxReconnectWait; i++ {
+	for i := 1; i < n && d < o.maxReconnectWait; i++ {
 		d *= 2
 	}
 	d = min(d, o.maxReconnectWait)
