@@ -173,12 +173,13 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 // start installs the first connection and starts the goroutines.
 func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
 	nc.startEvents()
+	g := nc.gossipFor(info, s)
 	nc.mu.Lock()
 	nc.wg.Add(2)
 	nc.flusherDone = make(chan struct{})
 	go nc.flusher()
 	go nc.pinger()
-	nc.install(l, info, s)
+	nc.install(l, info, s, g)
 	nc.mu.Unlock()
 	nc.opts.logger.Info("nats: connected", "server", s.redacted())
 	nc.ev.push(Event{Kind: EventConnected, Server: s.redacted()})

@@ -32,3 +32,12 @@ func SocketConn(nc *Conn) net.Conn {
 
 // IsFastConn reports whether c is a connection wrapped for raw socket I/O.
 func IsFastConn(c net.Conn) bool { return isFastConn(c) }
+
+// SetGossipHook makes f run each time the connection has parsed a gossiped
+// server list, with the connection's lock released, until restore. Not for
+// parallel tests.
+func SetGossipHook(f func(*Conn)) (restore func()) {
+	prev := gossipHook
+	gossipHook = f
+	return func() { gossipHook = prev }
+}

@@ -426,7 +426,7 @@ func (nc *Conn) tlsUpgrade(ctx context.Context, c net.Conn, s *server) (net.Conn
 	return tc, nil
 }
 
-// connectMsg builds CONNECT for server s. Passwords and tokens go to a
+// connectMsg builds CONNECT for server s. Credentials of any kind go to a
 // discovered server only over TLS unless SendCredentialsToDiscovered.
 func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMsg, error) {
 	o := &nc.opts
@@ -455,7 +455,9 @@ func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMs
 		}
 	}
 	if s.discovered && !secure && !o.discoveredCreds {
-		user, pass, token = "", "", ""
+		// Nothing at all for a gossiped server over plaintext: not even a
+		// signature, which it could relay to a server whose nonce it is.
+		return cm, nil
 	}
 	cm.User, cm.Pass, cm.Token = user, pass, token
 	if o.userJWT != nil {

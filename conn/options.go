@@ -67,6 +67,7 @@ type options struct {
 	noRandomize      bool
 	ignoreDiscovered bool
 	discoveredCreds  bool
+	pinDiscovered    bool
 	noEcho           bool
 	inboxPrefix      string
 	logger           *slog.Logger
@@ -271,10 +272,22 @@ func IgnoreDiscoveredServers() Option {
 }
 
 // SendCredentialsToDiscovered allows credentials to be sent to gossiped
-// servers over plaintext connections. By default they are sent to a
-// discovered server only over TLS.
+// servers over plaintext connections. By default none is sent to a
+// discovered server without TLS: no user, password or token, no JWT, no
+// nkey and no nonce signature (a gossiped server could relay a signature
+// of its own nonce to another).
 func SendCredentialsToDiscovered() Option {
 	return func(o *options) error { o.discoveredCreds = true; return nil }
+}
+
+// PinDiscoveredServers verifies the TLS certificate of every gossiped
+// server against the name of the first server named in the URL (the first
+// one with a host name), the name the user trusts. By default a gossiped
+// host name is verified against itself, so any certificate a trusted CA
+// issued for that name is accepted (and receives the credentials), and a
+// gossiped IP address against the first named server's name.
+func PinDiscoveredServers() Option {
+	return func(o *options) error { o.pinDiscovered = true; return nil }
 }
 
 // NoEcho stops the server from delivering this connection's own publishes

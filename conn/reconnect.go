@@ -18,7 +18,8 @@ var ErrForcedReconnect = errors.New("nats: reconnect forced")
 
 // install makes l the current connection. nc.mu is held. Subscriptions are
 // sent again ahead of any buffered publish.
-func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
+// g is info's server list (gossipFor).
+func (nc *Conn) install(l *link, info *ServerInfo, s *server, g *gossip) {
 	nc.link = l
 	l.stats = &nc.stats
 	nc.info = info
@@ -34,7 +35,7 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 		nc.upCh = nil
 	}
 	nc.lastErr = nil
-	nc.discoverLocked(info)
+	nc.applyGossipLocked(g)
 
 	var out []byte
 	for _, sub := range nc.sortedSubs() {
@@ -157,6 +158,10 @@ func (nc *Conn) reconnectLoop() {
 			}
 		}
 		l, info, err := nc.handshake(nc.ctx, s)
+		var g *gossip
+		if err == nil {
+			g = nc.gossipFor(info, s)
+		}
 		nc.mu.Lock()
 		if nc.state == stateClosed {
 			nc.mu.Unlock()
@@ -176,7 +181,7 @@ func (nc *Conn) reconnectLoop() {
 		if !first {
 			nc.reconn++
 		}
-		nc.install(l, info, s)
+		nc.install(l, info, s, g)
 		nc.mu.Unlock()
 		if first {
 			// The first connection of RetryOnFailedConnect.
