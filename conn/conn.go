@@ -101,6 +101,7 @@ type connStats struct {
 	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
 	protocolErrors, serverErrors                                               atomic.Uint64
 	requests, requestTimeouts, noResponders                                    atomic.Uint64
+	writes, socketIn, socketOut                                                atomic.Uint64 // socket writes and bytes, after the handshake
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated
@@ -274,6 +275,15 @@ type Stats struct {
 	InMsgs, InBytes   uint64
 	OutMsgs, OutBytes uint64
 	Reconnects        uint64
+	// Connects counts successful connections, the first one included
+	// (Reconnects does not count the first).
+	Connects uint64
+	// SocketBytesIn and SocketBytesOut count every byte read from and
+	// written to the server's sockets, protocol and handshakes included
+	// (InBytes and OutBytes count message payloads and headers only).
+	// Like every counter here they cover the connection's whole life,
+	// across reconnects.
+	SocketBytesIn, SocketBytesOut uint64
 	// Dropped counts messages dropped because a subscription's queue was
 	// full (slow consumer).
 	Dropped uint64
@@ -324,7 +334,7 @@ type Stats struct {
 // Stats returns the connection's counters.
 func (nc *Conn) Stats() Stats {
 	nc.mu.Lock()
-	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn,
+	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn, Connects: nc.connects,
 		Disconnects: nc.disconnects, ReconnectBufferFull: nc.bufFull, ReconnectBufferPeak: nc.bufPeak}
 	nc.mu.Unlock()
 	s.RequestsPending = int(nc.resp.pending.Load())
@@ -344,6 +354,8 @@ func (nc *Conn) Stats() Stats {
 	s.BadHeaders = nc.stats.badHeaders.Load()
 	s.EventsDropped = nc.stats.eventsDropped.Load()
 	s.LostBytes = nc.stats.lostBytes.Load()
+	s.SocketBytesIn = nc.stats.socketIn.Load()
+	s.SocketBytesOut = nc.stats.socketOut.Load()
 	return s
 }
 
@@ -394,7 +406,9 @@ func (nc *Conn) closeWith(err error) {
 		if len(pending) > 0 {
 			d := min(nc.opts.writeTimeout, 2*time.Second)
 			_ = l.c.SetWriteDeadline(time.Now().Add(d))
-			if _, err := l.c.Write(pending); err != nil {
+			n, err := l.c.Write(pending)
+			nc.stats.socketOut.Add(uint64(n))
+			if err != nil {
 				lost = len(pending)
 			}
 		}

@@ -41,3 +41,7 @@ func SetGossipHook(f func(*Conn)) (restore func()) {
 	gossipHook = f
 	return func() { gossipHook = prev }
 }
+
+// Writes reports how many socket writes the connection made after its
+// handshakes.
+func Writes(nc *Conn) uint64 { return nc.stats.writes.Load() }

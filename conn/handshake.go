@@ -46,6 +46,7 @@ type link struct {
 	// Counters kept by the reader and published to the connection's
 	// atomics once per read, not once per message.
 	inMsgs, inBytes uint64
+	sockIn          uint64 // bytes read from the socket
 	stats           *connStats
 	// Subscriptions that received messages into an empty queue since the
 	// last wake-up, and how many messages were queued meanwhile: consumers
@@ -219,6 +220,7 @@ func (l *link) fill() error {
 	l.keepLent()
 	n, err := l.c.Read(l.buf)
 	if n > 0 {
+		l.sockIn += uint64(n)
 		l.p.Feed(l.buf[:n])
 	}
 	if err != nil {
@@ -243,6 +245,10 @@ func (l *link) flushStats() {
 		l.stats.inMsgs.Add(l.inMsgs)
 		l.stats.inBytes.Add(l.inBytes)
 		l.inMsgs, l.inBytes = 0, 0
+	}
+	if l.sockIn > 0 {
+		l.stats.socketIn.Add(l.sockIn)
+		l.sockIn = 0
 	}
 	if l.lentMsgs > 0 || l.lentBufs > 0 {
 		l.stats.lentMsgs.Add(l.lentMsgs)
@@ -349,6 +355,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	}
 	l := newLink(c)
 	l.base, l.quiet = base, nc.quiet
+	l.stats = &nc.stats // socket bytes count from the first one
 	l.p.Limits.MaxControlLine = nc.opts.maxControlLine + inboundLineSlack
 	op, err := l.next()
 	if err != nil {
@@ -390,7 +397,8 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	out := proto.AppendConnect(nil, js)
 	out = proto.AppendPing(out)
 	wipe(js)
-	_, err = l.c.Write(out)
+	n, err := l.c.Write(out)
+	nc.stats.socketOut.Add(uint64(n))
 	wipe(out)
 	if err != nil {
 		return nil, nil, err
@@ -406,7 +414,9 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		case proto.KindErr:
 			return nil, nil, classifyErr(op.Text)
 		case proto.KindPing:
-			if _, err := l.c.Write(proto.AppendPong(nil)); err != nil {
+			n, err := l.c.Write(proto.AppendPong(nil))
+			nc.stats.socketOut.Add(uint64(n))
+			if err != nil {
 				return nil, nil, err
 			}
 		case proto.KindInfo:

@@ -43,7 +43,7 @@ func (m *Msg) Respond(data []byte) error {
 	if m.sub == nil {
 		return ErrBadSubscription
 	}
-	return m.sub.nc.publish(m.Reply, "", nil, data, pubUrgent)
+	return m.sub.nc.publish(m.Reply, "", nil, data, m.sub.replyMode())
 }
 
 // RespondMsg publishes data with headers to m's reply subject.
@@ -54,7 +54,18 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 	if m.sub == nil {
 		return ErrBadSubscription
 	}
-	return m.sub.nc.publish(m.Reply, "", h, data, pubUrgent)
+	return m.sub.nc.publish(m.Reply, "", h, data, m.sub.replyMode())
+}
+
+// replyMode is how a response to a message of s is written: at once by the
+// responding goroutine, unless s's handler has more messages of the same
+// batch to handle, whose responses will share its write (a reply that no
+// later one takes along is written within lazyDelay).
+func (s *Subscription) replyMode() pubMode {
+	if s.more.Load() {
+		return pubLazy
+	}
+	return pubUrgent
 }
 
 // clone returns an owned copy of m, for a lent message that must outlive

@@ -34,6 +34,9 @@ type Subscription struct {
 	// borrowed views of the read buffer).
 	inline   func(*Msg)
 	borrowed bool
+	// more: a SubscribeFunc handler has further messages of its batch to
+	// handle after the current one (Respond lets its reply wait for them).
+	more atomic.Bool
 	// newMsg provides delivered Msg structs (subscribeAlloc); nil: the
 	// link's slabs.
 	newMsg func() *Msg
@@ -499,8 +502,10 @@ func (s *Subscription) runHandler(f func(*Msg)) {
 		batch, end, _ = s.take(ctx, batch, true, ld != nil)
 		for i, m := range batch {
 			batch[i] = nil
+			s.more.Store(i+1 < len(batch))
 			f(m)
 		}
+		s.more.Store(false)
 		if end {
 			return
 		}

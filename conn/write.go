@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/natsio/natsio/proto"
@@ -140,7 +141,7 @@ func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, m
 		nc.bufPeak = max(nc.bufPeak, len(nc.wbuf))
 	}
 	switch {
-	case mode == pubUrgent && !nc.writing && nc.state == stateConnected:
+	case mode == pubUrgent && !nc.writing && nc.state == stateConnected && nc.resp.pending.Load() <= 1:
 		nc.writeInline(now)
 		return nil
 	case mode == pubLazy && len(nc.wbuf) < lazyKick:
@@ -211,7 +212,9 @@ func (nc *Conn) writeLocked(now time.Time) bool {
 	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on
 	nc.mu.Unlock()
 	l.armWrite(nc.opts.writeTimeout, now)
-	_, err := l.c.Write(buf)
+	n, err := l.c.Write(buf)
+	nc.stats.writes.Add(1)
+	nc.stats.socketOut.Add(uint64(n))
 	nc.mu.Lock()
 	nc.writing = false
 	nc.wcond.Broadcast()
@@ -312,6 +315,9 @@ func (nc *Conn) flusher() {
 		case <-nc.kick:
 		case <-nc.closed:
 			return
+		}
+		if nc.resp.pending.Load() > 1 {
+			runtime.Gosched()
 		}
 		nc.mu.Lock()
 		// While an inline writer is busy, it hands what is left back here.
