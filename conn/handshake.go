@@ -15,8 +15,14 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// readBufSize is the size of a connection's read buffer.
-const readBufSize = 64 << 10
+// readBufSize is the size of a connection's read buffer under load. A
+// link starts with minReadBuf and doubles its buffer after each read that
+// filled it, so an idle connection holds little and a busy one soon reads
+// 64 KiB at a time.
+const (
+	readBufSize = 64 << 10
+	minReadBuf  = 4 << 10
+)
 
 // The parser's limit on one inbound message. A server delivers more than
 // its max_payload in two cases: headers it adds to stored messages
@@ -47,6 +53,7 @@ type link struct {
 	// atomics once per read, not once per message.
 	inMsgs, inBytes uint64
 	sockIn          uint64 // bytes read from the socket
+	filled          bool   // the last read filled buf (fill grows it)
 	stats           *connStats
 	// Subscriptions that received messages into an empty queue since the
 	// last wake-up, and how many messages were queued meanwhile: consumers
@@ -163,7 +170,7 @@ func (l *link) wakeAll() {
 }
 
 func newLink(c net.Conn) *link {
-	l := &link{c: c, buf: make([]byte, readBufSize), handback: make(chan struct{}, 1), lost: make(chan struct{})}
+	l := &link{c: c, buf: make([]byte, minReadBuf), handback: make(chan struct{}, 1), lost: make(chan struct{})}
 	l.parkTimer = time.NewTimer(parkDelay)
 	l.parkTimer.Stop()
 	l.p.Alloc = l.alloc.bytes
@@ -218,7 +225,14 @@ func (l *link) fill() error {
 	l.wakeAll()
 	l.flushStats()
 	l.keepLent()
+	if l.filled && len(l.buf) < readBufSize {
+		// The last read filled the buffer: more is coming than it holds.
+		// The old buffer stays valid for whatever still refers to it
+		// (lent messages).
+		l.buf = make([]byte, min(2*len(l.buf), readBufSize))
+	}
 	n, err := l.c.Read(l.buf)
+	l.filled = n == len(l.buf)
 	if n > 0 {
 		l.sockIn += uint64(n)
 		l.p.Feed(l.buf[:n])

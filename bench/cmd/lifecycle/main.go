@@ -170,7 +170,10 @@ func syscw() uint64 {
 	return 0
 }
 
-// client is the little each scenario needs of a client library.
+// client is the little each scenario needs of a client library. Its
+// subscriptions are callback subscriptions (natsio SubscribeFunc, nats.go
+// Subscribe): nats.go's SubscribeSync allocates a 64 Ki-entry channel
+// each, which at 100,000 subscriptions does not fit in memory.
 type client interface {
 	subscribe(subject string) error
 	respond(subject string) error
@@ -181,7 +184,10 @@ type client interface {
 
 type natsioClient struct{ nc *conn.Conn }
 
-func (c natsioClient) subscribe(s string) error { _, err := c.nc.Subscribe(s); return err }
+func (c natsioClient) subscribe(s string) error {
+	_, err := c.nc.SubscribeFunc(s, func(*conn.Msg) {})
+	return err
+}
 func (c natsioClient) respond(s string) error {
 	_, err := c.nc.SubscribeFunc(s, func(m *conn.Msg) { _ = m.Respond(m.Data) })
 	return err
@@ -196,7 +202,7 @@ func (c natsioClient) close()       { _ = c.nc.Close() }
 type natsgoClient struct{ nc *nats.Conn }
 
 func (c natsgoClient) subscribe(s string) error {
-	_, err := c.nc.SubscribeSync(s)
+	_, err := c.nc.Subscribe(s, func(*nats.Msg) {})
 	return err
 }
 func (c natsgoClient) respond(s string) error {
