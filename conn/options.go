@@ -60,6 +60,7 @@ type options struct {
 	maxReconnectWait time.Duration
 	reconnectJitter  time.Duration
 	reconnectDelay   func(attempt int) time.Duration
+	reconnectTo      ReconnectToServerHandler
 	backoffAll       bool // ReconnectBackoff: every failure doubles the wait
 	reconnectBuf     int
 	pingInterval     time.Duration

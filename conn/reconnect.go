@@ -144,6 +144,11 @@ func (nc *Conn) reconnectLoop() {
 			return
 		}
 		wait := time.Until(s.readyAt)
+		s, wait, ok := nc.chooseLocked(s, wait)
+		if !ok {
+			nc.mu.Unlock()
+			return
+		}
 		nc.mu.Unlock()
 		if wait > 0 {
 			if timer == nil {
