@@ -143,3 +143,33 @@ func TestConnectFailsWithEveryAttempt(t *testing.T) {
 		}
 	}
 }
+
+// Closing a connection that never connected ends its attempts, fails its
+// buffered publishes' fate as lost bytes, and leaves no goroutine.
+func TestRetryOnFailedConnectClosedBeforeConnecting(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	before := leakcheck.Snapshot()
+	defer leakcheck.Wait(t, before, 10*time.Second)
+	url := s.URL()
+	s.Shutdown()
+	nc, err := conn.Connect(ctxT(t), url, conn.RetryOnFailedConnect(), conn.ReconnectWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Subscribe("never"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Publish("never", []byte("lost")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); !errors.Is(err, conn.ErrDisconnected) {
+		t.Fatalf("Flush before the first connection: %v", err)
+	}
+	nc.Close()
+	if st := nc.Stats(); st.LostBytes == 0 || st.Connects != 0 {
+		t.Fatalf("stats after closing unconnected: %+v", st)
+	}
+	if err := nc.WaitConnected(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("WaitConnected: %v", err)
+	}
+}
