@@ -69,9 +69,12 @@ type Conn struct {
 
 	kick   chan struct{}
 	closed chan struct{}
-	ctx    context.Context // canceled by Close; bounds reconnect dials
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// subsClosed is closed by Close once every subscription is marked
+	// closed: it wakes every idle SubscribeFunc handler in one go.
+	subsClosed chan struct{}
+	ctx        context.Context // canceled by Close; bounds reconnect dials
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 
 	// pendingBytes counts bytes queued in all subscriptions, bounded by
 	// the connection-wide pending limit.
@@ -132,12 +135,13 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 		return nil, err
 	}
 	nc := &Conn{
-		opts:      o,
-		pool:      newPool(servers, !o.noRandomize),
-		kick:      make(chan struct{}, 1),
-		closed:    make(chan struct{}),
-		closeDone: make(chan struct{}),
-		subs:      make(map[uint64]*Subscription),
+		opts:       o,
+		pool:       newPool(servers, !o.noRandomize),
+		kick:       make(chan struct{}, 1),
+		closed:     make(chan struct{}),
+		subsClosed: make(chan struct{}),
+		closeDone:  make(chan struct{}),
+		subs:       make(map[uint64]*Subscription),
 	}
 	nc.wcond.L = &nc.mu
 	nc.ctx, nc.cancel = context.WithCancel(context.Background())
@@ -426,7 +430,15 @@ func (nc *Conn) closeWith(err error) {
 	}
 	nc.resp.failAll(closedMsg)
 	nc.runDisconnectHooks(ErrClosed)
-	for _, s := range nc.allSubs() {
+	// Mark every subscription closed, wake their idle handlers at once
+	// (one channel close, instead of one wake-up per subscription that
+	// each finds the other core idle), then finish closing them.
+	subs := nc.allSubs()
+	for _, s := range subs {
+		s.markClosed(ErrClosed)
+	}
+	close(nc.subsClosed)
+	for _, s := range subs {
 		s.close(ErrClosed)
 	}
 	nc.wg.Wait()
