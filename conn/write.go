@@ -305,6 +305,10 @@ func (nc *Conn) lazyExpired() {
 	}
 }
 
+// maxYieldPending is the most outstanding requests at which the flusher
+// yields before writing (see flusher).
+const maxYieldPending = 256
+
 // flusher writes queued bytes to the current connection, coalescing every
 // publish made while it was writing into the next write.
 func (nc *Conn) flusher() {
@@ -316,7 +320,13 @@ func (nc *Conn) flusher() {
 		case <-nc.closed:
 			return
 		}
-		if nc.resp.pending.Load() > 1 {
+		// With a few requests outstanding, yield once so that the
+		// requesters the reader has just woken queue theirs before this
+		// write: they then share it. With many, they queue theirs while
+		// the flusher writes anyway, and a yield would put it behind all
+		// of them (at 10,000 concurrent requesters it cost two thirds of
+		// the throughput).
+		if p := nc.resp.pending.Load(); p > 1 && p <= maxYieldPending {
 			runtime.Gosched()
 		}
 		nc.mu.Lock()
