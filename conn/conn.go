@@ -69,6 +69,8 @@ type Conn struct {
 	lostOnClose int
 	out         struct{ msgs, bytes uint64 }
 	reconn      uint64
+	connects    uint64        // successful connections, the first included
+	upCh        chan struct{} // closed at the next connection (WaitConnected)
 	disconnects uint64
 	bufFull     uint64 // publishes refused with ErrReconnectBuffer
 	bufPeak     int    // most bytes buffered while disconnected
@@ -76,9 +78,12 @@ type Conn struct {
 
 	kick   chan struct{}
 	closed chan struct{}
-	ctx    context.Context // canceled by Close; bounds reconnect dials
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// subsClosed is closed by Close once every subscription is marked
+	// closed: it wakes every idle SubscribeFunc handler in one go.
+	subsClosed chan struct{}
+	ctx        context.Context // canceled by Close; bounds reconnect dials
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 
 	// pendingBytes counts bytes queued in all subscriptions, bounded by
 	// the connection-wide pending limit.
@@ -108,6 +113,7 @@ type connStats struct {
 	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
 	protocolErrors, serverErrors                                               atomic.Uint64
 	requests, requestTimeouts, noResponders                                    atomic.Uint64
+	writes, socketIn, socketOut                                                atomic.Uint64 // socket writes and bytes, after the handshake
 }
 
 // Connect connects to the servers in url (one URL or a comma-separated
@@ -120,7 +126,9 @@ type connStats struct {
 //
 // Once connected, a lost connection is re-established in the background
 // (see ReconnectWait, MaxReconnects, ReconnectBuffer); subscriptions are
-// restored and buffered publishes are sent.
+// restored and buffered publishes are sent. With RetryOnFailedConnect,
+// Connect returns a connection that keeps trying when no server could be
+// reached.
 func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -137,12 +145,13 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	}
 	o.warnReadableSecrets()
 	nc := &Conn{
-		opts:      o,
-		pool:      newPool(servers, !o.noRandomize),
-		kick:      make(chan struct{}, 1),
-		closed:    make(chan struct{}),
-		closeDone: make(chan struct{}),
-		subs:      make(map[uint64]*Subscription),
+		opts:       o,
+		pool:       newPool(servers, !o.noRandomize),
+		kick:       make(chan struct{}, 1),
+		closed:     make(chan struct{}),
+		subsClosed: make(chan struct{}),
+		closeDone:  make(chan struct{}),
+		subs:       make(map[uint64]*Subscription),
 	}
 	nc.wcond.L = &nc.mu
 	nc.ctx, nc.cancel = context.WithCancel(context.Background())
@@ -160,9 +169,16 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 		l, info, err := nc.handshake(ctx, s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.redacted(), err))
+			if o.retryOnFailed {
+				nc.firstAttemptFailed(s, err)
+			}
 			continue
 		}
 		nc.start(l, info, s)
+		return nc, nil
+	}
+	if o.retryOnFailed && ctx.Err() == nil {
+		nc.startRetrying()
 		return nc, nil
 	}
 	nc.cancel()
@@ -171,23 +187,30 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 
 // start installs the first connection and starts the goroutines.
 func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
-	if nc.ev != nil {
-		nc.evStop = make(chan struct{})
-		nc.evDone = make(chan struct{})
-		go func() {
-			defer close(nc.evDone)
-			nc.ev.run(nc.evStop)
-		}()
-	}
+	nc.startEvents()
+	g := nc.gossipFor(info, s)
 	nc.mu.Lock()
 	nc.wg.Add(2)
 	nc.flusherDone = make(chan struct{})
 	go nc.flusher()
 	go nc.pinger()
-	nc.install(l, info, s)
+	nc.install(l, info, s, g)
 	nc.mu.Unlock()
 	nc.opts.logger.Info("nats: connected", "server", s.redacted())
 	nc.ev.push(Event{Kind: EventConnected, Server: s.redacted()})
+}
+
+// startEvents starts the goroutine that delivers events (OnEvent).
+func (nc *Conn) startEvents() {
+	if nc.ev == nil {
+		return
+	}
+	nc.evStop = make(chan struct{})
+	nc.evDone = make(chan struct{})
+	go func() {
+		defer close(nc.evDone)
+		nc.ev.run(nc.evStop)
+	}()
 }
 
 // ServerInfo returns the INFO of the server currently (or last) connected.
@@ -266,6 +289,15 @@ type Stats struct {
 	InMsgs, InBytes   uint64
 	OutMsgs, OutBytes uint64
 	Reconnects        uint64
+	// Connects counts successful connections, the first one included
+	// (Reconnects does not count the first).
+	Connects uint64
+	// SocketBytesIn and SocketBytesOut count every byte read from and
+	// written to the server's sockets, protocol and handshakes included
+	// (InBytes and OutBytes count message payloads and headers only).
+	// Like every counter here they cover the connection's whole life,
+	// across reconnects.
+	SocketBytesIn, SocketBytesOut uint64
 	// Dropped counts messages dropped because a subscription's queue was
 	// full (slow consumer).
 	Dropped uint64
@@ -316,7 +348,7 @@ type Stats struct {
 // Stats returns the connection's counters.
 func (nc *Conn) Stats() Stats {
 	nc.mu.Lock()
-	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn,
+	s := Stats{OutMsgs: nc.out.msgs, OutBytes: nc.out.bytes, Reconnects: nc.reconn, Connects: nc.connects,
 		Disconnects: nc.disconnects, ReconnectBufferFull: nc.bufFull, ReconnectBufferPeak: nc.bufPeak}
 	nc.mu.Unlock()
 	s.RequestsPending = int(nc.resp.pending.Load())
@@ -336,6 +368,8 @@ func (nc *Conn) Stats() Stats {
 	s.BadHeaders = nc.stats.badHeaders.Load()
 	s.EventsDropped = nc.stats.eventsDropped.Load()
 	s.LostBytes = nc.stats.lostBytes.Load()
+	s.SocketBytesIn = nc.stats.socketIn.Load()
+	s.SocketBytesOut = nc.stats.socketOut.Load()
 	return s
 }
 
@@ -387,7 +421,9 @@ func (nc *Conn) closeWith(err error) {
 		if len(pending) > 0 {
 			d := min(nc.opts.writeTimeout, 2*time.Second)
 			_ = l.c.SetWriteDeadline(time.Now().Add(d))
-			if _, err := l.c.Write(pending); err != nil {
+			n, err := l.c.Write(pending)
+			nc.stats.socketOut.Add(uint64(n))
+			if err != nil {
 				lost = len(pending)
 			}
 		}
@@ -405,7 +441,15 @@ func (nc *Conn) closeWith(err error) {
 	}
 	nc.resp.failAll(closedMsg)
 	nc.runDisconnectHooks(ErrClosed)
-	for _, s := range nc.allSubs() {
+	// Mark every subscription closed, wake their idle handlers at once
+	// (one channel close, instead of one wake-up per subscription that
+	// each finds the other core idle), then finish closing them.
+	subs := nc.allSubs()
+	for _, s := range subs {
+		s.markClosed(ErrClosed)
+	}
+	close(nc.subsClosed)
+	for _, s := range subs {
 		s.close(ErrClosed)
 	}
 	nc.wg.Wait()

@@ -16,6 +16,9 @@ const (
 	EventServerError
 	EventSlowConsumer
 	EventProtocolError
+	// EventAttemptFailed reports a failed attempt to connect or reconnect
+	// to Server, with the reason in Err (see RetryOnFailedConnect).
+	EventAttemptFailed
 )
 
 var eventNames = [...]string{
@@ -23,6 +26,7 @@ var eventNames = [...]string{
 	EventReconnected: "reconnected", EventClosed: "closed", EventLameDuck: "lame duck",
 	EventDiscovered: "servers discovered", EventServerError: "server error",
 	EventSlowConsumer: "slow consumer", EventProtocolError: "protocol error",
+	EventAttemptFailed: "attempt failed",
 }
 
 func (k EventKind) String() string {

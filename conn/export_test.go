@@ -46,3 +46,16 @@ const (
 	TraceMaxBytes   = traceMaxBytes
 	TraceMaxObjects = traceMaxObjects
 )
+
+// SetGossipHook makes f run each time the connection has parsed a gossiped
+// server list, with the connection's lock released, until restore. Not for
+// parallel tests.
+func SetGossipHook(f func(*Conn)) (restore func()) {
+	prev := gossipHook
+	gossipHook = f
+	return func() { gossipHook = prev }
+}
+
+// Writes reports how many socket writes the connection made after its
+// handshakes.
+func Writes(nc *Conn) uint64 { return nc.stats.writes.Load() }

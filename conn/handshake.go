@@ -15,8 +15,14 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// readBufSize is the size of a connection's read buffer.
-const readBufSize = 64 << 10
+// readBufSize is the size of a connection's read buffer under load. A
+// link starts with minReadBuf and doubles its buffer after each read that
+// filled it, so an idle connection holds little and a busy one soon reads
+// 64 KiB at a time.
+const (
+	readBufSize = 64 << 10
+	minReadBuf  = 4 << 10
+)
 
 // The parser's limit on one inbound message. A server delivers more than
 // its max_payload in two cases: headers it adds to stored messages
@@ -46,6 +52,8 @@ type link struct {
 	// Counters kept by the reader and published to the connection's
 	// atomics once per read, not once per message.
 	inMsgs, inBytes uint64
+	sockIn          uint64 // bytes read from the socket
+	filled          bool   // the last read filled buf (fill grows it)
 	stats           *connStats
 	// Subscriptions that received messages into an empty queue since the
 	// last wake-up, and how many messages were queued meanwhile: consumers
@@ -162,7 +170,7 @@ func (l *link) wakeAll() {
 }
 
 func newLink(c net.Conn) *link {
-	l := &link{c: c, buf: make([]byte, readBufSize), handback: make(chan struct{}, 1), lost: make(chan struct{})}
+	l := &link{c: c, buf: make([]byte, minReadBuf), handback: make(chan struct{}, 1), lost: make(chan struct{})}
 	l.parkTimer = time.NewTimer(parkDelay)
 	l.parkTimer.Stop()
 	l.p.Alloc = l.alloc.bytes
@@ -217,8 +225,16 @@ func (l *link) fill() error {
 	l.wakeAll()
 	l.flushStats()
 	l.keepLent()
+	if l.filled && len(l.buf) < readBufSize {
+		// The last read filled the buffer: more is coming than it holds.
+		// The old buffer stays valid for whatever still refers to it
+		// (lent messages).
+		l.buf = make([]byte, min(2*len(l.buf), readBufSize))
+	}
 	n, err := l.c.Read(l.buf)
+	l.filled = n == len(l.buf)
 	if n > 0 {
+		l.sockIn += uint64(n)
 		l.p.Feed(l.buf[:n])
 	}
 	if err != nil {
@@ -243,6 +259,10 @@ func (l *link) flushStats() {
 		l.stats.inMsgs.Add(l.inMsgs)
 		l.stats.inBytes.Add(l.inBytes)
 		l.inMsgs, l.inBytes = 0, 0
+	}
+	if l.sockIn > 0 {
+		l.stats.socketIn.Add(l.sockIn)
+		l.sockIn = 0
 	}
 	if l.lentMsgs > 0 || l.lentBufs > 0 {
 		l.stats.lentMsgs.Add(l.lentMsgs)
@@ -349,6 +369,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	}
 	l := newLink(c)
 	l.base, l.quiet = base, nc.quiet
+	l.stats = &nc.stats // socket bytes count from the first one
 	l.p.Limits.MaxControlLine = nc.opts.maxControlLine + inboundLineSlack
 	op, err := l.next()
 	if err != nil {
@@ -390,7 +411,8 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	out := proto.AppendConnect(nil, js)
 	out = proto.AppendPing(out)
 	wipe(js)
-	_, err = l.c.Write(out)
+	n, err := l.c.Write(out)
+	nc.stats.socketOut.Add(uint64(n))
 	wipe(out)
 	if err != nil {
 		return nil, nil, err
@@ -406,7 +428,9 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		case proto.KindErr:
 			return nil, nil, classifyErr(op.Text)
 		case proto.KindPing:
-			if _, err := l.c.Write(proto.AppendPong(nil)); err != nil {
+			n, err := l.c.Write(proto.AppendPong(nil))
+			nc.stats.socketOut.Add(uint64(n))
+			if err != nil {
 				return nil, nil, err
 			}
 		case proto.KindInfo:
@@ -426,7 +450,7 @@ func (nc *Conn) tlsUpgrade(ctx context.Context, c net.Conn, s *server) (net.Conn
 	return tc, nil
 }
 
-// connectMsg builds CONNECT for server s. Passwords and tokens go to a
+// connectMsg builds CONNECT for server s. Credentials of any kind go to a
 // discovered server only over TLS unless SendCredentialsToDiscovered.
 func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMsg, error) {
 	o := &nc.opts
@@ -455,7 +479,9 @@ func (nc *Conn) connectMsg(s *server, info *ServerInfo, secure bool) (*connectMs
 		}
 	}
 	if s.discovered && !secure && !o.discoveredCreds {
-		user, pass, token = "", "", ""
+		// Nothing at all for a gossiped server over plaintext: not even a
+		// signature, which it could relay to a server whose nonce it is.
+		return cm, nil
 	}
 	cm.User, cm.Pass, cm.Token = user, pass, token
 	if o.userJWT != nil {

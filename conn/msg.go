@@ -55,9 +55,9 @@ func (m *Msg) Respond(data []byte) error {
 		return ErrBadSubscription
 	}
 	if m.sub.nc.opts.observer != nil {
-		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", nil, data, pubUrgent, m)
+		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", nil, data, m.sub.replyMode(), m)
 	}
-	return m.sub.nc.publish(m.Reply, "", nil, data, pubUrgent)
+	return m.sub.nc.publish(m.Reply, "", nil, data, m.sub.replyMode())
 }
 
 // RespondMsg publishes data with headers to m's reply subject.
@@ -69,9 +69,20 @@ func (m *Msg) RespondMsg(h *proto.Header, data []byte) error {
 		return ErrBadSubscription
 	}
 	if m.sub.nc.opts.observer != nil {
-		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", h, data, pubUrgent, m)
+		return m.sub.nc.publishObserved(PubRespond, m.Reply, "", h, data, m.sub.replyMode(), m)
 	}
-	return m.sub.nc.publish(m.Reply, "", h, data, pubUrgent)
+	return m.sub.nc.publish(m.Reply, "", h, data, m.sub.replyMode())
+}
+
+// replyMode is how a response to a message of s is written: at once by the
+// responding goroutine, unless s's handler has more messages of the same
+// batch to handle, whose responses will share its write (a reply that no
+// later one takes along is written within lazyDelay).
+func (s *Subscription) replyMode() pubMode {
+	if s.more.Load() {
+		return pubLazy
+	}
+	return pubUrgent
 }
 
 // clone returns an owned copy of m, for a lent message that must outlive

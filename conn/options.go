@@ -16,7 +16,7 @@ const (
 	DefaultConnectTimeout      = 5 * time.Second
 	DefaultReconnectWait       = 2 * time.Second
 	DefaultMaxReconnectWait    = 30 * time.Second
-	DefaultReconnectJitter     = 100 * time.Millisecond
+	DefaultReconnectJitter     = 500 * time.Millisecond
 	DefaultReconnectBuffer     = 8 << 20
 	DefaultPingInterval        = 10 * time.Second
 	DefaultMaxPingsOutstanding = 2
@@ -55,17 +55,21 @@ type options struct {
 	tlsFirst         bool
 	connectTimeout   time.Duration
 	noReconnect      bool
+	retryOnFailed    bool
 	maxReconnects    int
 	reconnectWait    time.Duration
 	maxReconnectWait time.Duration
 	reconnectJitter  time.Duration
 	reconnectDelay   func(attempt int) time.Duration
+	reconnectTo      ReconnectToServerHandler
+	backoffAll       bool // ReconnectBackoff: every failure doubles the wait
 	reconnectBuf     int
 	pingInterval     time.Duration
 	maxPingsOut      int
 	noRandomize      bool
 	ignoreDiscovered bool
 	discoveredCreds  bool
+	pinDiscovered    bool
 	noEcho           bool
 	inboxPrefix      string
 	logger           *slog.Logger
@@ -137,6 +141,21 @@ func ConnectTimeout(d time.Duration) Option {
 	}
 }
 
+// RetryOnFailedConnect makes Connect return a connection even when no
+// server could be reached: after one failed attempt to each server, it
+// goes on trying in the background as it would to reconnect (the same
+// waits and MaxReconnects), and Connect returns it disconnected. Each
+// failed attempt is reported as an EventAttemptFailed, and the first
+// success as EventConnected. Meanwhile publishes go to the reconnect
+// buffer (checked against a max payload of 1 MiB, the server's default,
+// until a server says otherwise), subscriptions are registered and sent
+// once connected, and requests and Flush wait or fail as while
+// reconnecting. WaitConnected waits for the connection. Connect still
+// fails at once for invalid options or when ctx ends first.
+func RetryOnFailedConnect() Option {
+	return func(o *options) error { o.retryOnFailed = true; return nil }
+}
+
 // NoReconnect closes the connection when it is lost instead of reconnecting.
 func NoReconnect() Option {
 	return func(o *options) error { o.noReconnect = true; return nil }
@@ -152,34 +171,43 @@ func MaxReconnects(n int) Option {
 }
 
 // ReconnectWait makes the delay before each attempt to reconnect to a
-// server fixed at d, plus the jitter (ReconnectJitter). It replaces the
-// default backoff (ReconnectBackoff).
+// server fixed at d, plus the jitter (ReconnectJitter), whatever the
+// failure: servers that refuse the client are retried as often as servers
+// that are down.
+//
+// The default policy waits DefaultReconnectWait (2 s) plus the jitter
+// before each attempt to a server that could not be reached, so the client
+// is back at most 2.5 s after its server is, however long the outage
+// lasted; a server that refuses the client (an -ERR such as an
+// authorization violation or a connection limit, a TLS failure) waits 2 s
+// doubled after each further refusal, up to DefaultMaxReconnectWait (30 s).
 func ReconnectWait(d time.Duration) Option {
 	return func(o *options) error {
 		if d < 0 {
 			return invalid("reconnect wait %v", d)
 		}
-		o.reconnectWait, o.maxReconnectWait = d, d
+		o.reconnectWait, o.maxReconnectWait, o.backoffAll = d, d, false
 		return nil
 	}
 }
 
 // ReconnectBackoff sets the delay before the first attempt to reconnect to
-// a server to base, doubling after each failed attempt up to max, plus the
-// jitter (ReconnectJitter). The default is 2 s doubling to 30 s.
+// a server to base, doubling after each failed attempt of any kind up to
+// max, plus the jitter (ReconnectJitter). Without it (see ReconnectWait)
+// only refusals double the wait, from 2 s to 30 s.
 func ReconnectBackoff(base, max time.Duration) Option {
 	return func(o *options) error {
 		if base < 0 || max < base {
 			return invalid("reconnect backoff %v to %v", base, max)
 		}
-		o.reconnectWait, o.maxReconnectWait = base, max
+		o.reconnectWait, o.maxReconnectWait, o.backoffAll = base, max, true
 		return nil
 	}
 }
 
 // ReconnectJitter adds a random delay of up to j to each reconnect wait,
 // so that many clients losing one server do not return at the same
-// instant (default 100 ms; 0 for none).
+// instant (default 500 ms; 0 for none).
 func ReconnectJitter(j time.Duration) Option {
 	return func(o *options) error {
 		if j < 0 {
@@ -247,10 +275,22 @@ func IgnoreDiscoveredServers() Option {
 }
 
 // SendCredentialsToDiscovered allows credentials to be sent to gossiped
-// servers over plaintext connections. By default they are sent to a
-// discovered server only over TLS.
+// servers over plaintext connections. By default none is sent to a
+// discovered server without TLS: no user, password or token, no JWT, no
+// nkey and no nonce signature (a gossiped server could relay a signature
+// of its own nonce to another).
 func SendCredentialsToDiscovered() Option {
 	return func(o *options) error { o.discoveredCreds = true; return nil }
+}
+
+// PinDiscoveredServers verifies the TLS certificate of every gossiped
+// server against the name of the first server named in the URL (the first
+// one with a host name), the name the user trusts. By default a gossiped
+// host name is verified against itself, so any certificate a trusted CA
+// issued for that name is accepted (and receives the credentials), and a
+// gossiped IP address against the first named server's name.
+func PinDiscoveredServers() Option {
+	return func(o *options) error { o.pinDiscovered = true; return nil }
 }
 
 // NoEcho stops the server from delivering this connection's own publishes

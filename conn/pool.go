@@ -16,6 +16,7 @@ type server struct {
 	tlsName    string // name to verify a TLS certificate against
 	discovered bool
 	failures   int       // consecutive failed attempts
+	refusals   int       // consecutive attempts the server refused (refusal)
 	authFailed bool      // the last attempt was refused for credentials
 	readyAt    time.Time // earliest time of the next attempt
 }
@@ -84,20 +85,29 @@ func parseServerURL(raw string) (*server, error) {
 	return &server{url: u, tlsName: host}, nil
 }
 
+// maxPoolSize bounds the server pool: servers a cluster gossips beyond it
+// are ignored (the named servers always stay).
+const maxPoolSize = 1024
+
 // serverPool is the ordered set of servers to (re)connect to.
 type serverPool struct {
 	servers []*server
-	tlsName string // TLS name of the first named server, for gossiped IPs
+	index   map[string]*server // by poolKey(addr)
+	tlsName string             // TLS name of the first named server, for gossiped IPs
 	// userInfo is the first credentials found in a named URL; discovered
 	// servers use them (under the rules of connectMsg).
 	userInfo *url.Userinfo
 }
 
+// poolKey is the key of a "host:port" address in the pool's index: host
+// names compare without case.
+func poolKey(addr string) string { return strings.ToLower(addr) }
+
 func newPool(servers []*server, randomize bool) *serverPool {
 	if randomize {
 		rand.Shuffle(len(servers), func(i, j int) { servers[i], servers[j] = servers[j], servers[i] })
 	}
-	p := &serverPool{servers: servers}
+	p := &serverPool{index: make(map[string]*server, len(servers))}
 	for _, s := range servers {
 		if p.tlsName == "" && net.ParseIP(s.tlsName) == nil {
 			p.tlsName = s.tlsName
@@ -105,6 +115,11 @@ func newPool(servers []*server, randomize bool) *serverPool {
 		if p.userInfo == nil && s.url.User != nil {
 			p.userInfo = s.url.User
 		}
+		if _, dup := p.index[poolKey(s.addr())]; dup {
+			continue
+		}
+		p.index[poolKey(s.addr())] = s
+		p.servers = append(p.servers, s)
 	}
 	return p
 }
@@ -126,6 +141,9 @@ func (p *serverPool) remove(s *server) {
 	for i, x := range p.servers {
 		if x == s {
 			p.servers = append(p.servers[:i], p.servers[i+1:]...)
+			if p.index[poolKey(s.addr())] == s {
+				delete(p.index, poolKey(s.addr()))
+			}
 			return
 		}
 	}
@@ -134,56 +152,104 @@ func (p *serverPool) remove(s *server) {
 // moveToEnd puts s last, so that among servers ready at once the others are
 // tried first.
 func (p *serverPool) moveToEnd(s *server) {
-	p.remove(s)
-	p.servers = append(p.servers, s)
+	for i, x := range p.servers {
+		if x == s {
+			copy(p.servers[i:], p.servers[i+1:])
+			p.servers[len(p.servers)-1] = s
+			return
+		}
+	}
 }
 
-// discover adds gossiped "host:port" URLs with the scheme of cur. It returns
-// how many were added and how many malformed ones were skipped.
-func (p *serverPool) discover(urls []string, cur *server, randomize bool) (added, bad int) {
-	var fresh []*server
-	seen := func(addr string) bool {
-		for _, f := range fresh {
-			if strings.EqualFold(f.addr(), addr) {
-				return true
-			}
-		}
-		return p.has(addr)
+// gossip is the server list of an INFO, parsed and checked without holding
+// the connection's lock (prepareGossip); merge applies it to the pool.
+type gossip struct {
+	listed bool                // the INFO named servers at all
+	keep   map[string]struct{} // poolKey of every listed address
+	fresh  []*server           // new candidates, deduplicated, at most maxPoolSize
+	bad    int                 // malformed entries skipped
+}
+
+// prepareGossip parses gossiped "host:port" URLs into servers with the
+// scheme of cur. A gossiped IP is verified against the TLS name of the
+// first named server (poolTLSName) or cur's; a gossiped host name against
+// itself, or like an IP when pin is set (PinDiscoveredServers). Its cost
+// is linear in len(urls).
+func prepareGossip(urls []string, cur *server, poolTLSName string, pin, randomize bool) *gossip {
+	g := &gossip{listed: len(urls) > 0}
+	if !g.listed {
+		return g
+	}
+	g.keep = make(map[string]struct{}, len(urls))
+	pinned := cur.tlsName
+	if poolTLSName != "" {
+		pinned = poolTLSName
 	}
 	for _, hp := range urls {
 		host, port, err := net.SplitHostPort(strings.TrimSpace(hp))
 		if err != nil || !validHost(host) || !validPort(port) {
-			bad++
+			g.bad++
 			continue
 		}
 		addr := net.JoinHostPort(host, port)
-		if seen(addr) {
+		key := poolKey(addr)
+		if _, seen := g.keep[key]; seen {
 			continue
 		}
-		u := &url.URL{Scheme: cur.url.Scheme, Host: addr}
-		name := host
-		if net.ParseIP(host) != nil {
-			name = cur.tlsName
-			if p.tlsName != "" {
-				name = p.tlsName
-			}
+		g.keep[key] = struct{}{}
+		if len(g.fresh) >= maxPoolSize {
+			continue
 		}
-		fresh = append(fresh, &server{url: u, tlsName: name, discovered: true})
+		name := host
+		if pin || net.ParseIP(host) != nil {
+			name = pinned
+		}
+		g.fresh = append(g.fresh, &server{url: &url.URL{Scheme: cur.url.Scheme, Host: addr}, tlsName: name, discovered: true})
 	}
 	if randomize {
-		rand.Shuffle(len(fresh), func(i, j int) { fresh[i], fresh[j] = fresh[j], fresh[i] })
+		rand.Shuffle(len(g.fresh), func(i, j int) { g.fresh[i], g.fresh[j] = g.fresh[j], g.fresh[i] })
 	}
-	p.servers = append(p.servers, fresh...)
-	return len(fresh), bad
+	return g
+}
+
+// merge applies g to the pool: discovered servers g no longer lists are
+// forgotten (except cur; named servers always stay), then servers new to
+// the pool are added while it holds fewer than maxPoolSize. Its cost is
+// linear in the pool's size and len(g.fresh), both bounded by
+// maxPoolSize. It returns how many servers were added and removed.
+func (p *serverPool) merge(g *gossip, cur *server) (added, gone int) {
+	if !g.listed {
+		return 0, 0
+	}
+	out := p.servers[:0]
+	for _, s := range p.servers {
+		if _, ok := g.keep[poolKey(s.addr())]; s.discovered && s != cur && !ok {
+			delete(p.index, poolKey(s.addr()))
+			gone++
+			continue
+		}
+		out = append(out, s)
+	}
+	clear(p.servers[len(out):])
+	p.servers = out
+	for _, f := range g.fresh {
+		if len(p.servers) >= maxPoolSize {
+			break
+		}
+		key := poolKey(f.addr())
+		if _, ok := p.index[key]; ok {
+			continue
+		}
+		p.index[key] = f
+		p.servers = append(p.servers, f)
+		added++
+	}
+	return added, gone
 }
 
 func (p *serverPool) has(addr string) bool {
-	for _, s := range p.servers {
-		if strings.EqualFold(s.addr(), addr) {
-			return true
-		}
-	}
-	return false
+	_, ok := p.index[poolKey(addr)]
+	return ok
 }
 
 // urls lists the pool's servers without credentials.
@@ -196,13 +262,26 @@ func (p *serverPool) urls() []string {
 }
 
 // backoff is the delay before the attempt-th consecutive attempt to a
-// server (1: the first after losing it).
-func (o *options) backoff(attempt int) time.Duration {
+// server (1: the first after losing it), refusals of which were refused by
+// the server (see refusal). By default a server that could not be reached
+// is retried every reconnectWait, so the client is back at most that plus
+// the jitter after the server is; one that refused the client waits
+// reconnectWait doubled after each further refusal, up to
+// maxReconnectWait. ReconnectBackoff makes every failure double the wait;
+// ReconnectDelay replaces the computation.
+func (o *options) backoff(attempt, refusals int) time.Duration {
 	if o.reconnectDelay != nil {
 		return o.reconnectDelay(attempt)
 	}
+	n := 1 // the wait is reconnectWait doubled n-1 times
+	switch {
+	case o.backoffAll:
+		n = attempt
+	case refusals > 0:
+		n = refusals
+	}
 	d := o.reconnectWait
-	for i := 1; i < attempt && d < o.maxReconnectWait; i++ {
+	for i := 1; i < n && d < o.maxReconnectWait; i++ {
 		d *= 2
 	}
 	d = min(d, o.maxReconnectWait)
@@ -236,28 +315,42 @@ func validPort(p string) bool {
 	return err == nil && n >= 1 && n <= 65535 && p[0] != '+' && p[0] != '-'
 }
 
-// forget removes discovered servers that a full gossip list (urls) no longer
-// names, except cur. Named servers always stay. It returns how many went.
-func (p *serverPool) forget(urls []string, cur *server) int {
+// gossipFor prepares the server list of info, received from cur, for the
+// pool (nil when discovery is off). It runs without nc.mu held.
+func (nc *Conn) gossipFor(info *ServerInfo, cur *server) *gossip {
+	if nc.opts.ignoreDiscovered {
+		return nil
+	}
+	urls := info.ConnectURLs
+	if cur.isWS() {
+		urls = info.WSConnectURL
+	}
 	if len(urls) == 0 {
-		return 0
+		return &gossip{}
 	}
-	keep := make(map[string]bool, len(urls))
-	for _, hp := range urls {
-		if host, port, err := net.SplitHostPort(strings.TrimSpace(hp)); err == nil {
-			keep[strings.ToLower(net.JoinHostPort(host, port))] = true
-		}
+	nc.mu.Lock()
+	name := nc.pool.tlsName
+	nc.mu.Unlock()
+	g := prepareGossip(urls, cur, name, nc.opts.pinDiscovered, !nc.opts.noRandomize)
+	if gossipHook != nil {
+		gossipHook(nc)
 	}
-	n := 0
-	out := p.servers[:0]
-	for _, s := range p.servers {
-		if s.discovered && s != cur && !keep[strings.ToLower(s.addr())] {
-			n++
-			continue
-		}
-		out = append(out, s)
+	return g
+}
+
+// gossipHook, when set by a test, runs where gossipFor has parsed a server
+// list, without nc.mu held.
+var gossipHook func(*Conn)
+
+// applyGossipLocked merges g into the pool and reports a change. nc.mu is
+// held; the work is bounded by maxPoolSize whatever the INFO's size.
+func (nc *Conn) applyGossipLocked(g *gossip) {
+	if g == nil {
+		return
 	}
-	clear(p.servers[len(out):])
-	p.servers = out
-	return n
+	added, gone := nc.pool.merge(g, nc.cur)
+	if added > 0 || g.bad > 0 || gone > 0 {
+		nc.opts.logger.Info("nats: server pool updated", "added", added, "removed", gone, "malformed", g.bad)
+		nc.ev.push(Event{Kind: EventDiscovered, Server: nc.cur.redacted()})
+	}
 }

@@ -212,14 +212,18 @@ func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
 	}
 	l.setMaxPayload(info.MaxPayload)
 	nc.mu.Lock()
+	cur := nc.cur
+	nc.mu.Unlock()
+	// The server list is parsed without the lock: publishers go on.
+	g := nc.gossipFor(info, cur)
+	nc.mu.Lock()
 	if nc.gen != gen {
 		nc.mu.Unlock()
 		return nil
 	}
 	nc.info = info
 	nc.jsLevel.Store(jetStreamLevel(info))
-	cur := nc.cur
-	nc.discoverLocked(info)
+	nc.applyGossipLocked(g)
 	nc.mu.Unlock()
 	if info.LameDuck {
 		nc.opts.logger.Warn("nats: server entering lame duck mode", "server", cur.redacted())
@@ -227,22 +231,4 @@ func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
 		nc.leaveLameDuck(gen)
 	}
 	return nil
-}
-
-// discoverLocked adds the servers an INFO gossips to the pool and reports
-// them. nc.mu is held.
-func (nc *Conn) discoverLocked(info *ServerInfo) {
-	if nc.opts.ignoreDiscovered {
-		return
-	}
-	urls := info.ConnectURLs
-	if nc.cur.isWS() {
-		urls = info.WSConnectURL
-	}
-	added, bad := nc.pool.discover(urls, nc.cur, !nc.opts.noRandomize)
-	gone := nc.pool.forget(urls, nc.cur)
-	if added > 0 || bad > 0 || gone > 0 {
-		nc.opts.logger.Info("nats: server pool updated", "added", added, "removed", gone, "malformed", bad)
-		nc.ev.push(Event{Kind: EventDiscovered, Server: nc.cur.redacted()})
-	}
 }

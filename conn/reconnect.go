@@ -2,6 +2,8 @@ package conn
 
 import (
 	"cmp"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,7 +18,8 @@ var ErrForcedReconnect = errors.New("nats: reconnect forced")
 
 // install makes l the current connection. nc.mu is held. Subscriptions are
 // sent again ahead of any buffered publish.
-func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
+// g is info's server list (gossipFor).
+func (nc *Conn) install(l *link, info *ServerInfo, s *server, g *gossip) {
 	nc.link = l
 	l.stats = &nc.stats
 	nc.info = info
@@ -24,10 +27,16 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server) {
 	nc.cur = s
 	nc.gen++
 	s.failures = 0
+	s.refusals = 0
 	s.authFailed = false
 	nc.state = stateConnected
+	nc.connects++
+	if nc.upCh != nil {
+		close(nc.upCh) // WaitConnected
+		nc.upCh = nil
+	}
 	nc.lastErr = nil
-	nc.discoverLocked(info)
+	nc.applyGossipLocked(g)
 
 	var out []byte
 	for _, sub := range nc.sortedSubs() {
@@ -83,7 +92,7 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.state = stateReconnecting
 	if reconnect {
 		// Retry the lost server only after a delay; others at once.
-		lost.readyAt = time.Now().Add(nc.opts.backoff(1))
+		lost.readyAt = time.Now().Add(nc.opts.backoff(1, 0))
 		nc.pool.moveToEnd(lost)
 		// Counted now so that Close waits for it; started below, after the
 		// disconnect is reported, so that its events follow this one.
@@ -136,6 +145,11 @@ func (nc *Conn) reconnectLoop() {
 			return
 		}
 		wait := time.Until(s.readyAt)
+		s, wait, ok := nc.chooseLocked(s, wait)
+		if !ok {
+			nc.mu.Unlock()
+			return
+		}
 		nc.mu.Unlock()
 		if wait > 0 {
 			if timer == nil {
@@ -150,6 +164,10 @@ func (nc *Conn) reconnectLoop() {
 			}
 		}
 		l, info, err := nc.handshake(nc.ctx, s)
+		var g *gossip
+		if err == nil {
+			g = nc.gossipFor(info, s)
+		}
 		nc.mu.Lock()
 		if nc.state == stateClosed {
 			nc.mu.Unlock()
@@ -159,33 +177,26 @@ func (nc *Conn) reconnectLoop() {
 			return
 		}
 		if err != nil {
-			s.failures++
-			// The next attempt is attempt failures+1: the delay doubles
-			// after each failure (attempt 1 followed the loss).
-			s.readyAt = time.Now().Add(nc.opts.backoff(s.failures + 1))
-			// The same authentication error twice in a row from a server
-			// will not go away by retrying it: drop the server.
-			authErr := isAuthErr(err)
-			repeated := authErr && s.authFailed
-			s.authFailed = authErr
-			if repeated || (nc.opts.maxReconnects >= 0 && s.failures >= nc.opts.maxReconnects) {
-				nc.pool.remove(s)
-			}
-			nc.lastErr = err
+			nc.attemptFailedLocked(s, err)
+			never := nc.connects == 0
 			nc.mu.Unlock()
-			nc.opts.logger.Info("nats: reconnect attempt failed", "server", s.redacted(), "err", err)
-			var se *ServerError
-			if errors.As(err, &se) {
-				// A refusal (credentials, limits) is news; a dial failure is not.
-				nc.ev.push(Event{Kind: EventServerError, Server: s.redacted(), Err: se})
-			}
+			nc.reportAttemptFailed(s, err, never)
 			continue
 		}
-		nc.reconn++
-		nc.install(l, info, s)
+		first := nc.connects == 0
+		if !first {
+			nc.reconn++
+		}
+		nc.install(l, info, s, g)
 		nc.mu.Unlock()
-		nc.opts.logger.Info("nats: reconnected", "server", s.redacted())
-		nc.ev.push(Event{Kind: EventReconnected, Server: s.redacted()})
+		if first {
+			// The first connection of RetryOnFailedConnect.
+			nc.opts.logger.Info("nats: connected", "server", s.redacted())
+			nc.ev.push(Event{Kind: EventConnected, Server: s.redacted()})
+		} else {
+			nc.opts.logger.Info("nats: reconnected", "server", s.redacted())
+			nc.ev.push(Event{Kind: EventReconnected, Server: s.redacted()})
+		}
 		nc.runReconnectHooks()
 		return
 	}
@@ -246,9 +257,10 @@ func (nc *Conn) runDisconnectHooks(reason error) {
 	}
 }
 
-// OnReconnect registers f to run after each successful reconnect, once the
-// subscriptions have been restored; upper layers (JetStream consumers) use
-// it to re-pull. f runs on the reconnecting goroutine and should not block.
+// OnReconnect registers f to run after each successful reconnect (and
+// after the first connection made in the background, RetryOnFailedConnect),
+// once the subscriptions have been restored; upper layers (JetStream
+// consumers) use it to re-pull. f runs on the reconnecting goroutine and should not block.
 // The returned function unregisters f.
 func (nc *Conn) OnReconnect(f func()) (remove func()) {
 	nc.hookMu.Lock()
@@ -276,6 +288,30 @@ func (nc *Conn) runReconnectHooks() {
 	for _, f := range fs {
 		f()
 	}
+}
+
+// refusal reports whether err is the server turning the client away, as
+// opposed to the server being unreachable: an -ERR (credentials, connection
+// limits), a TLS certificate or alert failure, TLS required on one side
+// only, a protocol violation, or credentials the client cannot produce.
+// Retrying at once will not change these, so they back off; a server that
+// is down is retried at a steady pace so that the client is back soon
+// after the server is.
+func refusal(err error) bool {
+	var (
+		se *ServerError
+		pe *ProtocolError
+		ve *tls.CertificateVerificationError
+		ae tls.AlertError
+		he x509.HostnameError
+		ue x509.UnknownAuthorityError
+		ie x509.CertificateInvalidError
+		re tls.RecordHeaderError
+	)
+	return errors.As(err, &se) || errors.As(err, &pe) || errors.As(err, &ve) ||
+		errors.As(err, &ae) || errors.As(err, &he) || errors.As(err, &ue) ||
+		errors.As(err, &ie) || errors.As(err, &re) ||
+		errors.Is(err, ErrTLSRequired) || errors.Is(err, ErrBadCredentials)
 }
 
 // isAuthErr reports whether err is the server refusing the credentials.

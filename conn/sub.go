@@ -36,6 +36,11 @@ type Subscription struct {
 	// borrowed views of the read buffer).
 	inline   func(*Msg)
 	borrowed bool
+	// more: a SubscribeFunc handler has further messages of its batch to
+	// handle after the current one (Respond lets its reply wait for them).
+	more atomic.Bool
+	// closing: markClosed ran, close has yet to finish (Close).
+	closing bool
 	// newMsg provides delivered Msg structs (subscribeAlloc); nil: the
 	// link's slabs.
 	newMsg func() *Msg
@@ -273,6 +278,7 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool
 		select {
 		case <-s.wake:
 		case <-s.done:
+		case <-s.nc.subsClosed:
 		case <-ctx.Done():
 			s.waiting.Store(false)
 			return batch[:0], true, context.Cause(ctx)
@@ -505,8 +511,10 @@ func (s *Subscription) runHandler(f func(*Msg)) {
 		batch, end, _ = s.take(ctx, batch, true, ld != nil)
 		for i, m := range batch {
 			batch[i] = nil
+			s.more.Store(i+1 < len(batch))
 			s.handle(f, m)
 		}
+		s.more.Store(false)
 		if end {
 			return
 		}
@@ -554,7 +562,12 @@ func (s *Subscription) Drain(ctx context.Context) error {
 func (s *Subscription) close(err error) {
 	s.mu.Lock()
 	if s.closed {
+		finish := s.closing
+		s.closing = false
 		s.mu.Unlock()
+		if finish {
+			s.finishClose()
+		}
 		return
 	}
 	s.closed = true
@@ -567,6 +580,30 @@ func (s *Subscription) close(err error) {
 		s.watchStop, s.watchDone = nil, nil
 	}
 	s.mu.Unlock()
+	s.finishClose()
+}
+
+// markClosed is the first half of close, for Close: s is closed, but
+// close (the second half) wakes its consumer. Close calls both in turn,
+// from one goroutine.
+func (s *Subscription) markClosed(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.closing = true
+	s.closeErr = err
+	s.nc.pendingBytes.Add(-int64(s.qBytes))
+	if s.watchStop != nil {
+		s.watchStop()
+		s.watchStop, s.watchDone = nil, nil
+	}
+}
+
+// finishClose wakes whoever waits for s.
+func (s *Subscription) finishClose() {
 	close(s.done)
 	// A consumer reading the socket inline for this subscription stops.
 	if l := s.readingOn.Load(); l != nil {

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/natsio/natsio/proto"
@@ -146,7 +147,7 @@ func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, m
 		nc.bufPeak = max(nc.bufPeak, len(nc.wbuf))
 	}
 	switch {
-	case mode == pubUrgent && !nc.writing && nc.state == stateConnected:
+	case mode == pubUrgent && !nc.writing && nc.state == stateConnected && nc.resp.pending.Load() <= 1:
 		nc.writeInline(now)
 		return nil
 	case mode == pubLazy && len(nc.wbuf) < lazyKick:
@@ -218,7 +219,9 @@ func (nc *Conn) writeLocked(now time.Time) bool {
 	nc.wcond.Broadcast() // the queue is empty: publishers held at highWater go on
 	nc.mu.Unlock()
 	l.armWrite(nc.opts.writeTimeout, now)
-	_, err := l.c.Write(buf)
+	n, err := l.c.Write(buf)
+	nc.stats.writes.Add(1)
+	nc.stats.socketOut.Add(uint64(n))
 	nc.mu.Lock()
 	nc.writing = false
 	nc.wcond.Broadcast()
@@ -309,6 +312,10 @@ func (nc *Conn) lazyExpired() {
 	}
 }
 
+// maxYieldPending is the most outstanding requests at which the flusher
+// yields before writing (see flusher).
+const maxYieldPending = 256
+
 // flusher writes queued bytes to the current connection, coalescing every
 // publish made while it was writing into the next write.
 func (nc *Conn) flusher() {
@@ -319,6 +326,15 @@ func (nc *Conn) flusher() {
 		case <-nc.kick:
 		case <-nc.closed:
 			return
+		}
+		// With a few requests outstanding, yield once so that the
+		// requesters the reader has just woken queue theirs before this
+		// write: they then share it. With many, they queue theirs while
+		// the flusher writes anyway, and a yield would put it behind all
+		// of them (at 10,000 concurrent requesters it cost two thirds of
+		// the throughput).
+		if p := nc.resp.pending.Load(); p > 1 && p <= maxYieldPending {
+			runtime.Gosched()
 		}
 		nc.mu.Lock()
 		// While an inline writer is busy, it hands what is left back here.
