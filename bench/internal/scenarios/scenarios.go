@@ -211,7 +211,23 @@ var ErrNotApplicable = errors.New("not applicable")
 type Prepared struct {
 	Run   func(n int, lat []time.Duration) error
 	Close func() error
+	// Stalls counts the backpressure stalls of the runs so far (see
+	// clients.Staller); 0 for a kind that has none.
+	Stalls func() int64
 }
+
+// Faults that the bench's own tests inject (Plan.Fault), to check that the
+// harness tells a broken client from a loaded machine.
+const (
+	// FaultDrop makes the timed run do one operation fewer than it
+	// reports, as a client that loses a message would: the harness's
+	// checks (the server's in_msgs, the stream's state) must fail the run.
+	FaultDrop = "drop"
+	// FaultStall shrinks an async publish window to 1 with a stall wait
+	// of 1 µs, so that publishes meet a full window all the time: the run
+	// must wait, count the stalls and succeed.
+	FaultStall = "stall"
+)
 
 // Plan is what one instance of a scenario runs: Run(Warmup), then Run(N).
 type Plan struct {
@@ -224,6 +240,9 @@ type Plan struct {
 	// request/reply scenario, so that two processes running it at once
 	// (bench -pair) do not answer each other's requests.
 	Private string
+	// Fault injects a fault for the bench's own tests: FaultDrop or
+	// FaultStall; empty in every measurement.
+	Fault string
 }
 
 // Subject is the subject every scenario publishes to (one per scenario, so
@@ -304,6 +323,9 @@ func (s Scenario) Config(url string, plan Plan) clients.Config {
 	if s.Kind == Request && plan.Private != "" {
 		cfg.Subject += "." + plan.Private
 	}
+	if plan.Fault == FaultStall && s.Kind == JSPubAsync {
+		cfg.Window, cfg.StallWait = 1, time.Microsecond
+	}
 	switch s.Kind {
 	case JSFetch, JSConsume, JSOrdered:
 		cfg.Stored = s.stored(plan)
@@ -371,8 +393,27 @@ func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, pla
 	if err != nil {
 		return nil, err
 	}
+	p := &Prepared{Stalls: func() int64 { return 0 }}
 	if s.Latency() {
-		return &Prepared{Run: func(_ int, lat []time.Duration) error { return lr.Run(lat) }, Close: lr.Close}, nil
+		p.Run, p.Close = func(_ int, lat []time.Duration) error { return lr.Run(lat) }, lr.Close
+	} else {
+		p.Run, p.Close = func(n int, _ []time.Duration) error { return r.Run(n) }, r.Close
+		if st, ok := r.(clients.Staller); ok {
+			p.Stalls = st.Stalls
+		}
 	}
-	return &Prepared{Run: func(n int, _ []time.Duration) error { return r.Run(n) }, Close: r.Close}, nil
+	if plan.Fault == FaultDrop {
+		// The second Run is the timed one: it does one operation fewer.
+		run, runs := p.Run, 0
+		p.Run = func(n int, lat []time.Duration) error {
+			if runs++; runs == 2 && n > 1 {
+				n--
+				if lat != nil {
+					lat = lat[:n]
+				}
+			}
+			return run(n, lat)
+		}
+	}
+	return p, nil
 }
