@@ -261,6 +261,8 @@ func runChild(c config) (res harness.Result) {
 	res.SrvCPUNs = int64(sample.SrvCPU)
 	res.Mallocs = sample.Mallocs
 	res.AllocBytes = sample.AllocBytes
+	res.LiveHeap = sample.LiveHeap
+	res.MaxRSS = sample.MaxRSS
 	if err != nil {
 		return fail(err)
 	}
@@ -409,12 +411,16 @@ func runParent(c config) ([]harness.Row, error) {
 	if notes := harness.FormatNotes(rows); notes != "" {
 		fmt.Printf("\n%s", notes)
 	}
+	growth := harness.Growths(rows, scaleGroups(sel), names)
+	if g := harness.FormatGrowth(growth); g != "" {
+		fmt.Printf("\ngrowth: the cost at the largest scale over the cost at the smallest (×1.00: per-op cost flat, total linear in the work); live heap per op and peak RSS at both ends\n\n%s", g)
+	}
 	fmt.Printf("\n%d runs in %s\n", len(results), elapsed.Round(time.Second))
 
 	if c.out != "" {
 		m := harness.Machine{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
 			GOMAXPROCS: runtime.GOMAXPROCS(0), ServerVersion: srvVersion, Timestamp: time.Now().UTC().Format(time.RFC3339)}
-		if err := writeJSON(c, results, rows, elapsed, load0, load1); err != nil {
+		if err := writeJSON(c, results, rows, growth, elapsed, load0, load1); err != nil {
 			return nil, err
 		}
 		jsonl, svg, err := writeLinesAndChart(c.out, results, rows, order, names, m, load0, load1)
@@ -606,6 +612,17 @@ func logRun(rep, reps int, r *harness.Result) {
 		float64(r.CliCPUNs)/n, float64(r.SrvCPUNs)/n, extra)
 }
 
+// scaleGroups collects the scale families of the selection.
+func scaleGroups(sel []scenarios.Scenario) map[string][]harness.Member {
+	g := map[string][]harness.Member{}
+	for _, s := range sel {
+		if s.Group != "" {
+			g[s.Group] = append(g[s.Group], harness.Member{Scenario: s.Name, Scale: s.Scale})
+		}
+	}
+	return g
+}
+
 // writeLinesAndChart writes, next to the JSON file out, one JSON line per
 // run (.jsonl) and the chart (.svg), and returns their paths.
 func writeLinesAndChart(out string, results []harness.Result, rows []harness.Row, order, names []string, m harness.Machine, load0, load1 float64) (jsonl, svg string, err error) {
@@ -639,12 +656,13 @@ func repsOf(rows []harness.Row) string {
 }
 
 type output struct {
-	Meta map[string]any   `json:"meta"`
-	Rows []harness.Row    `json:"rows"`
-	Runs []harness.Result `json:"runs"`
+	Meta   map[string]any   `json:"meta"`
+	Rows   []harness.Row    `json:"rows"`
+	Growth []harness.Growth `json:"growth,omitempty"`
+	Runs   []harness.Result `json:"runs"`
 }
 
-func writeJSON(c config, results []harness.Result, rows []harness.Row, elapsed time.Duration, load0, load1 float64) error {
+func writeJSON(c config, results []harness.Result, rows []harness.Row, growth []harness.Growth, elapsed time.Duration, load0, load1 float64) error {
 	host, _ := os.Hostname()
 	o := output{
 		Meta: map[string]any{
@@ -664,8 +682,9 @@ func writeJSON(c config, results []harness.Result, rows []harness.Row, elapsed t
 			"goos":       runtime.GOOS,
 			"goarch":     runtime.GOARCH,
 		},
-		Rows: rows,
-		Runs: results,
+		Rows:   rows,
+		Growth: growth,
+		Runs:   results,
 	}
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
 		return err

@@ -95,6 +95,9 @@ type Config struct {
 	Batch int
 	// Window is the async publish window (jspub.async).
 	Window int
+	// Subs is the number of subscriptions of a scale.subs scenario, Conns
+	// the number of connections of a scale.conns scenario.
+	Subs, Conns int
 	// StallWait, when positive, replaces the library's default wait of an
 	// async publish that finds the window full (jspub.async). The bench's
 	// own tests set it tiny to force stalls.

@@ -118,16 +118,10 @@ func WriteChart(w io.Writer, rows []Row, scenarios, clients []string, title stri
 		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`, x, chartTop-4, x, plotBottom, stroke)
 		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#444">%s</text>`+"\n", x, plotBottom+14, trimFloat(v))
 	}
-	for e := 0.0; e <= logMax; e++ {
-		v := math.Pow(10, e) - 1 // 0, 9, 99… as 0, 10, 100 below
-		label := "0"
-		if e > 0 {
-			v = math.Pow(10, e)
-			label = formatCount(v)
-		}
+	for _, v := range append([]float64{0}, decades(logMax)...) {
 		x := float64(x2) + math.Log10(1+v)/logMax*chartPanelW
 		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`, x, chartTop-4, x, plotBottom)
-		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#444">%s</text>`+"\n", x, plotBottom+14, label)
+		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="#444">%s</text>`+"\n", x, plotBottom+14, formatCount(v))
 	}
 	p(`<text x="%d" y="%d" fill="#444">%s</text>`+"\n", x1, plotBottom+30, esc("bars end at the value; a missing bar says why (n/a, failed, timeout)"))
 
@@ -180,6 +174,15 @@ func WriteChart(w io.Writer, rows []Row, scenarios, clients []string, title stri
 	p("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// decades returns 1, 10, 100… up to 10^logMax.
+func decades(logMax float64) []float64 {
+	var out []float64
+	for e := 0.0; e <= logMax; e++ {
+		out = append(out, math.Pow(10, e))
+	}
+	return out
 }
 
 func color(c string) string {

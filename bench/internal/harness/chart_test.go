@@ -117,3 +117,30 @@ func TestJSONLHasTheListedFields(t *testing.T) {
 		t.Errorf("wrong values: %s", lines[0])
 	}
 }
+
+func TestGrowthComparesLargestWithSmallest(t *testing.T) {
+	mk := func(s string, rate float64, cpu int64, mallocs uint64, live int64) Result {
+		n := 1000
+		return Result{Scenario: s, Client: "natsio", Size: 16, N: n, WallNs: int64(float64(n) / rate * 1e9),
+			CliCPUNs: cpu * int64(n), Mallocs: mallocs * uint64(n), LiveHeap: live * int64(n), MaxRSS: 50e6}
+	}
+	rs := []Result{mk("s.1", 1e6, 100, 0, 0), mk("s.1k", 8e5, 110, 1, 10), mk("s.100k", 5e5, 150, 2, 20)}
+	rows := Summarize(rs, []string{"s.1", "s.1k", "s.100k"}, []string{"natsio", "natsgo"})
+	gs := Growths(rows, map[string][]Member{"s": {{"s.100k", 100_000}, {"s.1", 1}, {"s.1k", 1000}}}, []string{"natsio", "natsgo"})
+	if len(gs) != 1 {
+		t.Fatalf("%d growth rows, want 1 (natsgo has no rows)", len(gs))
+	}
+	g := gs[0]
+	if g.From != 1 || g.To != 100_000 || math.Abs(g.TimeOp-2) > 1e-6 || math.Abs(g.CliCPUOp-1.5) > 1e-6 || g.AllocsOp != 0 || g.LiveTo != 20 {
+		t.Errorf("growth %+v", g)
+	}
+	if _, err := json.Marshal(gs); err != nil {
+		t.Errorf("growth rows do not encode: %v", err)
+	}
+	out := FormatGrowth(gs)
+	for _, want := range []string{"1 → 100k", "×2.00", "×1.50"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("growth table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -34,6 +34,8 @@ type Line struct {
 	BytesOp   float64 `json:"bytes_per_op"`
 	CliCPUOp  float64 `json:"cli_cpu_ns_per_op"`
 	SrvCPUOp  float64 `json:"srv_cpu_ns_per_op"`
+	LiveOp    float64 `json:"live_bytes_per_op"`
+	MaxRSS    int64   `json:"max_rss_bytes"`
 	P50us     float64 `json:"p50_us,omitempty"`
 	P90us     float64 `json:"p90_us,omitempty"`
 	P99us     float64 `json:"p99_us,omitempty"`
@@ -63,6 +65,8 @@ func LineOf(r *Result, m Machine) Line {
 	l.BytesOp = r.perOp(float64(r.AllocBytes))
 	l.CliCPUOp = r.perOp(float64(r.CliCPUNs))
 	l.SrvCPUOp = r.perOp(float64(r.SrvCPUNs))
+	l.LiveOp = r.perOp(float64(r.LiveHeap))
+	l.MaxRSS = r.MaxRSS
 	if r.Latency {
 		l.P50us, l.P90us, l.P99us = float64(r.P50Ns)/1e3, float64(r.P90Ns)/1e3, float64(r.P99Ns)/1e3
 	}
@@ -74,7 +78,7 @@ func WriteJSONL(w io.Writer, results []Result, m Machine) error {
 	enc := json.NewEncoder(w)
 	for i := range results {
 		l := LineOf(&results[i], m)
-		for _, p := range []*float64{&l.MsgsPerS, &l.MBPerS, &l.AllocsOp, &l.BytesOp, &l.CliCPUOp, &l.SrvCPUOp} {
+		for _, p := range []*float64{&l.MsgsPerS, &l.MBPerS, &l.AllocsOp, &l.BytesOp, &l.CliCPUOp, &l.SrvCPUOp, &l.LiveOp} {
 			if math.IsNaN(*p) || math.IsInf(*p, 0) {
 				*p = 0
 			}

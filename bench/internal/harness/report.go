@@ -22,6 +22,8 @@ type Result struct {
 	SrvCPUNs   int64  `json:"srv_cpu_ns"`
 	Mallocs    uint64 `json:"mallocs"`
 	AllocBytes uint64 `json:"alloc_bytes"`
+	LiveHeap   int64  `json:"live_heap_bytes"`
+	MaxRSS     int64  `json:"max_rss_bytes"`
 
 	P50Ns int64 `json:"p50_ns,omitempty"`
 	P90Ns int64 `json:"p90_ns,omitempty"`
@@ -70,6 +72,8 @@ type Row struct {
 	Bytes    float64 `json:"bytes_per_op"`
 	CliCPU   float64 `json:"cli_cpu_ns_per_op"`
 	SrvCPU   float64 `json:"srv_cpu_ns_per_op"`
+	Live     float64 `json:"live_bytes_per_op"` // LiveHeap ÷ N, median
+	MaxRSS   float64 `json:"max_rss_bytes"`     // median
 	P50us    float64 `json:"p50_us,omitempty"`
 	P90us    float64 `json:"p90_us,omitempty"`
 	P99us    float64 `json:"p99_us,omitempty"`
@@ -124,7 +128,7 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				continue
 			}
 			row := Row{Scenario: s, Client: c, Size: runs[0].Size, Latency: runs[0].Latency}
-			var rate, allocs, bytes, cli, srv, p50, p90, p99 []float64
+			var rate, allocs, bytes, cli, srv, live, rss, p50, p90, p99 []float64
 			for i := range runs {
 				r := &runs[i]
 				row.Stalls += r.Stalls
@@ -155,6 +159,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				bytes = append(bytes, r.perOp(float64(r.AllocBytes)))
 				cli = append(cli, r.perOp(float64(r.CliCPUNs)))
 				srv = append(srv, r.perOp(float64(r.SrvCPUNs)))
+				live = append(live, r.perOp(float64(r.LiveHeap)))
+				rss = append(rss, float64(r.MaxRSS))
 				if r.Latency {
 					p50 = append(p50, float64(r.P50Ns)/1e3)
 					p90 = append(p90, float64(r.P90Ns)/1e3)
@@ -169,6 +175,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				row.Bytes = Median(bytes)
 				row.CliCPU = Median(cli)
 				row.SrvCPU = Median(srv)
+				row.Live = Median(live)
+				row.MaxRSS = Median(rss)
 				if row.Latency {
 					row.P50us, row.P90us, row.P99us = Median(p50), Median(p90), Median(p99)
 				}
