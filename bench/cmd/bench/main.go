@@ -427,6 +427,9 @@ func runParent(c config) ([]harness.Row, error) {
 		if err != nil {
 			return nil, err
 		}
+		if abs, err := filepath.Abs(svg); err == nil {
+			svg = abs
+		}
 		fmt.Printf("results written to %s and %s\nchart: %s\n", c.out, jsonl, svg)
 	}
 	if n := countFailed(rows); n > 0 {

@@ -82,7 +82,8 @@ type natsgoJSPubAsync struct {
 	natsgoJS
 	subject string
 	data    []byte
-	failed  atomic.Int64
+	failed  atomic.Int64 // acks that failed, timeouts excepted
+	expired atomic.Int64 // acks that timed out
 	async   errAsync
 	opts    []jetstream.PublishOpt
 	stalls  int64
@@ -102,6 +103,10 @@ func (NatsGo) NewJSPublishAsync(_ context.Context, cfg Config) (Runner, error) {
 	c, err := natsgoJSConnect(cfg, "bench-jspub-async",
 		jetstream.WithPublishAsyncMaxPending(cfg.Window),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+				p.expired.Add(1)
+				return
+			}
 			p.failed.Add(1)
 			p.async.set(err)
 		}))
@@ -131,6 +136,9 @@ func (p *natsgoJSPubAsync) Run(n int) error {
 	}
 	if f := p.failed.Load(); f > 0 {
 		return fmt.Errorf("%d publishes failed: %w", f, p.async.get())
+	}
+	if e := p.expired.Load(); e > 0 {
+		return fmt.Errorf("%w: %d acks did not come in time", ErrTimeout, e)
 	}
 	return nil
 }

@@ -138,7 +138,15 @@ func (p *natsioJSPubAsync) Run(n int) error {
 	}
 	cctx, cancel := deadline()
 	defer cancel()
-	return p.w.Complete(cctx)
+	if err := p.w.Complete(cctx); err != nil {
+		// Only acks that did not come in time make a timeout; a failed or
+		// lost one is a failure even next to timed-out ones.
+		if st := p.w.Stats(); st.Failed > 0 || st.Lost > 0 {
+			return fmt.Errorf("%d publishes failed, %d acks lost: %v", st.Failed, st.Lost, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // Stalls implements Staller.
