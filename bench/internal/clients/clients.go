@@ -98,6 +98,9 @@ type Config struct {
 	// Subs is the number of subscriptions of a scale.subs scenario, Conns
 	// the number of connections of a scale.conns scenario.
 	Subs, Conns int
+	// InFlight is the number of requests in flight at once of a
+	// scale.inflight scenario.
+	InFlight int
 	// StallWait, when positive, replaces the library's default wait of an
 	// async publish that finds the window full (jspub.async). The bench's
 	// own tests set it tiny to force stalls.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // Scale kinds: how a client's cost grows with the number of connections
@@ -63,4 +64,31 @@ func checkSubs(subs int) error {
 		return fmt.Errorf("%d subscriptions", subs)
 	}
 	return nil
+}
+
+// InFlighter: request/reply with cfg.InFlight requests in flight at once
+// on one connection (one goroutine each, each making its share of the run's
+// requests one after the other); the responder is on another connection
+// in the same process. Every reply must arrive with the right size.
+type InFlighter interface {
+	NewInFlight(ctx context.Context, cfg Config) (Runner, error)
+}
+
+// runInFlight splits n requests over k goroutines, each calling req for
+// its share, and returns the first error.
+func runInFlight(n, k int, req func() error) error {
+	var wg sync.WaitGroup
+	var async errAsync
+	for _, share := range shares(n, max(1, min(k, n))) {
+		wg.Go(func() {
+			for range share {
+				if err := req(); err != nil {
+					async.set(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return async.get()
 }

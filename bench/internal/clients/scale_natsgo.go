@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -199,4 +200,33 @@ func (p *natsgoManyConns) Close() error {
 		nc.Close()
 	}
 	return nil
+}
+
+// --- requests in flight ---
+
+type natsgoInFlight struct {
+	natsgoReq
+	inFlight int
+}
+
+// NewInFlight implements InFlighter.
+func (NatsGo) NewInFlight(ctx context.Context, cfg Config) (Runner, error) {
+	lr, err := NatsGo{}.NewRequest(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &natsgoInFlight{natsgoReq: *lr.(*natsgoReq), inFlight: cfg.InFlight}, nil
+}
+
+func (r *natsgoInFlight) Run(n int) error {
+	return runInFlight(n, r.inFlight, func() error {
+		m, err := r.req.Request(r.subject, r.data, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		if len(m.Data) != len(r.data) {
+			return fmt.Errorf("reply of %d bytes, want %d", len(m.Data), len(r.data))
+		}
+		return nil
+	})
 }

@@ -197,3 +197,32 @@ func (p *natsioManyConns) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// --- requests in flight ---
+
+type natsioInFlight struct {
+	natsioReq
+	inFlight int
+}
+
+// NewInFlight implements InFlighter.
+func (Natsio) NewInFlight(ctx context.Context, cfg Config) (Runner, error) {
+	lr, err := Natsio{}.NewRequest(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &natsioInFlight{natsioReq: *lr.(*natsioReq), inFlight: cfg.InFlight}, nil
+}
+
+func (r *natsioInFlight) Run(n int) error {
+	return runInFlight(n, r.inFlight, func() error {
+		m, err := r.req.Request(context.Background(), r.subject, r.data)
+		if err != nil {
+			return err
+		}
+		if len(m.Data) != len(r.data) {
+			return fmt.Errorf("reply of %d bytes, want %d", len(m.Data), len(r.data))
+		}
+		return nil
+	})
+}

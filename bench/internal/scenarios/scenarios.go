@@ -76,6 +76,9 @@ const (
 	// ManyConns: Conns connections in one process, each publishing to its
 	// own callback subscription, Count messages in total.
 	ManyConns Kind = "manyconns"
+	// InFlight: Count requests with InFlight of them in flight at once on
+	// one connection; the responder is on another.
+	InFlight Kind = "inflight"
 )
 
 // Scenario is one registry entry.
@@ -98,6 +101,8 @@ type Scenario struct {
 	Stored int
 	// Subs and Conns: see clients.Config (scale kinds).
 	Subs, Conns int
+	// InFlight: see clients.Config (scale kinds).
+	InFlight int
 	// Group names a family of scale scenarios that differ only in Scale
 	// (subscriptions, connections or stored messages); the report adds a
 	// growth row per family: the cost at the largest Scale over the cost
@@ -128,7 +133,7 @@ func (s Scenario) InMsgsPerOp() int {
 	switch s.Kind {
 	case Publish, PubSub, ManySubs, ManyConns:
 		return 1
-	case Request:
+	case Request, InFlight:
 		return 2 // request + reply
 	}
 	return 0
@@ -194,6 +199,8 @@ var Registry = []Scenario{
 	{Name: "scale.ordered.10k", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 10_000, Warmup: 1_000, Group: "scale.ordered", Scale: 10_000, Note: "ordered read of 10k stored messages"},
 	{Name: "scale.ordered.100k", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 100_000, Warmup: 1_000, Group: "scale.ordered", Scale: 100_000, Note: "ordered read of 100k stored messages"},
 	{Name: "scale.ordered.1m", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 1_000_000, Warmup: 1_000, Group: "scale.ordered", Scale: 1_000_000, Note: "ordered read of 1M stored messages (128 MB memory stream)"},
+	{Name: "scale.inflight.1.16", Kind: InFlight, Size: 16, InFlight: 1, Count: 15_000, Warmup: 1_000, Group: "scale.inflight", Scale: 1, Note: "requests one at a time (as req.16, without latencies)"},
+	{Name: "scale.inflight.10k.16", Kind: InFlight, Size: 16, InFlight: 10_000, Count: 100_000, Warmup: 10_000, Group: "scale.inflight", Scale: 10_000, Note: "10k requests in flight at once on one connection, one goroutine each"},
 	{Name: "scale.conns.1.16", Kind: ManyConns, Size: 16, Conns: 1, Count: 400_000, Warmup: 40_000, Group: "scale.conns", Scale: 1, Note: "1 connection publishing to its own callback subscription"},
 	{Name: "scale.conns.100.16", Kind: ManyConns, Size: 16, Conns: 100, Count: 400_000, Warmup: 40_000, Group: "scale.conns", Scale: 100, Note: "100 connections in one process, each publishing to its own callback subscription, all at once"},
 }
@@ -335,6 +342,8 @@ func (s Scenario) Supports(c clients.Client) bool {
 		_, ok = c.(clients.ManySubscriber)
 	case ManyConns:
 		_, ok = c.(clients.ManyConnector)
+	case InFlight:
+		_, ok = c.(clients.InFlighter)
 	}
 	return ok
 }
@@ -361,6 +370,7 @@ func (s Scenario) Config(url string, plan Plan) clients.Config {
 		Keys:     s.Keys,
 		Subs:     s.Subs,
 		Conns:    s.Conns,
+		InFlight: s.InFlight,
 	}
 	if s.Kind == Request && plan.Private != "" {
 		cfg.Subject += "." + plan.Private
@@ -435,6 +445,8 @@ func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, pla
 		r, err = c.(clients.ManySubscriber).NewManySubs(ctx, cfg)
 	case ManyConns:
 		r, err = c.(clients.ManyConnector).NewManyConns(ctx, cfg)
+	case InFlight:
+		r, err = c.(clients.InFlighter).NewInFlight(ctx, cfg)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", s.Kind)
 	}
