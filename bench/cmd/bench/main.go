@@ -46,6 +46,7 @@ type config struct {
 	clients   string
 	reps      int
 	count     int
+	warmup    int
 	scale     float64
 	duration  time.Duration
 	out       string
@@ -71,6 +72,7 @@ type config struct {
 	rep      int
 	srvPID   int
 	setup    bool
+	fault    string // internal: scenarios.FaultDrop or FaultStall, for the bench's own tests
 }
 
 func main() {
@@ -81,6 +83,7 @@ func main() {
 	flag.StringVar(&c.clients, "clients", envOr("CLIENTS", strings.Join(clients.Names, ",")), "comma-separated clients (env CLIENTS)")
 	flag.IntVar(&c.reps, "reps", envInt("REPS", 3), "repetitions (env REPS)")
 	flag.IntVar(&c.count, "count", envInt("COUNT", 0), "operations per timed section for every scenario (0: each scenario's default; env COUNT)")
+	flag.IntVar(&c.warmup, "warmup", 0, "untimed operations before every timed section (0: each scenario's default)")
 	flag.Float64Var(&c.scale, "scale", 1, "multiply each scenario's default count")
 	flag.DurationVar(&c.duration, "duration", 0, "instead of a count, size each timed section to about this long (calibrated on the warm-up)")
 	flag.StringVar(&c.out, "out", filepath.Join("results", "latest.json"), "JSON results file (empty: none)")
@@ -100,6 +103,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 10, "with -pair: rounds (one block of each client per round, the order alternating)")
 	flag.IntVar(&c.block, "block", 2000, "with -pair: operations per block")
 	flag.BoolVar(&c.serve, "serve", false, "internal (child of -pair): run a block for each line on stdin")
+	flag.StringVar(&c.fault, "fault", "", "internal (tests of the bench): inject a fault into every run: drop (one operation fewer than reported) or stall (async publish window of 1)")
 	flag.BoolVar(&c.setup, "setup", false, "with -child: create the scenario's fixture first (to run a child by hand under perf or strace)")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) {
@@ -138,7 +142,7 @@ func main() {
 		}
 		return
 	}
-	if err := runParent(c); err != nil {
+	if _, err := runParent(c); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -169,6 +173,14 @@ func timedCount(c config, s scenarios.Scenario) int {
 	return max(1, int(float64(s.Count)*c.scale))
 }
 
+// withWarmup applies -warmup to a scenario.
+func withWarmup(c config, s scenarios.Scenario) scenarios.Scenario {
+	if c.warmup > 0 {
+		s.Warmup = c.warmup
+	}
+	return s
+}
+
 // maxDurationFactor caps a -duration run at this many times the default
 // count (subscriber queues are sized for it).
 const maxDurationFactor = 10
@@ -179,12 +191,14 @@ func runChild(c config) (res harness.Result) {
 	res = harness.Result{Scenario: c.scenario, Client: c.client, Rep: c.rep}
 	fail := func(err error) harness.Result {
 		res.Err = err.Error()
+		res.Timeout = clients.IsTimeout(err)
 		return res
 	}
 	s, ok := scenarios.Lookup(c.scenario)
 	if !ok {
 		return fail(fmt.Errorf("unknown scenario %q", c.scenario))
 	}
+	s = withWarmup(c, s)
 	cl, ok := clients.All()[c.client]
 	if !ok {
 		return fail(fmt.Errorf("unknown client %q", c.client))
@@ -192,7 +206,7 @@ func runChild(c config) (res harness.Result) {
 	res.Size, res.Latency, res.Warmup = s.Size, s.Latency(), s.Warmup
 	n := timedCount(c, s)
 	calibrate := c.duration > 0 && !s.FixedCount()
-	plan := scenarios.Plan{Warmup: s.Warmup, N: n}
+	plan := scenarios.Plan{Warmup: s.Warmup, N: n, Fault: c.fault}
 	if calibrate {
 		plan.MaxMsgs = s.Warmup + maxDurationFactor*s.Count
 	}
@@ -241,11 +255,14 @@ func runChild(c config) (res harness.Result) {
 		run = serverPerf(c, run)
 	}
 	sample, err := harness.Measure(c.srvPID, run)
+	res.Stalls = p.Stalls()
 	res.WallNs = int64(sample.Wall)
 	res.CliCPUNs = int64(sample.CliCPU)
 	res.SrvCPUNs = int64(sample.SrvCPU)
 	res.Mallocs = sample.Mallocs
 	res.AllocBytes = sample.AllocBytes
+	res.LiveHeap = sample.LiveHeap
+	res.MaxRSS = sample.MaxRSS
 	if err != nil {
 		return fail(err)
 	}
@@ -308,10 +325,22 @@ func serverPerf(c config, run func() error) func() error {
 
 // --- parent ---
 
-func runParent(c config) error {
+// errFailed is what runParent returns when a run failed a correctness
+// check (or its client crashed): the only outcome that makes bench exit
+// non-zero once the table is printed. Timeouts and stalls are reported in
+// the table and its notes, not failed.
+var errFailed = errors.New("failed")
+
+// runParent runs the selected scenarios, prints the table and writes the
+// results. It returns the table's rows, and an error wrapping errFailed when
+// some row failed.
+func runParent(c config) ([]harness.Row, error) {
 	sel, err := scenarios.Select(c.scenarios)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for i := range sel {
+		sel[i] = withWarmup(c, sel[i])
 	}
 	all := clients.All()
 	var names []string
@@ -321,27 +350,31 @@ func runParent(c config) error {
 			continue
 		}
 		if _, ok := all[n]; !ok {
-			return fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", n)
+			return nil, fmt.Errorf("unknown client %q (have natsio, natsgo, raw)", n)
 		}
 		names = append(names, n)
 	}
 	if len(names) == 0 {
-		return errors.New("no clients")
+		return nil, errors.New("no clients")
 	}
 	if c.reps < 1 {
-		return errors.New("-reps must be at least 1")
+		return nil, errors.New("-reps must be at least 1")
 	}
 	self, ctx, srv, done, err := begin(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer done()
 	log.Printf("nats-server pid %d at %s; %d scenarios × %d clients × %d reps", srv.PID, srv.URL, len(sel), len(names), c.reps)
 
 	if c.profile != "" {
 		if err := os.MkdirAll(c.profile, 0o755); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	srvVersion := ""
+	if v, err := srv.Varz(); err == nil {
+		srvVersion = v.Version
 	}
 	load0 := harness.LoadAvg()
 	if load0 > float64(runtime.NumCPU()) {
@@ -354,7 +387,7 @@ func runParent(c config) error {
 			for i := range names {
 				name := names[(i+rep)%len(names)]
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return nil, ctx.Err()
 				}
 				r := runOne(ctx, c, self, srv, s, name, rep)
 				results = append(results, r)
@@ -375,20 +408,34 @@ func runParent(c config) error {
 		c.reps, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, load1)
 	fmt.Printf("medians over reps; min–max of msgs/s; ×raw, natsio/natsgo: medians of per-rep msgs/s ratios; cpu natsio/natsgo: of cli-cpu ns/op\n\n")
 	fmt.Print(harness.FormatTable(rows))
+	if notes := harness.FormatNotes(rows); notes != "" {
+		fmt.Printf("\n%s", notes)
+	}
+	growth := harness.Growths(rows, scaleGroups(sel), names)
+	if g := harness.FormatGrowth(growth); g != "" {
+		fmt.Printf("\ngrowth: the cost at the largest scale over the cost at the smallest (×1.00: per-op cost flat, total linear in the work); live heap per op and peak RSS at both ends\n\n%s", g)
+	}
 	fmt.Printf("\n%d runs in %s\n", len(results), elapsed.Round(time.Second))
 
 	if c.out != "" {
-		if err := writeJSON(c, results, rows, elapsed, load0, load1); err != nil {
-			return err
+		m := harness.Machine{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
+			GOMAXPROCS: runtime.GOMAXPROCS(0), ServerVersion: srvVersion, Timestamp: time.Now().UTC().Format(time.RFC3339)}
+		if err := writeJSON(c, results, rows, growth, elapsed, load0, load1); err != nil {
+			return nil, err
 		}
-		fmt.Printf("results written to %s\n", c.out)
-	}
-	for _, r := range rows {
-		if r.Failed > 0 {
-			return fmt.Errorf("%d scenario rows failed", countFailed(rows))
+		jsonl, svg, err := writeLinesAndChart(c.out, results, rows, order, names, m, load0, load1)
+		if err != nil {
+			return nil, err
 		}
+		if abs, err := filepath.Abs(svg); err == nil {
+			svg = abs
+		}
+		fmt.Printf("results written to %s and %s\nchart: %s\n", c.out, jsonl, svg)
 	}
-	return nil
+	if n := countFailed(rows); n > 0 {
+		return rows, fmt.Errorf("%d scenario rows %w a correctness check", n, errFailed)
+	}
+	return rows, nil
 }
 
 // begin sets up a run: this program's path (for its child processes), a
@@ -465,7 +512,7 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := s.Setup(sctx, srv.URL, scenarios.Plan{Warmup: s.Warmup, N: timedCount(c, s)}); err != nil {
-		res.Err = "setup: " + err.Error()
+		res.Err, res.Timeout = "setup: "+err.Error(), clients.IsTimeout(err)
 		return res
 	}
 	defer func() {
@@ -473,23 +520,26 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 		defer cancel()
 		if res.Err == "" {
 			if err := s.Verify(sctx, srv.URL, scenarios.Plan{Warmup: res.Warmup, N: res.N}); err != nil {
-				res.Err = "verify: " + err.Error()
+				res.Err, res.Timeout = "verify: "+err.Error(), clients.IsTimeout(err)
 			}
 		}
 		if err := s.Teardown(sctx, srv.URL); err != nil && res.Err == "" {
-			res.Err = "teardown: " + err.Error()
+			res.Err, res.Timeout = "teardown: "+err.Error(), clients.IsTimeout(err)
 		}
 	}()
 	v0, err := srv.Varz()
 	if err != nil {
-		res.Err = "varz: " + err.Error()
+		res.Err, res.Timeout = "varz: "+err.Error(), clients.IsTimeout(err)
 		return res
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	args := []string{"-child", "-scenario", s.Name, "-client", client, "-rep", strconv.Itoa(rep),
-		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.count),
+		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.count), "-warmup", strconv.Itoa(c.warmup),
 		"-scale", strconv.FormatFloat(c.scale, 'g', -1, 64), "-duration", c.duration.String(), "-out", ""}
+	if c.fault != "" {
+		args = append(args, "-fault", c.fault)
+	}
 	if c.profile != "" {
 		args = append(args, "-profile", c.profile, "-memprofilerate", strconv.Itoa(c.memRate))
 	}
@@ -504,8 +554,9 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 	}
 	if err := json.Unmarshal(line, &res); err != nil {
 		msg := fmt.Sprintf("child: %v", runErr)
-		if cctx.Err() != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
 			msg = fmt.Sprintf("child timed out after %v", c.timeout)
+			res.Timeout = true
 		}
 		if tail := lastLines(stderr.String(), 5); tail != "" {
 			msg += ": " + tail
@@ -526,7 +577,7 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 			time.Sleep(10 * time.Millisecond)
 		}
 		if err != nil {
-			res.Err = "varz: " + err.Error()
+			res.Err, res.Timeout = "varz: "+err.Error(), clients.IsTimeout(err)
 		} else {
 			res.ServerInMsgs = v1.InMsgs - v0.InMsgs
 			if res.ServerInMsgs != res.ExpectInMsgs {
@@ -547,7 +598,11 @@ func lastLines(s string, n int) string {
 
 func logRun(rep, reps int, r *harness.Result) {
 	if r.Err != "" {
-		log.Printf("rep %d/%d %-22s %-7s ERROR %s", rep+1, reps, r.Scenario, r.Client, r.Err)
+		kind := "ERROR"
+		if r.Timeout {
+			kind = "TIMEOUT"
+		}
+		log.Printf("rep %d/%d %-22s %-7s %s %s", rep+1, reps, r.Scenario, r.Client, kind, r.Err)
 		return
 	}
 	n := float64(r.N)
@@ -560,13 +615,57 @@ func logRun(rep, reps int, r *harness.Result) {
 		float64(r.CliCPUNs)/n, float64(r.SrvCPUNs)/n, extra)
 }
 
-type output struct {
-	Meta map[string]any   `json:"meta"`
-	Rows []harness.Row    `json:"rows"`
-	Runs []harness.Result `json:"runs"`
+// scaleGroups collects the scale families of the selection.
+func scaleGroups(sel []scenarios.Scenario) map[string][]harness.Member {
+	g := map[string][]harness.Member{}
+	for _, s := range sel {
+		if s.Group != "" {
+			g[s.Group] = append(g[s.Group], harness.Member{Scenario: s.Name, Scale: s.Scale})
+		}
+	}
+	return g
 }
 
-func writeJSON(c config, results []harness.Result, rows []harness.Row, elapsed time.Duration, load0, load1 float64) error {
+// writeLinesAndChart writes, next to the JSON file out, one JSON line per
+// run (.jsonl) and the chart (.svg), and returns their paths.
+func writeLinesAndChart(out string, results []harness.Result, rows []harness.Row, order, names []string, m harness.Machine, load0, load1 float64) (jsonl, svg string, err error) {
+	base := strings.TrimSuffix(out, filepath.Ext(out))
+	jsonl, svg = base+".jsonl", base+".svg"
+	var lines, chart bytes.Buffer
+	if err := harness.WriteJSONL(&lines, results, m); err != nil {
+		return "", "", err
+	}
+	title := fmt.Sprintf("%s, %s %s/%s, %d CPUs, nats-server %s, load average %.1f before / %.1f after; medians of %s",
+		m.Timestamp, m.GoVersion, m.GOOS, m.GOARCH, m.CPUs, m.ServerVersion, load0, load1, repsOf(rows))
+	if err := harness.WriteChart(&chart, rows, order, names, title); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(jsonl, lines.Bytes(), 0o644); err != nil {
+		return "", "", err
+	}
+	return jsonl, svg, os.WriteFile(svg, chart.Bytes(), 0o644)
+}
+
+// repsOf says how many repetitions the rows' medians are over.
+func repsOf(rows []harness.Row) string {
+	n := 0
+	for _, r := range rows {
+		n = max(n, r.Reps+r.Failed+r.TimedOut)
+	}
+	if n == 1 {
+		return "1 repetition"
+	}
+	return fmt.Sprintf("%d repetitions", n)
+}
+
+type output struct {
+	Meta   map[string]any   `json:"meta"`
+	Rows   []harness.Row    `json:"rows"`
+	Growth []harness.Growth `json:"growth,omitempty"`
+	Runs   []harness.Result `json:"runs"`
+}
+
+func writeJSON(c config, results []harness.Result, rows []harness.Row, growth []harness.Growth, elapsed time.Duration, load0, load1 float64) error {
 	host, _ := os.Hostname()
 	o := output{
 		Meta: map[string]any{
@@ -583,9 +682,12 @@ func writeJSON(c config, results []harness.Result, rows []harness.Row, elapsed t
 			"clients":    c.clients,
 			"elapsed_s":  elapsed.Seconds(),
 			"loadavg":    []float64{load0, load1},
+			"goos":       runtime.GOOS,
+			"goarch":     runtime.GOARCH,
 		},
-		Rows: rows,
-		Runs: results,
+		Rows:   rows,
+		Growth: growth,
+		Runs:   results,
 	}
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
 		return err

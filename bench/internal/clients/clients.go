@@ -95,6 +95,16 @@ type Config struct {
 	Batch int
 	// Window is the async publish window (jspub.async).
 	Window int
+	// Subs is the number of subscriptions of a scale.subs scenario, Conns
+	// the number of connections of a scale.conns scenario.
+	Subs, Conns int
+	// InFlight is the number of requests in flight at once of a
+	// scale.inflight scenario.
+	InFlight int
+	// StallWait, when positive, replaces the library's default wait of an
+	// async publish that finds the window full (jspub.async). The bench's
+	// own tests set it tiny to force stalls.
+	StallWait time.Duration
 	// Keys is the number of distinct KV keys (key i is KVKey(i)).
 	Keys int
 	// Object is the name of the stored object (objget).
@@ -358,3 +368,15 @@ func deadline() (context.Context, context.CancelFunc) {
 }
 
 var errShortLatency = errors.New("latency slice is empty")
+
+// Staller is a Runner that meets backpressure: an async publish that finds
+// the window full and waits out the library's stall limit is retried, not
+// failed, and counted. Stalls is the count since the runner was made.
+type Staller interface{ Stalls() int64 }
+
+// ErrTimeout marks a run that ran out of time (a flush, an ack or a
+// completion that did not come within its limit) without any sign of a
+// lost or wrong message: on a busy machine it is recorded, not treated as
+// a failure of the client. Runners wrap it; IsTimeout also recognises the
+// libraries' own timeout errors.
+var ErrTimeout = errors.New("timed out")

@@ -82,18 +82,31 @@ type natsgoJSPubAsync struct {
 	natsgoJS
 	subject string
 	data    []byte
-	failed  atomic.Int64
+	failed  atomic.Int64 // acks that failed, timeouts excepted
+	expired atomic.Int64 // acks that timed out
 	async   errAsync
+	opts    []jetstream.PublishOpt
+	stalls  int64
 }
 
 // NewJSPublishAsync implements JSAsyncPublisher: PublishAsync with
 // WithPublishAsyncMaxPending(cfg.Window), then PublishAsyncComplete. Failed
-// acks are counted by the async error handler.
+// acks are counted by the async error handler. A PublishAsync that found
+// the window full for its stall wait (jetstream.ErrTooManyStalledMsgs:
+// nothing was sent) is backpressure, not a failure: it is counted as a
+// stall and tried again.
 func (NatsGo) NewJSPublishAsync(_ context.Context, cfg Config) (Runner, error) {
 	p := &natsgoJSPubAsync{subject: cfg.Subject, data: Payload(cfg.Size)}
+	if cfg.StallWait > 0 {
+		p.opts = []jetstream.PublishOpt{jetstream.WithStallWait(cfg.StallWait)}
+	}
 	c, err := natsgoJSConnect(cfg, "bench-jspub-async",
 		jetstream.WithPublishAsyncMaxPending(cfg.Window),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+				p.expired.Add(1)
+				return
+			}
 			p.failed.Add(1)
 			p.async.set(err)
 		}))
@@ -105,21 +118,33 @@ func (NatsGo) NewJSPublishAsync(_ context.Context, cfg Config) (Runner, error) {
 }
 
 func (p *natsgoJSPubAsync) Run(n int) error {
-	for i := range n {
-		if _, err := p.js.PublishAsync(p.subject, p.data); err != nil {
+	for i := 0; i < n; {
+		_, err := p.js.PublishAsync(p.subject, p.data, p.opts...)
+		switch {
+		case err == nil:
+			i++
+		case errors.Is(err, jetstream.ErrTooManyStalledMsgs):
+			p.stalls++
+		default:
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
 	}
 	select {
 	case <-p.js.PublishAsyncComplete():
 	case <-time.After(30 * time.Second):
-		return fmt.Errorf("%d acks outstanding after 30s", p.js.PublishAsyncPending())
+		return fmt.Errorf("%w: %d acks outstanding after 30s", ErrTimeout, p.js.PublishAsyncPending())
 	}
 	if f := p.failed.Load(); f > 0 {
 		return fmt.Errorf("%d publishes failed: %w", f, p.async.get())
 	}
+	if e := p.expired.Load(); e > 0 {
+		return fmt.Errorf("%w: %d acks did not come in time", ErrTimeout, e)
+	}
 	return nil
 }
+
+// Stalls implements Staller.
+func (p *natsgoJSPubAsync) Stalls() int64 { return p.stalls }
 
 // --- jsfetch / jsconsume ---
 

@@ -98,16 +98,24 @@ type natsioJSPubAsync struct {
 	w       *pubwin.Window
 	subject string
 	data    []byte
+	stalls  int64
 }
 
 // NewJSPublishAsync implements JSAsyncPublisher: a pubwin.Window with
-// MaxPending cfg.Window, Publish ×n, then Complete.
+// MaxPending cfg.Window, Publish ×n, then Complete. A Publish that found
+// the window full for the window's StallWait (pubwin.ErrTooManyStalled:
+// nothing was sent) is backpressure, not a failure: it is counted as a
+// stall and tried again.
 func (Natsio) NewJSPublishAsync(ctx context.Context, cfg Config) (Runner, error) {
 	c, err := natsioJSConnect(ctx, cfg, "bench-jspub-async")
 	if err != nil {
 		return nil, err
 	}
-	w, err := pubwin.New(c.js, pubwin.MaxPending(cfg.Window))
+	opts := []pubwin.Option{pubwin.MaxPending(cfg.Window)}
+	if cfg.StallWait > 0 {
+		opts = append(opts, pubwin.StallWait(cfg.StallWait))
+	}
+	w, err := pubwin.New(c.js, opts...)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -117,15 +125,32 @@ func (Natsio) NewJSPublishAsync(ctx context.Context, cfg Config) (Runner, error)
 
 func (p *natsioJSPubAsync) Run(n int) error {
 	ctx := context.Background()
-	for i := range n {
-		if _, err := p.w.Publish(ctx, p.subject, p.data); err != nil {
+	for i := 0; i < n; {
+		_, err := p.w.Publish(ctx, p.subject, p.data)
+		switch {
+		case err == nil:
+			i++
+		case errors.Is(err, pubwin.ErrTooManyStalled):
+			p.stalls++
+		default:
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
 	}
 	cctx, cancel := deadline()
 	defer cancel()
-	return p.w.Complete(cctx)
+	if err := p.w.Complete(cctx); err != nil {
+		// Only acks that did not come in time make a timeout; a failed or
+		// lost one is a failure even next to timed-out ones.
+		if st := p.w.Stats(); st.Failed > 0 || st.Lost > 0 {
+			return fmt.Errorf("%d publishes failed, %d acks lost: %v", st.Failed, st.Lost, err)
+		}
+		return err
+	}
+	return nil
 }
+
+// Stalls implements Staller.
+func (p *natsioJSPubAsync) Stalls() int64 { return p.stalls }
 
 func (p *natsioJSPubAsync) Close() error {
 	return errors.Join(p.w.Close(), p.nc.Close())

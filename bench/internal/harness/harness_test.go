@@ -150,7 +150,7 @@ func TestSummarize(t *testing.T) {
 		t.Error("natsgo row has a natsgo ratio")
 	}
 	table := FormatTable(rows)
-	if !strings.Contains(table, "ERROR (1 of 4 reps failed): rep 3: boom") {
+	if !strings.Contains(table, "ERROR (1 of 4 reps failed): rep 4: boom") {
 		t.Errorf("failed row not reported as an error:\n%s", table)
 	}
 	if !strings.Contains(table, "0.75") {

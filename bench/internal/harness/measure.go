@@ -14,6 +14,14 @@ type Sample struct {
 	// TotalAlloc) for the whole process.
 	Mallocs    uint64
 	AllocBytes uint64
+	// LiveHeap is the growth of the live heap over the section: HeapAlloc
+	// after a collection that follows the section, minus HeapAlloc after
+	// the one that precedes it. It is what the section left reachable (the
+	// connections and subscriptions a scale scenario keeps; about 0
+	// elsewhere), and can be negative.
+	LiveHeap int64
+	// MaxRSS is the process's peak resident set size so far, in bytes.
+	MaxRSS int64
 }
 
 // Measure runs f as the timed section. Before it, the heap is collected so
@@ -49,6 +57,11 @@ func Measure(srvPID int, f func() error) (Sample, error) {
 	}
 	s.Mallocs = m1.Mallocs - m0.Mallocs
 	s.AllocBytes = m1.TotalAlloc - m0.TotalAlloc
+	runtime.GC() // outside the window: what the section left reachable
+	var m2 runtime.MemStats
+	runtime.ReadMemStats(&m2)
+	s.LiveHeap = int64(m2.HeapAlloc) - int64(m0.HeapAlloc)
+	s.MaxRSS = SelfMaxRSS()
 	if err == nil && srvErr != nil {
 		err = srvErr
 	}

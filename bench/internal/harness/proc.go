@@ -62,6 +62,16 @@ func SelfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// SelfMaxRSS returns this process's peak resident set size in bytes (0 when
+// it cannot be read).
+func SelfMaxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024 // kilobytes on Linux
+}
+
 // LoadAvg returns the 1-minute load average from /proc/loadavg (0 when it
 // cannot be read).
 func LoadAvg() float64 {

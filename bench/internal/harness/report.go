@@ -22,6 +22,8 @@ type Result struct {
 	SrvCPUNs   int64  `json:"srv_cpu_ns"`
 	Mallocs    uint64 `json:"mallocs"`
 	AllocBytes uint64 `json:"alloc_bytes"`
+	LiveHeap   int64  `json:"live_heap_bytes"`
+	MaxRSS     int64  `json:"max_rss_bytes"`
 
 	P50Ns int64 `json:"p50_ns,omitempty"`
 	P90Ns int64 `json:"p90_ns,omitempty"`
@@ -33,7 +35,15 @@ type Result struct {
 	ExpectInMsgs int64 `json:"expect_in_msgs,omitempty"`
 	ServerInMsgs int64 `json:"server_in_msgs,omitempty"`
 
+	// Stalls counts async publishes that met a full window for the
+	// library's whole stall wait and were tried again (backpressure, not
+	// an error).
+	Stalls int64 `json:"stalls,omitempty"`
+
 	Err string `json:"error,omitempty"`
+	// Timeout marks an Err that says only that something did not happen in
+	// time (the run, a flush, an ack): recorded, but not a failure.
+	Timeout bool `json:"timeout,omitempty"`
 }
 
 // Rate is operations per second of the timed section.
@@ -48,8 +58,10 @@ type Row struct {
 	Client   string  `json:"client"`
 	Size     int     `json:"size"`
 	Latency  bool    `json:"latency,omitempty"`
-	Reps     int     `json:"reps"`   // successful repetitions
-	Failed   int     `json:"failed"` // failed repetitions
+	Reps     int     `json:"reps"`                // successful repetitions
+	Failed   int     `json:"failed"`              // failed repetitions (a correctness check or a crash)
+	TimedOut int     `json:"timed_out,omitempty"` // repetitions that ran out of time
+	Stalls   int64   `json:"stalls,omitempty"`    // stalls summed over the repetitions
 	Error    string  `json:"error,omitempty"`
 	NA       bool    `json:"not_applicable,omitempty"`
 	Rate     float64 `json:"msgs_per_s"`
@@ -60,6 +72,8 @@ type Row struct {
 	Bytes    float64 `json:"bytes_per_op"`
 	CliCPU   float64 `json:"cli_cpu_ns_per_op"`
 	SrvCPU   float64 `json:"srv_cpu_ns_per_op"`
+	Live     float64 `json:"live_bytes_per_op"` // LiveHeap ÷ N, median
+	MaxRSS   float64 `json:"max_rss_bytes"`     // median
 	P50us    float64 `json:"p50_us,omitempty"`
 	P90us    float64 `json:"p90_us,omitempty"`
 	P99us    float64 `json:"p99_us,omitempty"`
@@ -114,17 +128,28 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				continue
 			}
 			row := Row{Scenario: s, Client: c, Size: runs[0].Size, Latency: runs[0].Latency}
-			var rate, allocs, bytes, cli, srv, p50, p90, p99 []float64
+			var rate, allocs, bytes, cli, srv, live, rss, p50, p90, p99 []float64
 			for i := range runs {
 				r := &runs[i]
+				row.Stalls += r.Stalls
 				if r.Err != "" {
 					if r.Err == "not applicable" {
 						row.NA = true
 						continue
 					}
+					if r.Timeout {
+						row.TimedOut++
+						if row.Error == "" {
+							row.Error = fmt.Sprintf("rep %d: %s", r.Rep+1, r.Err)
+						}
+						continue
+					}
+					if row.Failed == 0 {
+						row.Error = "" // a failure's message before a timeout's
+					}
 					row.Failed++
 					if row.Error == "" {
-						row.Error = fmt.Sprintf("rep %d: %s", r.Rep, r.Err)
+						row.Error = fmt.Sprintf("rep %d: %s", r.Rep+1, r.Err)
 					}
 					continue
 				}
@@ -134,6 +159,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				bytes = append(bytes, r.perOp(float64(r.AllocBytes)))
 				cli = append(cli, r.perOp(float64(r.CliCPUNs)))
 				srv = append(srv, r.perOp(float64(r.SrvCPUNs)))
+				live = append(live, r.perOp(float64(r.LiveHeap)))
+				rss = append(rss, float64(r.MaxRSS))
 				if r.Latency {
 					p50 = append(p50, float64(r.P50Ns)/1e3)
 					p90 = append(p90, float64(r.P90Ns)/1e3)
@@ -148,6 +175,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				row.Bytes = Median(bytes)
 				row.CliCPU = Median(cli)
 				row.SrvCPU = Median(srv)
+				row.Live = Median(live)
+				row.MaxRSS = Median(rss)
 				if row.Latency {
 					row.P50us, row.P90us, row.P99us = Median(p50), Median(p90), Median(p99)
 				}
@@ -184,11 +213,15 @@ func FormatTable(rows []Row) string {
 		cells := []string{r.Scenario, r.Client}
 		switch {
 		case r.Failed > 0:
-			cells = append(cells, fmt.Sprintf("ERROR (%d of %d reps failed): %s", r.Failed, r.Failed+r.Reps, oneLine(r.Error)))
+			cells = append(cells, fmt.Sprintf("ERROR (%d of %d reps failed): %s", r.Failed, r.Failed+r.Reps+r.TimedOut, oneLine(r.Error)))
 			table = append(table, cells)
 			continue
 		case r.Reps == 0 && r.NA:
 			cells = append(cells, "n/a")
+			table = append(table, cells)
+			continue
+		case r.Reps == 0 && r.TimedOut > 0:
+			cells = append(cells, fmt.Sprintf("TIMEOUT (%d of %d reps): %s", r.TimedOut, r.TimedOut, oneLine(r.Error)))
 			table = append(table, cells)
 			continue
 		}
@@ -257,6 +290,22 @@ func align(table [][]string) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// FormatNotes lists what the table's figures do not show: backpressure
+// stalls and repetitions that timed out (their figures are left out of the
+// medians). Empty when there is nothing to say.
+func FormatNotes(rows []Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		if r.Stalls > 0 {
+			fmt.Fprintf(&b, "%s %s: %d stalls (a full publish window for the library's whole stall wait; waited and went on)\n", r.Scenario, r.Client, r.Stalls)
+		}
+		if r.TimedOut > 0 && r.Reps > 0 {
+			fmt.Fprintf(&b, "%s %s: %d of %d reps timed out (not in the figures): %s\n", r.Scenario, r.Client, r.TimedOut, r.TimedOut+r.Reps, oneLine(r.Error))
+		}
+	}
+	return b.String()
 }
 
 func runeLen(s string) int { return len([]rune(s)) }

@@ -130,8 +130,9 @@ func (s *Server) Stop() {
 
 // Varz holds the server counters the harness checks.
 type Varz struct {
-	InMsgs  int64 `json:"in_msgs"`
-	OutMsgs int64 `json:"out_msgs"`
+	Version string `json:"version"`
+	InMsgs  int64  `json:"in_msgs"`
+	OutMsgs int64  `json:"out_msgs"`
 }
 
 // Varz reads the server's /varz counters.

@@ -49,7 +49,7 @@ var ackFloorWait = 10 * time.Second
 // hasFixture reports whether the scenario uses a stream.
 func (s Scenario) hasFixture() bool {
 	switch s.Kind {
-	case Publish, PubSub, Request:
+	case Publish, PubSub, Request, IdleConns, ManySubs, ManyConns, InFlight:
 		return false
 	}
 	return true

@@ -62,6 +62,23 @@ const (
 	// ObjPut and ObjGet: objects of Size bytes.
 	ObjPut Kind = "objput"
 	ObjGet Kind = "objget"
+
+	// Scale kinds (natsio and nats.go): how cost grows with the state a
+	// client holds.
+
+	// IdleConns: Count connections opened and kept idle; an op is one
+	// connection, and the live heap per op is what an idle connection
+	// keeps.
+	IdleConns Kind = "idleconns"
+	// ManySubs: Subs callback subscriptions on one connection, Count
+	// messages published round-robin over their subjects.
+	ManySubs Kind = "manysubs"
+	// ManyConns: Conns connections in one process, each publishing to its
+	// own callback subscription, Count messages in total.
+	ManyConns Kind = "manyconns"
+	// InFlight: Count requests with InFlight of them in flight at once on
+	// one connection; the responder is on another.
+	InFlight Kind = "inflight"
 )
 
 // Scenario is one registry entry.
@@ -82,6 +99,16 @@ type Scenario struct {
 	Keys   int
 	// Stored is how many messages getbatch and directget read from.
 	Stored int
+	// Subs and Conns: see clients.Config (scale kinds).
+	Subs, Conns int
+	// InFlight: see clients.Config (scale kinds).
+	InFlight int
+	// Group names a family of scale scenarios that differ only in Scale
+	// (subscriptions, connections or stored messages); the report adds a
+	// growth row per family: the cost at the largest Scale over the cost
+	// at the smallest.
+	Group string
+	Scale int
 	// Default marks the scenarios run when no -scenarios pattern is given.
 	Default bool
 	// Note is a one-line description for -list and the README.
@@ -104,9 +131,9 @@ func (s Scenario) Latency() bool {
 // runs are verified on the stream's and consumers' state instead (Verify).
 func (s Scenario) InMsgsPerOp() int {
 	switch s.Kind {
-	case Publish, PubSub:
+	case Publish, PubSub, ManySubs, ManyConns:
 		return 1
-	case Request:
+	case Request, InFlight:
 		return 2 // request + reply
 	}
 	return 0
@@ -162,6 +189,20 @@ var Registry = []Scenario{
 	{Name: "jsdirectget.128", Kind: DirectGet, Size: 128, Storage: memory, Stored: 10_000, Count: 10_000, Warmup: 1_000, Default: true, Note: "one direct get per message from the same 10k stream (the comparison for getbatch.10k)"},
 	{Name: "objput.64MiB", Kind: ObjPut, Size: 64 << 20, Storage: file, Count: 3, Warmup: 1, Default: true, Note: "object store put of 64 MiB objects (file store, 128 KiB chunks)"},
 	{Name: "objget.64MiB", Kind: ObjGet, Size: 64 << 20, Storage: file, Count: 3, Warmup: 1, Default: true, Note: "object store get of a 64 MiB object, read to the end"},
+
+	// Scale scenarios: not in the default set (-scenarios '^scale\.').
+	{Name: "scale.idle.100", Kind: IdleConns, Count: 100, Warmup: 10, Group: "scale.idle", Scale: 100, Note: "open 100 connections and keep them idle; per op: one connection (see live B/op)"},
+	{Name: "scale.idle.1k", Kind: IdleConns, Count: 1000, Warmup: 10, Group: "scale.idle", Scale: 1000, Note: "open 1000 connections and keep them idle"},
+	{Name: "scale.subs.1.16", Kind: ManySubs, Size: 16, Subs: 1, Count: 200_000, Warmup: 20_000, Group: "scale.subs", Scale: 1, Note: "1 callback subscription on one connection; publish round-robin over the subjects from another"},
+	{Name: "scale.subs.1k.16", Kind: ManySubs, Size: 16, Subs: 1000, Count: 200_000, Warmup: 20_000, Group: "scale.subs", Scale: 1000, Note: "1000 callback subscriptions on one connection"},
+	{Name: "scale.subs.100k.16", Kind: ManySubs, Size: 16, Subs: 100_000, Count: 200_000, Warmup: 20_000, Group: "scale.subs", Scale: 100_000, Note: "100k callback subscriptions on one connection"},
+	{Name: "scale.ordered.10k", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 10_000, Warmup: 1_000, Group: "scale.ordered", Scale: 10_000, Note: "ordered read of 10k stored messages"},
+	{Name: "scale.ordered.100k", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 100_000, Warmup: 1_000, Group: "scale.ordered", Scale: 100_000, Note: "ordered read of 100k stored messages"},
+	{Name: "scale.ordered.1m", Kind: JSOrdered, Size: 128, Storage: memory, Batch: 500, Count: 1_000_000, Warmup: 1_000, Group: "scale.ordered", Scale: 1_000_000, Note: "ordered read of 1M stored messages (128 MB memory stream)"},
+	{Name: "scale.inflight.1.16", Kind: InFlight, Size: 16, InFlight: 1, Count: 15_000, Warmup: 1_000, Group: "scale.inflight", Scale: 1, Note: "requests one at a time (as req.16, without latencies)"},
+	{Name: "scale.inflight.10k.16", Kind: InFlight, Size: 16, InFlight: 10_000, Count: 100_000, Warmup: 10_000, Group: "scale.inflight", Scale: 10_000, Note: "10k requests in flight at once on one connection, one goroutine each"},
+	{Name: "scale.conns.1.16", Kind: ManyConns, Size: 16, Conns: 1, Count: 400_000, Warmup: 40_000, Group: "scale.conns", Scale: 1, Note: "1 connection publishing to its own callback subscription"},
+	{Name: "scale.conns.100.16", Kind: ManyConns, Size: 16, Conns: 100, Count: 400_000, Warmup: 40_000, Group: "scale.conns", Scale: 100, Note: "100 connections in one process, each publishing to its own callback subscription, all at once"},
 }
 
 // Stream storage types.
@@ -211,7 +252,23 @@ var ErrNotApplicable = errors.New("not applicable")
 type Prepared struct {
 	Run   func(n int, lat []time.Duration) error
 	Close func() error
+	// Stalls counts the backpressure stalls of the runs so far (see
+	// clients.Staller); 0 for a kind that has none.
+	Stalls func() int64
 }
+
+// Faults that the bench's own tests inject (Plan.Fault), to check that the
+// harness tells a broken client from a loaded machine.
+const (
+	// FaultDrop makes the timed run do one operation fewer than it
+	// reports, as a client that loses a message would: the harness's
+	// checks (the server's in_msgs, the stream's state) must fail the run.
+	FaultDrop = "drop"
+	// FaultStall shrinks an async publish window to 1 with a stall wait
+	// of 1 µs, so that publishes meet a full window all the time: the run
+	// must wait, count the stalls and succeed.
+	FaultStall = "stall"
+)
 
 // Plan is what one instance of a scenario runs: Run(Warmup), then Run(N).
 type Plan struct {
@@ -224,6 +281,9 @@ type Plan struct {
 	// request/reply scenario, so that two processes running it at once
 	// (bench -pair) do not answer each other's requests.
 	Private string
+	// Fault injects a fault for the bench's own tests: FaultDrop or
+	// FaultStall; empty in every measurement.
+	Fault string
 }
 
 // Subject is the subject every scenario publishes to (one per scenario, so
@@ -276,6 +336,14 @@ func (s Scenario) Supports(c clients.Client) bool {
 		_, ok = c.(clients.ObjPutter)
 	case ObjGet:
 		_, ok = c.(clients.ObjGetter)
+	case IdleConns:
+		_, ok = c.(clients.IdleConnector)
+	case ManySubs:
+		_, ok = c.(clients.ManySubscriber)
+	case ManyConns:
+		_, ok = c.(clients.ManyConnector)
+	case InFlight:
+		_, ok = c.(clients.InFlighter)
 	}
 	return ok
 }
@@ -300,9 +368,15 @@ func (s Scenario) Config(url string, plan Plan) clients.Config {
 		Batch:    s.Batch,
 		Window:   s.Window,
 		Keys:     s.Keys,
+		Subs:     s.Subs,
+		Conns:    s.Conns,
+		InFlight: s.InFlight,
 	}
 	if s.Kind == Request && plan.Private != "" {
 		cfg.Subject += "." + plan.Private
+	}
+	if plan.Fault == FaultStall && s.Kind == JSPubAsync {
+		cfg.Window, cfg.StallWait = 1, time.Microsecond
 	}
 	switch s.Kind {
 	case JSFetch, JSConsume, JSOrdered:
@@ -365,14 +439,41 @@ func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, pla
 		r, err = c.(clients.ObjPutter).NewObjPut(ctx, cfg)
 	case ObjGet:
 		r, err = c.(clients.ObjGetter).NewObjGet(ctx, cfg)
+	case IdleConns:
+		r, err = c.(clients.IdleConnector).NewIdleConns(ctx, cfg)
+	case ManySubs:
+		r, err = c.(clients.ManySubscriber).NewManySubs(ctx, cfg)
+	case ManyConns:
+		r, err = c.(clients.ManyConnector).NewManyConns(ctx, cfg)
+	case InFlight:
+		r, err = c.(clients.InFlighter).NewInFlight(ctx, cfg)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", s.Kind)
 	}
 	if err != nil {
 		return nil, err
 	}
+	p := &Prepared{Stalls: func() int64 { return 0 }}
 	if s.Latency() {
-		return &Prepared{Run: func(_ int, lat []time.Duration) error { return lr.Run(lat) }, Close: lr.Close}, nil
+		p.Run, p.Close = func(_ int, lat []time.Duration) error { return lr.Run(lat) }, lr.Close
+	} else {
+		p.Run, p.Close = func(n int, _ []time.Duration) error { return r.Run(n) }, r.Close
+		if st, ok := r.(clients.Staller); ok {
+			p.Stalls = st.Stalls
+		}
 	}
-	return &Prepared{Run: func(n int, _ []time.Duration) error { return r.Run(n) }, Close: r.Close}, nil
+	if plan.Fault == FaultDrop {
+		// The second Run is the timed one: it does one operation fewer.
+		run, runs := p.Run, 0
+		p.Run = func(n int, lat []time.Duration) error {
+			if runs++; runs == 2 && n > 1 {
+				n--
+				if lat != nil {
+					lat = lat[:n]
+				}
+			}
+			return run(n, lat)
+		}
+	}
+	return p, nil
 }

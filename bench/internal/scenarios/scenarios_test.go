@@ -33,7 +33,12 @@ func small(s Scenario) (Scenario, Plan) {
 		s.Size, n = 1<<20, 2
 	case s.Latency():
 		n = 50
+	case s.Kind == IdleConns:
+		n = 20
 	}
+	s.Subs = min(s.Subs, 50)         // scale.subs: up to 50 subscriptions
+	s.Conns = min(s.Conns, 10)       // scale.conns: up to 10 connections
+	s.InFlight = min(s.InFlight, 20) // scale.inflight: up to 20 requests at once
 	if s.Stored > 0 {
 		s.Stored = 300
 	}
