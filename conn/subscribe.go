@@ -149,6 +149,11 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 	if lendHandler {
 		s.borrowBatches(nil)
 	}
+	if handler != nil {
+		s.consuming = true
+		s.handlerDone = make(chan struct{})
+		s.handler = handler // its goroutine starts with its first message
+	}
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
 		nc.mu.Unlock()
@@ -169,11 +174,6 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 		case nc.link.handback <- struct{}{}:
 		default:
 		}
-	}
-	if handler != nil {
-		s.consuming = true
-		s.handlerDone = make(chan struct{})
-		go s.runHandler(handler)
 	}
 	nc.mu.Unlock()
 	return s, nil
