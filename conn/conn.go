@@ -53,10 +53,13 @@ type Conn struct {
 	// after the first at the latest (lazyTimer).
 	lazy      bool
 	lazyTimer *time.Timer
-	writing   bool         // a goroutine (flusher or inline writer) is writing
-	pongs     []chan error // one per outstanding PING; nil for keepalive pings
-	npongs    atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
-	pingsOut  int
+	// lastSub: when the last SUB was queued; lazySince: when the SUB that
+	// armed lazyTimer was (subscribe.go, queueSubLocked).
+	lastSub, lazySince time.Time
+	writing            bool         // a goroutine (flusher or inline writer) is writing
+	pongs              []chan error // one per outstanding PING; nil for keepalive pings
+	npongs             atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
+	pingsOut           int
 	// pongOwed: a PONG answering the server's PINGs waits in wbuf. The
 	// server's PINGs read meanwhile are answered by it too (a server
 	// resets its count of outstanding PINGs on any PONG), so a server

@@ -21,8 +21,9 @@
 // # Goroutines and lifetimes
 //
 // A connection runs a reader, a flusher, a pinger, and while disconnected a
-// reconnect loop, plus one goroutine per SubscribeFunc handler and one for
-// OnEvent. Close stops every one of them before it returns.
+// reconnect loop, plus one goroutine per SubscribeFunc handler (started
+// with the subscription's first message: an idle subscription holds none)
+// and one for OnEvent. Close stops every one of them before it returns.
 //
 // # Messages and their memory
 //

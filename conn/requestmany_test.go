@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,16 +21,26 @@ import (
 func responders(t *testing.T, url, subject string, n int) {
 	t.Helper()
 	rc := connect(t, url)
+	// A handler's goroutine starts with its first message: one message
+	// without reply starts them all now, so that the goroutine counts of
+	// leak checks taken after this see them already running.
+	var warm sync.WaitGroup
+	warm.Add(n)
 	for i := range n {
 		if _, err := rc.SubscribeFunc(subject, func(m *conn.Msg) {
+			if m.Reply == "" {
+				warm.Done()
+				return
+			}
 			m.Respond([]byte(fmt.Sprintf("r%d", i)))
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := rc.Flush(ctxT(t)); err != nil {
+	if err := rc.Publish(subject, nil); err != nil {
 		t.Fatal(err)
 	}
+	warm.Wait()
 }
 
 // serverSubs reports how many subscriptions the server holds for nc.

@@ -62,6 +62,15 @@ type Subscription struct {
 	// handlerDone is closed when a SubscribeFunc handler has returned for
 	// the last time (nil without a handler).
 	handlerDone chan struct{}
+	// handler is a SubscribeFunc handler. Its goroutine starts with the
+	// first message queued (startHandlerLocked): an idle subscription
+	// holds no goroutine, and closing it wakes none. handlerStarted (under
+	// mu) is set once the goroutine started, or the subscription closed
+	// before any message; handlerIdleEnd: it closed first, so finishClose
+	// closes handlerDone.
+	handler        func(*Msg)
+	handlerStarted bool
+	handlerIdleEnd bool
 
 	delivered uint64 // under mu
 	dropped   atomic.Uint64
@@ -185,6 +194,7 @@ func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 	s.qBytes += size
 	s.notePeakLocked()
 	s.delivered++
+	s.startHandlerLocked()
 	s.mu.Unlock()
 	return wasEmpty
 }
@@ -212,6 +222,7 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 		s.qBytes += size
 		s.notePeakLocked()
 		s.delivered += uint64(len(ms))
+		s.startHandlerLocked()
 		s.mu.Unlock()
 		return wasEmpty
 	}
@@ -222,6 +233,25 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 		}
 	}
 	return wasEmpty
+}
+
+// startHandlerLocked starts the goroutine of a SubscribeFunc handler
+// that has none yet, now that a message is queued for it.
+func (s *Subscription) startHandlerLocked() {
+	if s.handler != nil && !s.handlerStarted {
+		s.handlerStarted = true
+		go s.runHandler(s.handler)
+	}
+}
+
+// endIdleHandlerLocked notes, as s closes, that its handler never had a
+// message: its goroutine is not started, and finishClose closes
+// handlerDone.
+func (s *Subscription) endIdleHandlerLocked() {
+	if s.handler != nil && !s.handlerStarted {
+		s.handlerStarted = true
+		s.handlerIdleEnd = true
+	}
 }
 
 // notePeakLocked records the queue's length if it is the longest yet.
@@ -572,6 +602,7 @@ func (s *Subscription) close(err error) {
 	}
 	s.closed = true
 	s.closeErr = err
+	s.endIdleHandlerLocked()
 	// What is still queued no longer counts against the connection: it
 	// waits for a consumer that may never come.
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
@@ -595,6 +626,7 @@ func (s *Subscription) markClosed(err error) {
 	s.closed = true
 	s.closing = true
 	s.closeErr = err
+	s.endIdleHandlerLocked()
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
 	if s.watchStop != nil {
 		s.watchStop()
@@ -605,6 +637,9 @@ func (s *Subscription) markClosed(err error) {
 // finishClose wakes whoever waits for s.
 func (s *Subscription) finishClose() {
 	close(s.done)
+	if s.handlerIdleEnd {
+		close(s.handlerDone)
+	}
 	// A consumer reading the socket inline for this subscription stops.
 	if l := s.readingOn.Load(); l != nil {
 		l.interrupt(s)

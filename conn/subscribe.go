@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"time"
 
 	"github.com/natsio/natsio/proto"
 )
@@ -149,6 +150,11 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 	if lendHandler {
 		s.borrowBatches(nil)
 	}
+	if handler != nil {
+		s.consuming = true
+		s.handlerDone = make(chan struct{})
+		s.handler = handler // its goroutine starts with its first message
+	}
 	nc.mu.Lock()
 	if err := nc.writableLocked(); err != nil {
 		nc.mu.Unlock()
@@ -160,8 +166,7 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 	nc.subs[s.sid] = s
 	nc.subMu.Unlock()
 	if nc.state == stateConnected {
-		nc.wbuf, _ = proto.AppendSub(nc.wbuf, subject, queue, s.sid)
-		nc.kickLocked()
+		nc.queueSubLocked(subject, queue, s.sid)
 		// A reader goroutine parked for long on a quiet connection
 		// (inline.go) reads again now: this subscription's messages
 		// must not wait for it.
@@ -170,13 +175,40 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 		default:
 		}
 	}
-	if handler != nil {
-		s.consuming = true
-		s.handlerDone = make(chan struct{})
-		go s.runHandler(handler)
-	}
 	nc.mu.Unlock()
 	return s, nil
+}
+
+// subBurstGap is the longest pause between two subscriptions of one
+// burst: a SUB queued sooner than this after the previous one waits for
+// company (queueSubLocked). subMaxWait bounds that wait.
+const (
+	subBurstGap = lazyDelay
+	subMaxWait  = 5 * lazyDelay
+)
+
+// queueSubLocked queues the SUB line of a new subscription. A lone
+// subscription is written at once (the flusher is woken). One made less
+// than subBurstGap after the previous is part of a burst: its SUB waits,
+// as a publishLazy message does, for the next write of the connection (a
+// Publish, a Flush, a request), for 64 KiB of company, or for the burst
+// to pause for lazyDelay, subMaxWait at most, so that a loop of Subscribe
+// calls shares few writes instead of racing the flusher. The server
+// handles a connection's bytes in order: a SUB still waiting is written
+// before anything published after it on the same connection.
+func (nc *Conn) queueSubLocked(subject, queue string, sid uint64) {
+	nc.wbuf, _ = proto.AppendSub(nc.wbuf, subject, queue, sid)
+	now := time.Now()
+	burst := now.Sub(nc.lastSub) < subBurstGap
+	nc.lastSub = now
+	if burst && len(nc.wbuf) < lazyKick {
+		if !nc.lazy && !nc.kicked {
+			nc.lazySince = now
+		}
+		nc.deferLocked()
+		return
+	}
+	nc.kickLocked()
 }
 
 // removeSub forgets s; messages for its sid are counted as unknown.

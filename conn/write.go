@@ -302,10 +302,18 @@ func (nc *Conn) lazyTakenLocked() {
 }
 
 // lazyExpired wakes the flusher for bytes published lazily lazyDelay ago
-// that no write has taken since.
+// that no write has taken since. While a burst of subscriptions goes on
+// (queueSubLocked) it waits another lazyDelay instead, up to subMaxWait
+// after the burst's first waiting SUB: the burst's SUB lines are written
+// at its end, 64 KiB at a time, or every subMaxWait.
 func (nc *Conn) lazyExpired() {
 	nc.mu.Lock()
 	defer nc.mu.Unlock()
+	now := time.Now()
+	if nc.lazy && now.Sub(nc.lastSub) < subBurstGap && now.Sub(nc.lazySince) < subMaxWait && nc.state == stateConnected {
+		nc.lazyTimer.Reset(lazyDelay)
+		return
+	}
 	if nc.lazy {
 		nc.lazyTakenLocked()
 		nc.kickLocked()
