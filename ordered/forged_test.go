@@ -1,11 +1,9 @@
 package ordered_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -16,44 +14,22 @@ import (
 	"github.com/natsio/natsio/pull"
 )
 
-// rawPublish sends one HPUB with a raw header block (a status line, which
-// no client's header type writes) over a TCP connection of its own and
-// waits for the server's PONG, so the message has been routed when it
-// returns.
+// rawPublish sends HPUBs with a raw header block (a status line, which
+// no client's header type writes) times over a TCP connection of its own
+// and waits for the server's PONG, so the messages have been routed when
+// it returns.
 func rawPublish(t *testing.T, url, subject, hdr string, times int) {
 	t.Helper()
-	_, hp, _ := strings.Cut(url, "://")
-	c, err := net.DialTimeout("tcp", hp, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, r := testutil.RawConn(t, url, 30*time.Second)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	r := bufio.NewReader(c)
-	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
-		t.Fatalf("INFO: %q %v", line, err)
-	}
 	var b strings.Builder
-	b.WriteString("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\n")
 	for range times {
 		fmt.Fprintf(&b, "HPUB %s %d %d\r\n%s\r\n", subject, len(hdr), len(hdr), hdr)
 	}
-	b.WriteString("PING\r\n")
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("waiting for PONG: %v", err)
-		}
-		if line == "PONG\r\n" {
-			return
-		}
-		if strings.HasPrefix(line, "-ERR") {
-			t.Fatal(line)
-		}
-	}
+	testutil.AwaitPong(t, c, r)
 }
 
 // forgedRead reads an ordered consumer in a goroutine until the test
