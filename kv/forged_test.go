@@ -4,9 +4,8 @@ import (
 	"context"
 	"iter"
 	"testing"
-	"time"
 
-	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/proto"
 )
@@ -18,35 +17,14 @@ import (
 func TestForgedPlainMessageWatch(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "forged"})
-	spy, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
-	pulls := make(chan string, 1024)
-	if _, err := spy.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.>", func(m *conn.Msg) {
-		select {
-		case pulls <- m.Reply:
-		default:
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	spy := testutil.NewPullSpy(t, e.s.URL())
 	// UpdatesOnly: one read, so the first pull the attacker sees is the
 	// one whose inbox the watch keeps.
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 		return b.WatchAll(ctx, kv.UpdatesOnly())
 	})
 	w.marker()
-	var reply string
-	select {
-	case reply = <-pulls:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the attacker saw no pull request")
-	}
+	reply := spy.NextPull(t)
 	mustPut(t, b, "k", "v1")
 	if got := w.entry(); got.Key != "k" || string(got.Value) != "v1" {
 		t.Fatalf("entry %+v", got)
@@ -54,14 +32,11 @@ func TestForgedPlainMessageWatch(t *testing.T) {
 
 	h := &proto.Header{}
 	h.Add("KV-Operation", "PUT")
-	for _, r := range []string{"", "_INBOX.attacker", "JS.ACK.KV_forged.C.1.1.1.1700000000000000000.0"} {
-		if err := spy.PublishMsg(reply, r, h, []byte("forged")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	spy.Publish(t, reply, []byte("forged"), []testutil.Forged{
+		{Reply: "", Header: h},
+		{Reply: "_INBOX.attacker", Header: h},
+		{Reply: "JS.ACK.KV_forged.C.1.1.1.1700000000000000000.0", Header: h},
+	}...)
 	mustPut(t, b, "k", "v2")
 	mustPut(t, b, "other", "o1")
 	if got := w.entry(); got.Key != "k" || string(got.Value) != "v2" || got.Revision != 2 {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/proto"
 )
@@ -16,23 +16,7 @@ import (
 func TestForgedPlainMessageWatch(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "forged"})
-	spy, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
-	pulls := make(chan string, 1024)
-	if _, err := spy.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.>", func(m *conn.Msg) {
-		select {
-		case pulls <- m.Reply:
-		default:
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	spy := testutil.NewPullSpy(t, e.s.URL())
 	type item struct {
 		info *objstore.Info
 		err  error
@@ -65,22 +49,14 @@ func TestForgedPlainMessageWatch(t *testing.T) {
 	if it := next(); it.info != nil || it.err != nil {
 		t.Fatalf("want the end-of-initial-values marker, got %+v %v", it.info, it.err)
 	}
-	var reply string
-	select {
-	case reply = <-pulls:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the attacker saw no pull request")
-	}
+	reply := spy.NextPull(t)
 	h := &proto.Header{}
 	h.Add("X-Forged", "1")
-	for _, r := range []string{"", "_INBOX.attacker", "JS.ACK.OBJ_forged.C.1.1.1.1700000000000000000.0"} {
-		if err := spy.PublishMsg(reply, r, h, []byte(`{"name":"forged","bucket":"forged","nuid":"x"}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := spy.Flush(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	spy.Publish(t, reply, []byte(`{"name":"forged","bucket":"forged","nuid":"x"}`), []testutil.Forged{
+		{Reply: "", Header: h},
+		{Reply: "_INBOX.attacker", Header: h},
+		{Reply: "JS.ACK.OBJ_forged.C.1.1.1.1700000000000000000.0", Header: h},
+	}...)
 	for _, name := range []string{"first", "last"} {
 		if _, err := s.PutBytes(e.ctx, name, []byte("data of "+name)); err != nil {
 			t.Fatal(err)

@@ -14,20 +14,19 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
-	"github.com/natsio/natsio/proto"
 )
 
 const forged409 = "NATS/1.0 409 Consumer Deleted\r\n\r\n"
 
 type forgeEnv struct {
-	ctx   context.Context
-	nc    *conn.Conn
-	js    *jsapi.JS
-	c     *Consumer
-	pulls chan string // reply subjects of the victim's pulls, seen by the attacker
-	in    *injector
-	spy   *conn.Conn // the attacker's client connection
+	ctx context.Context
+	nc  *conn.Conn
+	js  *jsapi.JS
+	c   *Consumer
+	in  *injector
+	spy *testutil.PullSpy // the attacker's client connection
 }
 
 func newForgeEnv(t *testing.T) *forgeEnv {
@@ -49,24 +48,8 @@ func newForgeEnv(t *testing.T) *forgeEnv {
 		t.Fatal(err)
 	}
 	// The attacker: another connection that watches the pull requests.
-	spy, err := conn.Connect(ctx, s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { spy.Close() })
-	pulls := make(chan string, 1024)
-	if _, err := spy.SubscribeFunc("$JS.API.CONSUMER.MSG.NEXT.>", func(m *conn.Msg) {
-		select {
-		case pulls <- m.Reply:
-		default:
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := spy.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, pulls: pulls, in: newInjector(t, s.URL()), spy: spy}
+	spy := testutil.NewPullSpy(t, s.URL())
+	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, in: newInjector(t, s.URL()), spy: spy}
 }
 
 func (e *forgeEnv) publish(t *testing.T, from, n int) {
@@ -78,15 +61,67 @@ func (e *forgeEnv) publish(t *testing.T, from, n int) {
 	}
 }
 
-func (e *forgeEnv) nextPull(t *testing.T) string {
-	t.Helper()
-	select {
-	case r := <-e.pulls:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("the attacker saw no pull request")
-		return ""
+type forgeItem struct {
+	m   *jsapi.Msg
+	err error
+}
+
+// readMessages runs Messages (acknowledging each message) until the test
+// ends. It returns what Messages yields, the errors it reports to
+// OnError, and receive, which fails the test unless the next n items are
+// the messages from, from+1, ... in order.
+func (e *forgeEnv) readMessages(t *testing.T) (items <-chan forgeItem, reported <-chan error, receive func(from, n int)) {
+	rep := make(chan error, 64)
+	out := make(chan forgeItem, 64)
+	ctx, cancel := context.WithCancel(e.ctx)
+	t.Cleanup(cancel)
+	go func() {
+		defer close(out)
+		for m, err := range e.c.Messages(ctx, MaxMessages(10), Expires(time.Minute),
+			OnError(func(err error) {
+				select {
+				case rep <- err:
+				default:
+				}
+			})) {
+			if m != nil {
+				m.Ack()
+			}
+			out <- forgeItem{m, err}
+		}
+	}()
+	receive = func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			select {
+			case it := <-out:
+				if it.err != nil || it.m == nil || string(it.m.Data) != fmt.Sprint(i) {
+					t.Fatalf("Messages yielded %v %v; want message %d", it.m, it.err, i)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("message %d did not arrive", i)
+			}
+		}
 	}
+	return out, rep, receive
+}
+
+type fetchResult struct {
+	msgs []*jsapi.Msg
+	err  error
+}
+
+// fetchOne runs Fetch for one message (for at most 20 s) and delivers its
+// result.
+func (e *forgeEnv) fetchOne() <-chan fetchResult {
+	done := make(chan fetchResult, 1)
+	go func() {
+		fctx, fcancel := context.WithTimeout(e.ctx, 20*time.Second)
+		defer fcancel()
+		msgs, err := e.c.Fetch(fctx, 1)
+		done <- fetchResult{msgs, err}
+	}()
+	return done
 }
 
 // Messages: forged statuses are ignored (and reported to OnError as
@@ -96,43 +131,8 @@ func (e *forgeEnv) nextPull(t *testing.T) string {
 func TestForgedConsumerDeletedMessages(t *testing.T) {
 	e := newForgeEnv(t)
 	e.publish(t, 0, 3)
-	reported := make(chan error, 64)
-	type item struct {
-		m   *jsapi.Msg
-		err error
-	}
-	items := make(chan item, 64)
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	go func() {
-		defer close(items)
-		for m, err := range e.c.Messages(ctx, MaxMessages(10), Expires(time.Minute),
-			OnError(func(err error) {
-				select {
-				case reported <- err:
-				default:
-				}
-			})) {
-			if m != nil {
-				m.Ack()
-			}
-			items <- item{m, err}
-		}
-	}()
-	reply := e.nextPull(t)
-	receive := func(from, n int) {
-		t.Helper()
-		for i := from; i < from+n; i++ {
-			select {
-			case it := <-items:
-				if it.err != nil || it.m == nil || string(it.m.Data) != fmt.Sprint(i) {
-					t.Fatalf("Messages yielded %v %v; want message %d", it.m, it.err, i)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("message %d did not arrive", i)
-			}
-		}
-	}
+	items, reported, receive := e.readMessages(t)
+	reply := e.spy.NextPull(t)
 	awaitReport := func() {
 		t.Helper()
 		for {
@@ -198,18 +198,8 @@ func TestForgedConsumerDeletedMessages(t *testing.T) {
 // after it is fetched.
 func TestForgedConsumerDeletedFetch(t *testing.T) {
 	e := newForgeEnv(t)
-	type result struct {
-		msgs []*jsapi.Msg
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		fctx, fcancel := context.WithTimeout(e.ctx, 20*time.Second)
-		defer fcancel()
-		msgs, err := e.c.Fetch(fctx, 1)
-		done <- result{msgs, err}
-	}()
-	reply := e.nextPull(t)
+	done := e.fetchOne()
+	reply := e.spy.NextPull(t)
 	e.in.send(t, reply, forged409, "")
 	e.in.send(t, reply, forged409, "")
 	// The consumer info request the first status caused and the Fetch's
@@ -223,37 +213,6 @@ func TestForgedConsumerDeletedFetch(t *testing.T) {
 	}
 }
 
-// forgePlain publishes, from the attacker's connection, plain messages
-// (no status) to subject whose replies are not readable $JS.ACK subjects,
-// and waits until the server has routed them (Flush). It returns how many
-// it sent. A reply starting with "$JS." is not among them: nats-server
-// refuses it from a client (a permissions violation; the message is
-// dropped), so only a hostile server can send such a message
-// (TestOrderedUnreadableMetadataIsSkipped in ordered).
-func forgePlain(t *testing.T, ctx context.Context, spy *conn.Conn, subject string) int {
-	t.Helper()
-	h := &proto.Header{}
-	h.Add("X-Forged", "1")
-	forged := []struct {
-		reply string
-		h     *proto.Header
-	}{
-		{"", nil},                // no reply at all
-		{"_INBOX.attacker", nil}, // not $JS.ACK
-		{"JS.ACK.S.V.1.1.1.1700000000000000000.0", nil}, // the layout without "$"
-		{"", h}, // a header, no status line
-	}
-	for _, f := range forged {
-		if err := spy.PublishMsg(subject, f.reply, f.h, []byte("forged")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := spy.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return len(forged)
-}
-
 // Messages: plain messages another tenant publishes to the pull's reply
 // subject (no status, no readable $JS.ACK reply) are skipped, counted in
 // Stats.Skipped and reported to OnError as ErrStrayMessage; the loop goes
@@ -261,47 +220,12 @@ func forgePlain(t *testing.T, ctx context.Context, spy *conn.Conn, subject strin
 func TestForgedPlainMessageMessages(t *testing.T) {
 	e := newForgeEnv(t)
 	e.publish(t, 0, 3)
-	reported := make(chan error, 64)
-	type item struct {
-		m   *jsapi.Msg
-		err error
-	}
-	items := make(chan item, 64)
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	go func() {
-		defer close(items)
-		for m, err := range e.c.Messages(ctx, MaxMessages(10), Expires(time.Minute),
-			OnError(func(err error) {
-				select {
-				case reported <- err:
-				default:
-				}
-			})) {
-			if m != nil {
-				m.Ack()
-			}
-			items <- item{m, err}
-		}
-	}()
-	reply := e.nextPull(t)
-	receive := func(from, n int) {
-		t.Helper()
-		for i := from; i < from+n; i++ {
-			select {
-			case it := <-items:
-				if it.err != nil || it.m == nil || string(it.m.Data) != fmt.Sprint(i) {
-					t.Fatalf("Messages yielded %v %v; want message %d", it.m, it.err, i)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("message %d did not arrive", i)
-			}
-		}
-	}
+	_, reported, receive := e.readMessages(t)
+	reply := e.spy.NextPull(t)
 	receive(0, 3)
 	// Routed to the victim before the messages published next: the loop
 	// meets them first.
-	forged := forgePlain(t, e.ctx, e.spy, reply)
+	forged := e.spy.Publish(t, reply, []byte("forged"), testutil.PlainForgeries("S", "V")...)
 	e.publish(t, 3, 3)
 	receive(3, 3)
 	if got := e.c.Stats().Skipped; got != uint64(forged) {
@@ -325,19 +249,9 @@ func TestForgedPlainMessageMessages(t *testing.T) {
 // and counted; the Fetch returns the server's message.
 func TestForgedPlainMessageFetch(t *testing.T) {
 	e := newForgeEnv(t)
-	type result struct {
-		msgs []*jsapi.Msg
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		fctx, fcancel := context.WithTimeout(e.ctx, 20*time.Second)
-		defer fcancel()
-		msgs, err := e.c.Fetch(fctx, 1)
-		done <- result{msgs, err}
-	}()
-	reply := e.nextPull(t)
-	forged := forgePlain(t, e.ctx, e.spy, reply)
+	done := e.fetchOne()
+	reply := e.spy.NextPull(t)
+	forged := e.spy.Publish(t, reply, []byte("forged"), testutil.PlainForgeries("S", "V")...)
 	e.publish(t, 0, 1)
 	r := <-done
 	if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Data) != "0" {

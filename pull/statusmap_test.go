@@ -6,7 +6,6 @@ package pull
 // Fetch and Messages do with each of them.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -197,31 +197,7 @@ type injector struct {
 
 func newInjector(t *testing.T, url string) *injector {
 	t.Helper()
-	_, hp, _ := strings.Cut(url, "://")
-	c, err := net.DialTimeout("tcp", hp, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetDeadline(time.Now().Add(60 * time.Second))
-	r := bufio.NewReader(c)
-	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
-		t.Fatalf("INFO: %q %v", line, err)
-	}
-	if _, err := fmt.Fprint(c, "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\nPING\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("handshake: %v", err)
-		}
-		if line == "PONG\r\n" {
-			break
-		}
-		if strings.HasPrefix(line, "-ERR") {
-			t.Fatalf("handshake: %s", line)
-		}
-	}
+	c, r := testutil.RawConn(t, url, 60*time.Second)
 	in := &injector{c: c, done: make(chan struct{})}
 	go func() {
 		defer close(in.done)

@@ -356,12 +356,9 @@ func (a *app) consumerLsCmd() *cobra.Command {
 			}
 			defer nc.Close()
 			if names {
-				var list []string
-				for n, err := range js.ConsumerNames(ctx, stream) {
-					if err != nil {
-						return streamErr(err, stream)
-					}
-					list = append(list, n)
+				list, err := collect(js.ConsumerNames(ctx, stream))
+				if err != nil {
+					return streamErr(err, stream)
 				}
 				if a.json {
 					return a.printJSON(nonNil(list))
@@ -371,12 +368,9 @@ func (a *app) consumerLsCmd() *cobra.Command {
 				}
 				return nil
 			}
-			var infos []*jsapi.ConsumerInfo
-			for ci, err := range js.Consumers(ctx, stream) {
-				if err != nil {
-					return streamErr(err, stream)
-				}
-				infos = append(infos, ci)
+			infos, err := collect(js.Consumers(ctx, stream))
+			if err != nil {
+				return streamErr(err, stream)
 			}
 			if a.json {
 				return a.printJSON(nonNil(infos))
@@ -414,8 +408,8 @@ func (a *app) consumerRmCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			stream, name := args[0], args[1]
-			if !a.confirm(force, "Delete consumer %s > %s?", stream, name) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not deleted", "Delete consumer %s > %s?", stream, name); err != nil {
+				return err
 			}
 			nc, js, err := a.jetstream(ctx)
 			if err != nil {

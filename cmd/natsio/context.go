@@ -438,8 +438,8 @@ func (a *app) contextRmCmd() *cobra.Command {
 				return userError{msg: fmt.Sprintf("context %s is the selected one", name),
 					hint: "pass --force to delete it anyway, or select another first"}
 			}
-			if !a.confirm(force, "Delete context %s?", name) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not deleted", "Delete context %s?", name); err != nil {
+				return err
 			}
 			if err := natscontext.Delete(name); err != nil {
 				return contextErr(err, name)

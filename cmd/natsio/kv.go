@@ -81,6 +81,30 @@ func (a *app) bindBucket(ctx context.Context, bucket string) (io.Closer, *jsapi.
 	return nc, js, b, nil
 }
 
+// bindKey checks the key, then connects and binds the bucket; the caller
+// closes the connection.
+func (a *app) bindKey(ctx context.Context, bucket, key string) (io.Closer, *kv.Bucket, error) {
+	if err := kv.ValidateKey(key); err != nil {
+		return nil, nil, bucketErr(err, bucket, key)
+	}
+	nc, _, b, err := a.bindBucket(ctx, bucket)
+	return nc, b, err
+}
+
+// bindKeyValue is bindKey for a write: between checking the key and
+// binding the bucket it reads the value, args[2] or else stdin.
+func (a *app) bindKeyValue(ctx context.Context, bucket, key string, args []string) (io.Closer, *kv.Bucket, []byte, error) {
+	if err := kv.ValidateKey(key); err != nil {
+		return nil, nil, nil, bucketErr(err, bucket, key)
+	}
+	value, err := a.kvValue(args, 2)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	nc, _, b, err := a.bindBucket(ctx, bucket)
+	return nc, b, value, err
+}
+
 func (a *app) kvAddCmd() *cobra.Command {
 	var (
 		cfg      kv.Config
@@ -198,22 +222,7 @@ is read from stdin. --create stores only when the key has no value;
 			if create && changed(c, "revision") {
 				return usageError{err: errors.New("--create and --revision exclude each other"), cmd: c}
 			}
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			var value []byte
-			if len(args) == 3 {
-				value = []byte(args[2])
-			} else {
-				if stdinIsTerminal() {
-					fmt.Fprintln(a.stderr, "reading the value from stdin; end it with Ctrl-D")
-				}
-				var err error
-				if value, err = io.ReadAll(a.stdin); err != nil {
-					return fmt.Errorf("reading the value from stdin: %w", err)
-				}
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, value, err := a.bindKeyValue(ctx, bucket, key, args)
 			if err != nil {
 				return err
 			}
@@ -229,8 +238,7 @@ is read from stdin. --create stores only when the key has no value;
 			case changed(c, "revision"):
 				rev, err = b.Update(ctx, key, value, revision)
 				if errors.Is(err, kv.ErrRevisionMismatch) {
-					return userError{msg: fmt.Sprintf("key %q is not at revision %d", key, revision),
-						hint: fmt.Sprintf("read the current revision with `natsio kv get %s %s`", bucket, key), err: err}
+					return notAtRevision(err, bucket, key, revision)
 				}
 			default:
 				rev, err = b.Put(ctx, key, value)
@@ -238,11 +246,7 @@ is read from stdin. --create stores only when the key has no value;
 			if err != nil {
 				return bucketErr(err, bucket, key)
 			}
-			if a.json {
-				return a.printJSON(map[string]any{"bucket": bucket, "key": key, "revision": rev})
-			}
-			fmt.Fprintf(a.stdout, "Stored %s > %s, revision %d\n", bucket, key, rev)
-			return nil
+			return a.printStored(bucket, key, rev)
 		},
 	}
 	c.Flags().BoolVar(&create, "create", false, "store only if the key has no value")
@@ -283,10 +287,7 @@ func (a *app) kvGetCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			bucket, key := args[0], args[1]
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, err := a.bindKey(ctx, bucket, key)
 			if err != nil {
 				return err
 			}
@@ -337,10 +338,7 @@ all its keys; on a terminal that asks for confirmation unless --force.`,
 				return a.kvDeleteBucket(c, bucket, force)
 			}
 			key := args[1]
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, err := a.bindKey(ctx, bucket, key)
 			if err != nil {
 				return err
 			}
@@ -372,8 +370,8 @@ func (a *app) kvDeleteBucket(c *cobra.Command, bucket string, force bool) error 
 	if err := kv.ValidateBucketName(bucket); err != nil {
 		return bucketErr(err, bucket, "")
 	}
-	if !a.confirm(force, "Delete bucket %s with all its keys?", bucket) {
-		return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+	if err := a.confirmed(force, "not deleted", "Delete bucket %s with all its keys?", bucket); err != nil {
+		return err
 	}
 	nc, js, err := a.jetstream(ctx)
 	if err != nil {
@@ -581,4 +579,59 @@ func (a *app) kvHistoryCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *app) kvInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "info BUCKET",
+		Aliases: []string{"view", "status"},
+		Short:   "Show a bucket's configuration and state",
+		Example: `  natsio kv info config
+  natsio kv info config --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			nc, _, b, err := a.bindBucket(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			st, err := b.Status(ctx)
+			if err != nil {
+				return bucketErr(err, args[0], "")
+			}
+			return a.printBucketStatus(st)
+		},
+	}
+}
+
+// kvValue is VALUE from the arguments, or stdin when it was not given.
+func (a *app) kvValue(args []string, i int) ([]byte, error) {
+	if len(args) > i {
+		return []byte(args[i]), nil
+	}
+	if stdinIsTerminal() {
+		fmt.Fprintln(a.stderr, "reading the value from stdin; end it with Ctrl-D")
+	}
+	v, err := io.ReadAll(a.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading the value from stdin: %w", err)
+	}
+	return v, nil
+}
+
+// printStored reports a stored value's new revision.
+func (a *app) printStored(bucket, key string, rev uint64) error {
+	if a.json {
+		return a.printJSON(map[string]any{"bucket": bucket, "key": key, "revision": rev})
+	}
+	fmt.Fprintf(a.stdout, "Stored %s > %s, revision %d\n", bucket, key, rev)
+	return nil
+}
+
+// notAtRevision explains a compare-and-set write refused because the key
+// moved past revision.
+func notAtRevision(err error, bucket, key string, revision uint64) error {
+	return userError{msg: fmt.Sprintf("key %q is not at revision %d", key, revision),
+		hint: fmt.Sprintf("read the current revision with `natsio kv get %s %s`", bucket, key), err: err}
 }

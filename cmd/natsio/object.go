@@ -228,8 +228,8 @@ chunks; the object appears only once all of it is stored.`,
 			defer nc.Close()
 			if !force && stdinIsTerminal() && a.stdin == os.Stdin {
 				if old, err := s.GetInfo(ctx, name); err == nil && !old.Deleted {
-					if !a.confirm(false, "Replace object %s (%s) in store %s?", name, humanBytes(old.Size), store) {
-						return userError{msg: "not replaced", hint: "answer y, or pass --force"}
+					if err := a.confirmed(false, "not replaced", "Replace object %s (%s) in store %s?", name, humanBytes(old.Size), store); err != nil {
+						return err
 					}
 				}
 			}
@@ -557,8 +557,8 @@ objects. On a terminal it asks for confirmation unless --force.`,
 				if err := objstore.ValidateStoreName(store); err != nil {
 					return storeErr(err, store, "")
 				}
-				if !a.confirm(force, "Delete object store %s with all its objects?", store) {
-					return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+				if err := a.confirmed(force, "not deleted", "Delete object store %s with all its objects?", store); err != nil {
+					return err
 				}
 				nc, js, err := a.jetstream(ctx)
 				if err != nil {
@@ -575,8 +575,8 @@ objects. On a terminal it asks for confirmation unless --force.`,
 				return nil
 			}
 			name := args[1]
-			if !a.confirm(force, "Delete object %s from store %s?", name, store) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not deleted", "Delete object %s from store %s?", name, store); err != nil {
+				return err
 			}
 			nc, s, err := a.bindStore(ctx, store)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -274,4 +275,16 @@ func (a *app) newBar(max int64, desc string, bytes bool) *progressbar.ProgressBa
 		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("msgs"))
 	}
 	return progressbar.NewOptions64(max, opts...)
+}
+
+// collect gathers a listing's items, stopping at its first error.
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var list []T
+	for v, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+	}
+	return list, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -263,15 +265,11 @@ settings you do not name are kept. Some changes are refused by the server
 			if err := jsapi.ValidateName(name); err != nil {
 				return invalidName("stream", name, err)
 			}
-			nc, js, err := a.jetstream(ctx)
+			nc, js, s, err := a.bindStream(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			s, err := js.Stream(ctx, name)
-			if err != nil {
-				return streamErr(err, name)
-			}
 			cfg := s.CachedInfo().Config
 			f.apply(c, &cfg, false)
 			s, err = js.UpdateStream(ctx, cfg)
@@ -308,18 +306,30 @@ func (a *app) streamInfoCmd() *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
+			nc, _, s, err := a.bindStream(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			s, err := js.Stream(ctx, args[0])
-			if err != nil {
-				return streamErr(err, args[0])
-			}
 			return a.printStreamInfo(s.CachedInfo())
 		},
 	}
+}
+
+// bindStream connects and looks the stream up; the caller closes the
+// connection. A missing stream is a userError that says how to list or
+// create streams.
+func (a *app) bindStream(ctx context.Context, name string) (*conn.Conn, *jsapi.JS, *jsapi.Stream, error) {
+	nc, js, err := a.jetstream(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		nc.Close()
+		return nil, nil, nil, streamErr(err, name)
+	}
+	return nc, js, s, nil
 }
 
 func (a *app) printStreamInfo(si *jsapi.StreamInfo) error {
@@ -418,12 +428,9 @@ func (a *app) streamLsCmd() *cobra.Command {
 			}
 			defer nc.Close()
 			if names {
-				var list []string
-				for n, err := range js.StreamNames(ctx, subject) {
-					if err != nil {
-						return err
-					}
-					list = append(list, n)
+				list, err := collect(js.StreamNames(ctx, subject))
+				if err != nil {
+					return err
 				}
 				if a.json {
 					return a.printJSON(nonNil(list))
@@ -433,12 +440,9 @@ func (a *app) streamLsCmd() *cobra.Command {
 				}
 				return nil
 			}
-			var infos []*jsapi.StreamInfo
-			for si, err := range js.Streams(ctx, subject) {
-				if err != nil {
-					return err
-				}
-				infos = append(infos, si)
+			infos, err := collect(js.Streams(ctx, subject))
+			if err != nil {
+				return err
 			}
 			if a.json {
 				return a.printJSON(nonNil(infos))
@@ -488,8 +492,8 @@ terminal it asks for confirmation unless --force is given.`,
 		Args: rangeArgs(1, 1<<30),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
-			if !a.confirm(force, "Delete stream(s) %s with all their messages?", strings.Join(args, ", ")) {
-				return userError{msg: "not deleted", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not deleted", "Delete stream(s) %s with all their messages?", strings.Join(args, ", ")); err != nil {
+				return err
 			}
 			nc, js, err := a.jetstream(ctx)
 			if err != nil {
@@ -529,6 +533,16 @@ func (a *app) confirm(force bool, format string, args ...any) bool {
 	return line == "y" || line == "yes"
 }
 
+// confirmed is confirm for a command that stops when the answer is no: it
+// returns nil to go on, or a userError saying refusal ("not deleted") and
+// how to skip the question.
+func (a *app) confirmed(force bool, refusal, format string, args ...any) error {
+	if a.confirm(force, format, args...) {
+		return nil
+	}
+	return userError{msg: refusal, hint: "answer y, or pass --force"}
+}
+
 func (a *app) streamPurgeCmd() *cobra.Command {
 	var (
 		force   bool
@@ -563,18 +577,14 @@ its configuration stay. On a terminal it asks for confirmation unless --force.`,
 			if changed(c, "keep") {
 				opts = append(opts, jsapi.PurgeKeep(keep))
 			}
-			if !a.confirm(force, "Purge messages of stream %s?", name) {
-				return userError{msg: "not purged", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not purged", "Purge messages of stream %s?", name); err != nil {
+				return err
 			}
-			nc, js, err := a.jetstream(ctx)
+			nc, _, s, err := a.bindStream(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			s, err := js.Stream(ctx, name)
-			if err != nil {
-				return streamErr(err, name)
-			}
 			n, err := s.Purge(ctx, opts...)
 			if err != nil {
 				return streamErr(err, name)
@@ -625,15 +635,11 @@ only the body.`,
 			case lastFor == "":
 				return usageError{err: errors.New("give a SEQUENCE or --last-for SUBJECT"), cmd: c}
 			}
-			nc, js, err := a.jetstream(ctx)
+			nc, _, s, err := a.bindStream(ctx, name)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			s, err := js.Stream(ctx, name)
-			if err != nil {
-				return streamErr(err, name)
-			}
 			var m *jsapi.StoredMsg
 			if seq > 0 {
 				m, err = s.GetMsg(ctx, seq)
@@ -672,5 +678,50 @@ only the body.`,
 	}
 	c.Flags().StringVar(&lastFor, "last-for", "", "get the newest message on this subject")
 	c.Flags().BoolVarP(&raw, "raw", "r", false, "print only the body, unchanged")
+	return c
+}
+
+func (a *app) streamRmmCmd() *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "rmm STREAM SEQUENCE",
+		Short: "Remove one message from a stream",
+		Long: `Remove the message with SEQUENCE from STREAM (the stream must allow
+deletes). On a terminal it asks for confirmation unless --force.`,
+		Example: `  natsio stream rmm ORDERS 42 --force`,
+		Args:    exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx := c.Context()
+			stream := args[0]
+			seq, err := strconv.ParseUint(args[1], 10, 64)
+			if err != nil || seq == 0 {
+				return usageError{err: fmt.Errorf("sequence %q is not a positive number", args[1]), cmd: c}
+			}
+			if err := a.confirmed(force, "not removed", "Remove message %d from stream %s?", seq, stream); err != nil {
+				return err
+			}
+			nc, _, s, err := a.bindStream(ctx, stream)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			if err := s.DeleteMsg(ctx, seq); err != nil {
+				// 10043: the delete failed, here because there is no such
+				// message.
+				var ae *jsapi.APIError
+				if errors.Is(err, jsapi.ErrMsgNotFound) || (errors.As(err, &ae) && ae.ErrorCode == 10043 && strings.Contains(ae.Description, "not found")) {
+					return userError{msg: fmt.Sprintf("stream %s has no message with sequence %d", stream, seq),
+						hint: fmt.Sprintf("see its messages with `natsio stream view %s`", stream), err: err}
+				}
+				return streamErr(err, stream)
+			}
+			if a.json {
+				return a.printJSON(map[string]any{"stream": stream, "deleted": seq})
+			}
+			fmt.Fprintf(a.stdout, "Removed message %d from stream %s\n", seq, stream)
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
 	return c
 }

@@ -177,15 +177,11 @@ func (a *app) runSubStream(c *cobra.Command, subject string, f *subFlags) error 
 		}
 		cfg.DeliverPolicy, cfg.OptStartTime = jsapi.DeliverByStartTime, t
 	}
-	nc, js, err := a.jetstream(ctx)
+	nc, oc, err := a.readStream(ctx, f.stream, cfg)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	oc, err := ordered.New(ctx, js, f.stream, cfg)
-	if err != nil {
-		return streamErr(err, f.stream)
-	}
 	fmt.Fprintf(a.stderr, "Reading stream %s\n", f.stream)
 	i := 0
 	for m, err := range oc.Messages(ctx) {

@@ -2,14 +2,9 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/natsio/natsio/jsapi"
 )
 
 // parseUntil reads a pause end: an RFC 3339 time or a duration from now.
@@ -42,8 +37,8 @@ unless --force.`,
 			if err != nil {
 				return usageError{err: err, cmd: c}
 			}
-			if !a.confirm(force, "Pause consumer %s > %s until %s?", stream, name, until.Local().Format(time.RFC3339)) {
-				return userError{msg: "not paused", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not paused", "Pause consumer %s > %s until %s?", stream, name, until.Local().Format(time.RFC3339)); err != nil {
+				return err
 			}
 			nc, js, err := a.jetstream(ctx)
 			if err != nil {
@@ -81,8 +76,8 @@ func (a *app) consumerResumeCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			stream, name := args[0], args[1]
-			if !a.confirm(force, "Resume consumer %s > %s?", stream, name) {
-				return userError{msg: "not resumed", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not resumed", "Resume consumer %s > %s?", stream, name); err != nil {
+				return err
 			}
 			nc, js, err := a.jetstream(ctx)
 			if err != nil {
@@ -101,70 +96,5 @@ func (a *app) consumerResumeCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
-	return c
-}
-
-func (a *app) consumerReportCmd() *cobra.Command {
-	var raw bool
-	c := &cobra.Command{
-		Use:   "report STREAM",
-		Short: "Report the state of every consumer of a stream",
-		Long: `Print one row per consumer of STREAM: its kind, delivered and acknowledged
-positions, pending and unacknowledged messages, redeliveries, waiting pulls
-and whether it is paused. --raw prints plain numbers.`,
-		Example: `  natsio consumer report ORDERS
-  natsio consumer report ORDERS --json`,
-		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			stream := args[0]
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			var infos []*jsapi.ConsumerInfo
-			for ci, err := range js.Consumers(ctx, stream) {
-				if err != nil {
-					return streamErr(err, stream)
-				}
-				infos = append(infos, ci)
-			}
-			slices.SortFunc(infos, func(x, y *jsapi.ConsumerInfo) int { return strings.Compare(x.Name, y.Name) })
-			if a.json {
-				return a.printJSON(nonNil(infos))
-			}
-			if len(infos) == 0 {
-				fmt.Fprintf(a.stderr, "Stream %s has no consumers\n", stream)
-				return nil
-			}
-			num := func(n uint64) string {
-				if raw {
-					return strconv.FormatUint(n, 10)
-				}
-				return commas(n)
-			}
-			rows := make([][]string, 0, len(infos))
-			for _, ci := range infos {
-				kind := "pull"
-				if ci.Config.DeliverSubject != "" {
-					kind = "push"
-				}
-				if ci.Config.Durable == "" {
-					kind += ", ephemeral"
-				}
-				paused := "no"
-				if ci.Paused {
-					paused = "for " + humanDuration(ci.PauseRemaining.Round(time.Second), "-")
-				}
-				rows = append(rows, []string{ci.Name, kind, string(orDefault(ci.Config.AckPolicy, jsapi.AckNone)),
-					num(ci.Delivered.Stream), num(ci.AckFloor.Stream), num(ci.NumPending),
-					num(uint64(ci.NumAckPending)), num(uint64(ci.NumRedelivered)), num(uint64(ci.NumWaiting)), paused})
-			}
-			a.table([]string{"CONSUMER", "KIND", "ACK", "DELIVERED", "ACK FLOOR", "PENDING", "UNACKED", "REDELIVERED", "WAITING", "PAUSED"}, rows)
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&raw, "raw", "r", false, "print plain numbers, without separators")
 	return c
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -61,15 +63,11 @@ ordered consumer and never changes the stream.`,
 				}
 				cfg.DeliverPolicy, cfg.OptStartTime = jsapi.DeliverByStartTime, t
 			}
-			nc, js, err := a.jetstream(ctx)
+			nc, oc, err := a.readStream(ctx, stream, cfg)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			oc, err := ordered.New(ctx, js, stream, cfg)
-			if err != nil {
-				return streamErr(err, stream)
-			}
 			n := 0
 			for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
 				if err != nil {
@@ -146,15 +144,11 @@ func (a *app) streamSubjectsCmd() *cobra.Command {
 			if len(args) == 2 {
 				filter = args[1]
 			}
-			nc, js, err := a.jetstream(ctx)
+			nc, _, s, err := a.bindStream(ctx, stream)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			s, err := js.Stream(ctx, stream)
-			if err != nil {
-				return streamErr(err, stream)
-			}
 			si, err := s.Info(ctx, jsapi.SubjectsFilter(filter))
 			if err != nil {
 				return streamErr(err, stream)
@@ -213,128 +207,18 @@ func (a *app) streamSubjectsCmd() *cobra.Command {
 	return c
 }
 
-func (a *app) streamRmmCmd() *cobra.Command {
-	var force bool
-	c := &cobra.Command{
-		Use:   "rmm STREAM SEQUENCE",
-		Short: "Remove one message from a stream",
-		Long: `Remove the message with SEQUENCE from STREAM (the stream must allow
-deletes). On a terminal it asks for confirmation unless --force.`,
-		Example: `  natsio stream rmm ORDERS 42 --force`,
-		Args:    exactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			stream := args[0]
-			seq, err := strconv.ParseUint(args[1], 10, 64)
-			if err != nil || seq == 0 {
-				return usageError{err: fmt.Errorf("sequence %q is not a positive number", args[1]), cmd: c}
-			}
-			if !a.confirm(force, "Remove message %d from stream %s?", seq, stream) {
-				return userError{msg: "not removed", hint: "answer y, or pass --force"}
-			}
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			s, err := js.Stream(ctx, stream)
-			if err != nil {
-				return streamErr(err, stream)
-			}
-			if err := s.DeleteMsg(ctx, seq); err != nil {
-				// 10043: the delete failed, here because there is no such
-				// message.
-				var ae *jsapi.APIError
-				if errors.Is(err, jsapi.ErrMsgNotFound) || (errors.As(err, &ae) && ae.ErrorCode == 10043 && strings.Contains(ae.Description, "not found")) {
-					return userError{msg: fmt.Sprintf("stream %s has no message with sequence %d", stream, seq),
-						hint: fmt.Sprintf("see its messages with `natsio stream view %s`", stream), err: err}
-				}
-				return streamErr(err, stream)
-			}
-			if a.json {
-				return a.printJSON(map[string]any{"stream": stream, "deleted": seq})
-			}
-			fmt.Fprintf(a.stdout, "Removed message %d from stream %s\n", seq, stream)
-			return nil
-		},
+// readStream connects and creates an ordered consumer on the stream; the
+// caller closes the connection. A missing stream is a userError that says
+// how to list or create streams.
+func (a *app) readStream(ctx context.Context, stream string, cfg ordered.Config) (*conn.Conn, *ordered.Consumer, error) {
+	nc, js, err := a.jetstream(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	c.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
-	return c
-}
-
-func (a *app) streamReportCmd() *cobra.Command {
-	var (
-		subject string
-		sortBy  string
-		raw     bool
-	)
-	c := &cobra.Command{
-		Use:   "report",
-		Short: "Report every stream's size, consumers and replication",
-		Example: `  natsio stream report
-  natsio stream report --sort messages
-  natsio stream report --json`,
-		Args: exactArgs(0),
-		RunE: func(c *cobra.Command, _ []string) error {
-			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			var infos []*jsapi.StreamInfo
-			for si, err := range js.Streams(ctx, subject) {
-				if err != nil {
-					return err
-				}
-				infos = append(infos, si)
-			}
-			slices.SortFunc(infos, func(x, y *jsapi.StreamInfo) int {
-				switch sortBy {
-				case "messages":
-					return cmp.Compare(y.State.Msgs, x.State.Msgs)
-				case "bytes":
-					return cmp.Compare(y.State.Bytes, x.State.Bytes)
-				case "consumers":
-					return cmp.Compare(y.State.Consumers, x.State.Consumers)
-				}
-				return strings.Compare(x.Config.Name, y.Config.Name)
-			})
-			if a.json {
-				return a.printJSON(nonNil(infos))
-			}
-			if len(infos) == 0 {
-				fmt.Fprintln(a.stderr, "No streams defined")
-				return nil
-			}
-			num := func(n uint64) string {
-				if raw {
-					return strconv.FormatUint(n, 10)
-				}
-				return commas(n)
-			}
-			size := func(n uint64) string {
-				if raw {
-					return strconv.FormatUint(n, 10)
-				}
-				return humanBytes(n)
-			}
-			rows := make([][]string, 0, len(infos))
-			for _, si := range infos {
-				replicas := strconv.Itoa(max(si.Config.Replicas, 1))
-				if si.Cluster != nil && si.Cluster.Leader != "" {
-					replicas += " (leader " + si.Cluster.Leader + ")"
-				}
-				rows = append(rows, []string{si.Config.Name, string(orDefault(si.Config.Storage, jsapi.StorageFile)),
-					strconv.Itoa(si.State.Consumers), num(si.State.Msgs), size(si.State.Bytes), strconv.Itoa(si.State.NumDeleted), replicas})
-			}
-			a.table([]string{"STREAM", "STORAGE", "CONSUMERS", "MESSAGES", "BYTES", "DELETED", "REPLICAS"}, rows)
-			return nil
-		},
+	oc, err := ordered.New(ctx, js, stream, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, nil, streamErr(err, stream)
 	}
-	fl := c.Flags()
-	fl.StringVar(&subject, "subject", "", "only streams whose subjects overlap this one")
-	fl.Var(newEnum(&sortBy, "name", "name", "messages", "bytes", "consumers"), "sort", "sort order")
-	fl.BoolVarP(&raw, "raw", "r", false, "print plain numbers")
-	return c
+	return nc, oc, nil
 }

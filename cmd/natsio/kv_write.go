@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -11,29 +10,6 @@ import (
 
 	"github.com/natsio/natsio/kv"
 )
-
-// kvValue is VALUE from the arguments, or stdin when it was not given.
-func (a *app) kvValue(args []string, i int) ([]byte, error) {
-	if len(args) > i {
-		return []byte(args[i]), nil
-	}
-	if stdinIsTerminal() {
-		fmt.Fprintln(a.stderr, "reading the value from stdin; end it with Ctrl-D")
-	}
-	v, err := io.ReadAll(a.stdin)
-	if err != nil {
-		return nil, fmt.Errorf("reading the value from stdin: %w", err)
-	}
-	return v, nil
-}
-
-func (a *app) printStored(bucket, key string, rev uint64) error {
-	if a.json {
-		return a.printJSON(map[string]any{"bucket": bucket, "key": key, "revision": rev})
-	}
-	fmt.Fprintf(a.stdout, "Stored %s > %s, revision %d\n", bucket, key, rev)
-	return nil
-}
 
 func (a *app) kvCreateCmd() *cobra.Command {
 	var ttl time.Duration
@@ -50,14 +26,7 @@ create a bucket, use 'kv add'.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			bucket, key := args[0], args[1]
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			value, err := a.kvValue(args, 2)
-			if err != nil {
-				return err
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, value, err := a.bindKeyValue(ctx, bucket, key, args)
 			if err != nil {
 				return err
 			}
@@ -97,18 +66,14 @@ overwritten.`,
 			if err != nil {
 				return usageError{err: fmt.Errorf("revision %q is not a number", args[3]), cmd: c}
 			}
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, err := a.bindKey(ctx, bucket, key)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			rev, err := b.Update(ctx, key, value, revision)
 			if errors.Is(err, kv.ErrRevisionMismatch) {
-				return userError{msg: fmt.Sprintf("key %q is not at revision %d", key, revision),
-					hint: fmt.Sprintf("read the current revision with `natsio kv get %s %s`", bucket, key), err: err}
+				return notAtRevision(err, bucket, key, revision)
 			}
 			if err != nil {
 				return bucketErr(err, bucket, key)
@@ -137,8 +102,8 @@ confirmation unless --force.`,
 			if err := kv.ValidateKey(key); err != nil {
 				return bucketErr(err, bucket, key)
 			}
-			if !a.confirm(force, "Purge key %s > %s with its history?", bucket, key) {
-				return userError{msg: "not purged", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not purged", "Purge key %s > %s with its history?", bucket, key); err != nil {
+				return err
 			}
 			nc, _, b, err := a.bindBucket(ctx, bucket)
 			if err != nil {
@@ -182,10 +147,7 @@ unless --force.`,
 			if err != nil || revision == 0 {
 				return usageError{err: fmt.Errorf("revision %q is not a positive number", args[2]), cmd: c}
 			}
-			if err := kv.ValidateKey(key); err != nil {
-				return bucketErr(err, bucket, key)
-			}
-			nc, _, b, err := a.bindBucket(ctx, bucket)
+			nc, b, err := a.bindKey(ctx, bucket, key)
 			if err != nil {
 				return err
 			}
@@ -198,8 +160,8 @@ unless --force.`,
 				}
 				return bucketErr(err, bucket, key)
 			}
-			if !a.confirm(force, "Store the value of %s > %s at revision %d (%d bytes) again?", bucket, key, revision, len(old.Value)) {
-				return userError{msg: "not reverted", hint: "answer y, or pass --force"}
+			if err := a.confirmed(force, "not reverted", "Store the value of %s > %s at revision %d (%d bytes) again?", bucket, key, revision, len(old.Value)); err != nil {
+				return err
 			}
 			rev, err := b.Put(ctx, key, old.Value)
 			if err != nil {
@@ -214,28 +176,4 @@ unless --force.`,
 	}
 	c.Flags().BoolVar(&force, "force", false, "do not ask for confirmation")
 	return c
-}
-
-func (a *app) kvInfoCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "info BUCKET",
-		Aliases: []string{"view", "status"},
-		Short:   "Show a bucket's configuration and state",
-		Example: `  natsio kv info config
-  natsio kv info config --json`,
-		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			nc, _, b, err := a.bindBucket(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			st, err := b.Status(ctx)
-			if err != nil {
-				return bucketErr(err, args[0], "")
-			}
-			return a.printBucketStatus(st)
-		},
-	}
 }
