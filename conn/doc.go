@@ -23,7 +23,9 @@
 // A connection runs a reader, a flusher, a pinger, and while disconnected a
 // reconnect loop, plus one goroutine per SubscribeFunc handler (started
 // with the subscription's first message: an idle subscription holds none)
-// and one for OnEvent. Close stops every one of them before it returns.
+// and one for OnEvent. Close stops every one of them before it returns,
+// except a SubscribeFunc handler busy in your code: it returns as soon as
+// the message it is handling does.
 //
 // # Messages and their memory
 //
