@@ -230,13 +230,9 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 	var ownedRate float64
 	for _, borrow := range []bool{false, true} {
 		sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
-		sub, err := sc.Subscribe("alloc.borrow")
+		sub, err := connx.SubscribeBatches(sc, "alloc.borrow", nil, shellIf(borrow))
 		if err != nil {
 			t.Fatal(err)
-		}
-		connx.SetInlineReads(sub, true)
-		if borrow {
-			connx.BorrowBatches(sub, nil)
 		}
 		sc.Flush(context.Background())
 		data := make([]byte, 128)
@@ -247,7 +243,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 				pub.Publish("alloc.borrow", data)
 			}
 			for got := 0; got < n; {
-				if batch, err = connx.NextBatch(sub, ctx, batch); err != nil {
+				if batch, err = connx.NextBatch(sub, ctx, batch, true); err != nil {
 					t.Fatal(err)
 				}
 				got += len(batch)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
@@ -19,7 +20,7 @@ func borrowPayload(i int) []byte {
 	return bytes.Repeat(fmt.Appendf(nil, "<%d>", i), 40)
 }
 
-// With BorrowBatches, messages the NextBatch caller reads itself are lent,
+// With lending (SubscribeBatches with a shell), messages the NextBatch caller reads itself are lent,
 // and stay intact until its next call even when someone else reads the
 // socket meanwhile: here requests on the same connection, whose responses
 // would land on the lent messages if their buffer were read into again.
@@ -32,12 +33,10 @@ func TestNextBatchBorrowed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := nc.Subscribe("borrow.data")
+	sub, err := connx.SubscribeBatches(nc, "borrow.data", nil, plainShell)
 	if err != nil {
 		t.Fatal(err)
 	}
-	connx.SetInlineReads(sub, true)
-	connx.BorrowBatches(sub, nil)
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 			}
 		}
 		for next < (b+1)*per {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil {
 				t.Fatalf("after %d messages: %v", next, err)
 			}
 			first := next
@@ -91,19 +90,15 @@ func TestNextBatchBorrowed(t *testing.T) {
 	}
 }
 
-// Without BorrowBatches (or without inline reads) nothing is lent.
+// Without lending (or without inline reads) nothing is lent.
 func TestNextBatchNotBorrowed(t *testing.T) {
 	for _, tc := range []struct{ inline, borrow bool }{{true, false}, {false, true}} {
 		t.Run(fmt.Sprintf("inline=%v,borrow=%v", tc.inline, tc.borrow), func(t *testing.T) {
 			s := fltServer(t)
 			nc := connect(t, s.URL())
-			sub, err := nc.Subscribe("nb.copy")
+			sub, err := connx.SubscribeBatches(nc, "nb.copy", nil, shellIf(tc.borrow))
 			if err != nil {
 				t.Fatal(err)
-			}
-			connx.SetInlineReads(sub, tc.inline)
-			if tc.borrow {
-				connx.BorrowBatches(sub, nil)
 			}
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
@@ -113,7 +108,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 				if err := nc.Publish("nb.copy", borrowPayload(i)); err != nil {
 					t.Fatal(err)
 				}
-				if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
+				if batch, err = connx.NextBatch(sub, ctxT(t), batch, tc.inline); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
 					t.Fatalf("message %d: %v %d", i, err, len(batch))
 				}
 			}
@@ -157,13 +152,9 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 			t.Errorf("the client reconnected: %d connections", fs.Accepted())
 		}
 	}()
-	sub, err := nc.Subscribe("cut")
+	sub, err := connx.SubscribeBatches(nc, "cut", nil, shellIf(borrow))
 	if err != nil {
 		t.Fatal(err)
-	}
-	connx.SetInlineReads(sub, true)
-	if borrow {
-		connx.BorrowBatches(sub, nil)
 	}
 	op, err := cl.Expect(ctxT(t), proto.KindSub)
 	if err != nil {
@@ -187,33 +178,47 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
+		if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
 		inline := nc.Stats().InlineBatches
+		in := nc.Stats().InMsgs
 		if err := cl.Send(head); err != nil {
 			t.Fatal(err)
 		}
-		got := 0
-		for got < before {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
-				t.Fatalf("round %d, after %d messages: %v (the rest of %q is not sent yet)", round, got, err, b)
+		// The rest of the cut message follows once the client has read
+		// every whole one (its inbound count, published before each
+		// socket read, says so): whoever read the cut part keeps it for
+		// whoever reads next. Until then a consumer reading inline may
+		// stop at any read, or read on for the rest (fewer than
+		// InlineBacklog messages waiting, not lending).
+		rest := make(chan error, 1)
+		go func() {
+			for nc.Stats().InMsgs < in+uint64(before) {
+				runtime.Gosched()
+			}
+			rest <- cl.Send([]byte(b[3:] + "\r\n"))
+		}()
+		for got := 0; got <= before; {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil {
+				t.Fatalf("round %d, after %d messages: %v", round, got, err)
 			}
 			for _, m := range batch {
-				if want := fmt.Sprintf("m-%d-%d", round, got); string(m.Data) != want {
+				want := fmt.Sprintf("m-%d-%d", round, got)
+				if got == before {
+					want = b
+				}
+				if string(m.Data) != want {
 					t.Fatalf("round %d: %q, want %q", round, m.Data, want)
 				}
 				got++
 			}
 		}
-		if nc.Stats().InlineBatches > inline {
-			inlineCuts++
-		}
-		if err := cl.Send([]byte(b[3:] + "\r\n")); err != nil {
+		if err := <-rest; err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != b {
-			t.Fatalf("round %d: %v %d", round, err, len(batch))
+		if nc.Stats().InlineBatches > inline {
+			inlineCuts++
 		}
 	}
 	if inlineCuts == 0 {
@@ -228,11 +233,10 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	s := fltServer(t)
 	nc := connect(t, s.URL())
-	sub, err := nc.Subscribe("nb.ctx")
+	sub, err := connx.SubscribeBatches(nc, "nb.ctx", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	connx.SetInlineReads(sub, true)
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +250,7 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 		if i%10 == 5 {
 			use = context.Background()
 		}
-		if batch, err = connx.NextBatch(sub, use, batch); err != nil {
+		if batch, err = connx.NextBatch(sub, use, batch, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -254,7 +258,7 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	cause := errors.New("stop")
 	done := make(chan error, 1)
 	go func() {
-		_, err := connx.NextBatch(sub, ctx, nil)
+		_, err := connx.NextBatch(sub, ctx, nil, true)
 		done <- err
 	}()
 	cancel(cause)
@@ -264,4 +268,21 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	if nc.Stats().InlineBatches == 0 || before == 0 {
 		t.Fatal("no inline reads")
 	}
+}
+
+// plainShell supplies plain Msgs for lent batches (conn's own choice for
+// Borrowed).
+func plainShell(reuse *conn.Msg) *conn.Msg {
+	if reuse != nil {
+		return reuse
+	}
+	return new(conn.Msg)
+}
+
+// shellIf returns plainShell when lend is true, else nil (no lending).
+func shellIf(lend bool) func(*conn.Msg) *conn.Msg {
+	if lend {
+		return plainShell
+	}
+	return nil
 }

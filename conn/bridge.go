@@ -12,10 +12,8 @@ func init() {
 	connhook.PublishLazy = (*Conn).publishLazy
 	connhook.RequestTimeout = func(nc *Conn) time.Duration { return nc.opts.requestTimeout }
 	connhook.ReuseReply = (*Conn).reuseReply
-	connhook.SubscribeAlloc = (*Conn).subscribeAlloc
+	connhook.SubscribeBatches = (*Conn).subscribeBatches
 	connhook.SubscribeInline = (*Conn).subscribeInline
-	connhook.SetInlineReads = (*Subscription).setInlineReads
-	connhook.BorrowBatches = (*Subscription).borrowBatches
 	connhook.NextBatch = (*Subscription).nextBatch
 	connhook.StdSocketIO = stdSocketIO
 	connhook.LazyDelay = lazyDelay

@@ -73,4 +73,42 @@
 // The client pings every PingInterval (10 s) and drops a connection after
 // MaxPingsOutstanding (2) unanswered pings, so a dead link is noticed within 30 s
 // even while the client keeps publishing.
+//
+// # Inside: the reader role and the lock order
+//
+// This section is for those who change the package. One goroutine at a
+// time holds a link's reader role and with it the link's reader: the
+// parser, the read buffer, the message slabs, the staged messages, the
+// consumers to wake and the lent buffers (reader.go). The role is one
+// atomic state, moved only by link.roleStep (role.go):
+//
+//	state          who reads                        moves to
+//	free           nobody                           inline (a requester or consumer, acquire);
+//	                                                goroutine (the parked reader goroutine, resume)
+//	goroutine      the reader goroutine             yielding (it handed a response or woke a
+//	                                                waiting consumer); free (it parks or exits)
+//	yielding       the reader goroutine, until      goroutine (others wait for answers);
+//	               what it read is dispatched       free (it parks)
+//	inline         a requester or consumer          free (it is done, endInline);
+//	                                                inline-waited (the goroutine waits for it)
+//	inline-waited  a requester or consumer; the     free (endInline hands the role back)
+//	               reader goroutine waits for it
+//
+// Only the holder moves the role out of goroutine, yielding and inline. In
+// race builds a move not in the table panics, and so does a call to the
+// reader's dispatch methods while the role is free. Each holder runs the
+// same loop (readUntil) with its own end: a response, queued messages, or
+// the link's failure.
+//
+// Every subscription has one delivery mode, fixed when it is made (the
+// first Messages loop with Borrowed may move it once from queue to lent):
+// queue, lent, view (a function on the reading goroutine) or mux (the
+// request inbox). The reader's deliver is a switch on it.
+//
+// Locks are taken in this order: Conn.mu, then Conn.subMu or a
+// subscription's mu. Conn.subMu, a subscription's mu, the request mux's
+// mu, a link's imu, a lender's mu, the event queue's mu and hookMu are
+// never held while taking another lock. The reader role is not a lock:
+// its holder takes any of them, and no lock is held while it reads the
+// socket.
 package conn

@@ -79,8 +79,7 @@ func fastConn(c net.Conn) net.Conn {
 // runtime's system-call path and back. A requester reading its own response
 // turns it on: there the monitor's wake-ups are a feature — the monitor
 // then polls every 20 µs, keeping an otherwise idle machine awake for the
-// response. Measured on 2 vCPUs, raw reads in a loop of JetStream publishes
-// lost a quarter of the throughput (p50 51 → 95 µs) for 2 % less CPU. Only
+// response, which raw reads would leave asleep. Only
 // the holder of the link's reader role calls it, as only it reads.
 func sysReads(c net.Conn, on bool) {
 	if f, ok := c.(*fastTCP); ok {

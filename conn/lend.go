@@ -12,14 +12,14 @@ import (
 // A message the connection delivers is normally a copy the receiver owns:
 // its subject, reply and body are copied out of the read buffer into slabs
 // the garbage collector frees. For a consumer that reads the socket itself
-// (setInlineReads) and finishes with each batch before asking for the next,
+// (nextBatch with readInline) and finishes with each batch before asking for the next,
 // that copy, the Msg allocated for it and the collection afterwards are a
 // large part of what receiving costs (a fifth to a third of the client CPU
 // of an ordered read-through). borrowBatches lets such a consumer take
 // views instead:
 //
 //   - While the nextBatch caller reads the socket for its subscription
-//     (readForSub with lending on, link.lendSub), each message for that
+//     (readForSub with lending on, reader.lendSub), each message for that
 //     subscription lying wholly in the read buffer is delivered as a view
 //     of it, in a Msg the subscription reuses from batch to batch
 //     (lender.next). Messages the parser had to assemble across reads, and
@@ -38,14 +38,6 @@ import (
 // nextBatch call, whoever reads the socket meanwhile. Its memory is never
 // freed under it (the collector frees what nobody references), so a
 // caller that keeps a message too long sees other bytes, never faults.
-
-// maxShells bounds how many Msgs a lender keeps for reuse: a batch longer
-// than that gets fresh ones for the rest (still views).
-const maxShells = 4096
-
-// maxSpares bounds the read buffers a lender keeps for the link to read
-// into while views of the current one are in use.
-const maxSpares = 2
 
 // lender is the state of a subscription whose batches are borrowed.
 type lender struct {
@@ -73,7 +65,7 @@ func newShell(reuse *Msg) *Msg {
 
 // borrowBatches makes nextBatch lend messages instead of handing over
 // copies, when its caller reads them from the socket itself
-// (setInlineReads): their Subject, Reply, Header and Data are views of the
+// (readInline): their Subject, Reply, Header and Data are views of the
 // connection's read buffer and the Msg values are reused, so a message is
 // valid only until the next nextBatch call on s. A caller that keeps any
 // of it longer must copy it (strings.Clone, bytes.Clone); acknowledgements
@@ -86,7 +78,7 @@ func newShell(reuse *Msg) *Msg {
 // shell supplies the Msgs that hold lent messages: called with nil it
 // returns a new one, called with a Msg of an earlier batch it prepares
 // that one for reuse and returns it. nil means plain Msgs; a subscription
-// made with subscribeAlloc passes a supplier of the same kind of Msg
+// made with its own allocator (subscribeBatches) passes a supplier of the same kind of Msg
 // (the JetStream consumers' slab shells). Call borrowBatches once, before the first
 // nextBatch; it cannot be undone. nextBatch must then be called from one
 // goroutine at a time.
@@ -94,7 +86,9 @@ func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {
 	if shell == nil {
 		shell = newShell
 	}
-	s.lend.CompareAndSwap(nil, &lender{shell: shell})
+	if s.lend.CompareAndSwap(nil, &lender{shell: shell}) {
+		s.mode.CompareAndSwap(deliverQueue, deliverLent)
+	}
 }
 
 // newBatch starts the next batch: the previous one is over.
@@ -145,30 +139,31 @@ func (ld *lender) keep(buf []byte) []byte {
 
 // lendMsg delivers op to s, the subscription whose nextBatch caller is
 // reading, as a view of the read buffer.
-func (l *link) lendMsg(op *proto.Op, s *Subscription) *Msg {
+func (r *reader) lendMsg(op *proto.Op, s *Subscription) *Msg {
 	ld := s.lend.Load()
 	m := ld.next()
 	fillView(m, op, s)
-	l.lentTo, l.lentSeq = ld, ld.seq
-	l.lentMsgs++
+	r.lentTo, r.lentSeq = ld, ld.seq
+	r.lentMsgs++
 	return m
 }
 
-// keepLent runs before each read into l.buf: if lent messages may still
-// alias it, it goes to their subscription and the link reads into a spare.
-func (l *link) keepLent() {
-	ld := l.lentTo
+// keepLent runs before each read into r.buf: if lent messages may still
+// alias it, it goes to their subscription and the reader reads into a
+// spare.
+func (r *reader) keepLent() {
+	ld := r.lentTo
 	if ld == nil {
 		return
 	}
-	l.lentTo = nil
-	if l.lendSub != nil && l.lendSub.lend.Load() == ld && ld.seq != l.lentSeq {
-		// The reader is that subscription's nextBatch caller, past the
-		// batch those messages belonged to (ld.seq is its own field).
+	r.lentTo = nil
+	if r.lendSub != nil && r.lendSub.lend.Load() == ld && ld.seq != r.lentSeq {
+		// The reader is that subscription's own consumer, past the batch
+		// those messages belonged to (ld.seq is its own field).
 		return
 	}
-	l.buf = ld.keep(l.buf)
-	l.lentBufs++
+	r.buf = ld.keep(r.buf)
+	r.lentBufs++
 }
 
 // inBuf reports whether op lies wholly in buf: no part of it was copied by

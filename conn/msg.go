@@ -103,15 +103,8 @@ func (m *Msg) clone() *Msg {
 	return c
 }
 
-// Slab sizes: message bodies up to slabBytes/4 are carved from 64 KiB
-// slabs, Msg structs from arrays of msgChunk.
-const (
-	slabBytes = 64 << 10
-	msgChunk  = 128
-)
-
 // msgAlloc carves messages and their bytes out of slabs. It belongs to the
-// connection's reader goroutine and is not safe for concurrent use.
+// holder of the reader role (reader) and is not safe for concurrent use.
 type msgAlloc struct {
 	msgs []Msg
 	slab []byte
@@ -154,10 +147,10 @@ func (a *msgAlloc) string(b []byte) string {
 	return unsafe.String(&c[0], len(c))
 }
 
-// view fills the link's scratch message with views of op, for a
-// subscribeInline handler: valid until the handler returns.
-func (l *link) view(op *proto.Op, sub *Subscription) *Msg {
-	m := &l.scratch
+// view fills the reader's scratch message with views of op, for a
+// deliverView subscription's function: valid until it returns.
+func (r *reader) view(op *proto.Op, sub *Subscription) *Msg {
+	m := &r.scratch
 	fillView(m, op, sub)
 	return m
 }

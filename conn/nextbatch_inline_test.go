@@ -10,7 +10,7 @@ import (
 	"github.com/natsio/natsio/internal/connx"
 )
 
-// After SetInlineReads, NextBatch reads the socket itself when its queue is
+// With readInline, NextBatch reads the socket itself when its queue is
 // empty and the reader goroutine has parked: every message still arrives
 // once and in order, across many short batches. Without it, NextBatch
 // never reads inline.
@@ -20,11 +20,10 @@ func TestNextBatchInlineReads(t *testing.T) {
 			s := fltServer(t)
 			nc := connect(t, s.URL())
 			pub := connect(t, s.URL())
-			sub, err := nc.Subscribe("nb.inline")
+			sub, err := connx.SubscribeBatches(nc, "nb.inline", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			connx.SetInlineReads(sub, inline)
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +42,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 					t.Fatal(err)
 				}
 				for next < (b+1)*per {
-					if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
+					if batch, err = connx.NextBatch(sub, ctxT(t), batch, inline); err != nil {
 						t.Fatalf("after %d messages: %v", next, err)
 					}
 					for _, m := range batch {
@@ -62,7 +61,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 				t.Fatalf("NextBatch never read the socket itself in %d bursts", bursts)
 			}
 			if !inline && got != 0 {
-				t.Fatalf("NextBatch read the socket %d times without SetInlineReads", got)
+				t.Fatalf("NextBatch read the socket %d times without readInline", got)
 			}
 			// An inline NextBatch is interrupted by its ctx and by the end
 			// of the subscription, as the reader goroutine's is.
@@ -70,7 +69,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 			cause := errors.New("stop")
 			done := make(chan error, 1)
 			go func() {
-				_, err := connx.NextBatch(sub, ctx, nil)
+				_, err := connx.NextBatch(sub, ctx, nil, inline)
 				done <- err
 			}()
 			cancel(cause)
@@ -78,7 +77,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 				t.Fatalf("NextBatch after its ctx was cancelled: %v", err)
 			}
 			go func() {
-				_, err := connx.NextBatch(sub, context.Background(), nil)
+				_, err := connx.NextBatch(sub, context.Background(), nil, inline)
 				done <- err
 			}()
 			if err := sub.Unsubscribe(); err != nil {

@@ -1,234 +1,157 @@
 package conn
 
 import (
-	"github.com/natsio/natsio/proto"
+	"context"
+	"errors"
+	"time"
 )
 
-// readLoop reads and dispatches ops of connection generation gen until the
-// connection fails. It holds the link's reader role, except while parked
-// after handing a response to a requester (see inline.go).
+// until is when readUntil returns besides the link failing.
+type until struct {
+	// w: a request's response (or a sentinel) arrived.
+	w *waiter
+	// s: messages of s are queued and the parser used up what was read
+	// (or, with lend unset, a read ended inside a message and fewer than
+	// inlineBacklog messages wait), or s ended.
+	s    *Subscription
+	lend bool
+	// Neither: the reader goroutine reads until the link fails, parking
+	// when it steps aside (role.go).
+}
+
+// readLoop is the reader goroutine of connection generation gen: it
+// holds the link's reader role from the handshake on and reads until the
+// link fails, parking while others read (role.go).
 func (nc *Conn) readLoop(l *link, gen uint64) {
 	defer nc.wg.Done()
 	defer l.parkTimer.Stop()
+	if nc.readUntil(&l.rd, gen, until{}) {
+		l.release()
+	}
+}
+
+// readFor reads and dispatches ops on the calling goroutine, which holds
+// l's reader role (inlineLink), until w has its response (or a sentinel),
+// the deadline passes, or the link fails. It then releases the role,
+// handing it back to the reader goroutine at once when other requests or
+// flushes are waiting.
+func (nc *Conn) readFor(l *link, r *reader, gen uint64, w *waiter, deadline, now time.Time) {
+	nc.stats.inlineReads.Add(1)
+	l.imu.Lock()
+	err := l.readDeadlineLocked(deadline, now)
+	l.imu.Unlock()
+	if err == nil {
+		r.deadline = true
+		sysReads(l.base, true)
+		r.self = w
+		nc.readUntil(r, gen, until{w: w})
+		r.self = nil
+		sysReads(l.base, false)
+		r.deadline = false // the socket keeps it: see readDeadlineLocked
+	}
+	nc.endInline(l)
+}
+
+// readForSub is readFor for a consumer of s waiting in take: it reads and
+// dispatches ops until s has messages queued once the parser has used up
+// what was read, s ends, ctx ends, or the link fails, then releases the
+// role. When a read ends inside a message it reads on for the rest, unless
+// inlineBacklog messages wait already or they are lent: the parser keeps
+// the cut message for whoever reads next. With lend, messages for s are
+// lent (lend.go), and a batch is what one read brought, so that the
+// consumer reads into the same buffer again. ctx's deadline bounds the
+// read; its cancellation and the end of s interrupt it (link.interrupt).
+func (nc *Conn) readForSub(ctx context.Context, l *link, r *reader, gen uint64, s *Subscription, lend bool) {
+	nc.stats.inlineBatches.Add(1)
+	dl, _ := ctx.Deadline()
+	l.imu.Lock()
+	err := l.readDeadlineLocked(dl, time.Time{})
+	if err == nil {
+		l.inlineSub = s
+	}
+	l.imu.Unlock()
+	if err == nil {
+		r.deadline = true
+		s.readingOn.Store(l)
+		if lend {
+			r.lendSub = s
+		}
+		// ctx's end interrupts the read: through the subscription's
+		// registration if it ends from now on, here if it already has.
+		s.watchCtx(ctx)
+		if ctx.Err() != nil {
+			l.interrupt(s)
+		}
+		nc.readUntil(r, gen, until{s: s, lend: lend})
+		r.lendSub = nil
+		s.readingOn.Store(nil)
+		l.imu.Lock()
+		l.inlineSub = nil
+		l.imu.Unlock()
+		r.deadline = false // the socket keeps it: see readDeadlineLocked
+	}
+	nc.endInline(l)
+}
+
+// readUntil is the read loop of every role holder: it reads and
+// dispatches ops until u is met, an inline reader's deadline passes, or
+// the link fails. It reports whether the caller still holds the role
+// (false only for the reader goroutine, when the link was shut while it
+// was parked).
+func (nc *Conn) readUntil(r *reader, gen uint64, u until) (held bool) {
+	l := r.l
 	for {
-		op, err := l.next()
+		if u.w != nil && (len(u.w.ch) > 0 || u.w.direct != nil) {
+			return true
+		}
+		op, err := r.p.Next()
 		if err != nil {
-			nc.readFailed(l, gen, err)
-			l.release()
-			return
+			nc.readFailed(r, gen, &ProtocolError{Err: err})
+			return true
 		}
-		if nc.handleOp(l, gen, op) {
-			l.release()
-			return
-		}
-		if l.p.Unread() == 0 {
-			l.flushStage() // may note a waiting consumer (wokeWaiter)
-		}
-		if (l.replied || l.wokeWaiter) && l.inline && l.p.Unread() == 0 {
-			l.replied, l.wokeWaiter = false, false
-			// A requester just got its response and will likely send the
-			// next request soon: let it read that response itself. Not
-			// while others wait on their channels: nobody would read for
-			// them.
-			if !nc.othersWaiting() {
-				if !l.park() {
-					return
-				}
-				nc.stats.readerResumes.Add(1)
+		if op != nil {
+			if nc.handleOp(r, gen, op) {
+				return true
 			}
+			continue
+		}
+		// The parser has used up what was read, but for part of a message
+		// perhaps.
+		r.flushStage()
+		switch {
+		case u.s != nil:
+			if n, ended := u.s.backlog(); ended || n > 0 && (u.lend || !r.p.Buffered() || n >= inlineBacklog) {
+				return true
+			}
+		case u.w == nil && r.p.Unread() == 0 && l.role.Load() == roleYielding:
+			// A requester just got its response, or a waiting consumer
+			// was woken: let it read what comes next itself. Not while
+			// others wait on their channels: nobody would read for them.
+			if nc.othersWaiting() {
+				l.roleStep(roleYielding, roleGoroutine)
+				break
+			}
+			if !l.park() {
+				return false
+			}
+			nc.stats.readerResumes.Add(1)
+			continue
+		}
+		if err := r.fill(); err != nil {
+			if !errors.Is(err, errInlineDeadline) {
+				nc.readFailed(r, gen, err)
+			}
+			return true
 		}
 	}
 }
 
 // readFailed handles a read error of the role holder: the link is lost.
-func (nc *Conn) readFailed(l *link, gen uint64, err error) {
-	l.wakeAll()
-	l.flushStats()
+func (nc *Conn) readFailed(r *reader, gen uint64, err error) {
+	r.wakeAll()
 	if IsProtocolError(err) {
 		nc.stats.protocolErrors.Add(1)
 		nc.ev.push(Event{Kind: EventProtocolError, Err: err})
 	}
 	nc.connLost(gen, err)
-}
-
-// handleOp dispatches one op read by the role holder. It reports true when
-// the op ended the connection (connLost was called).
-func (nc *Conn) handleOp(l *link, gen uint64, op *proto.Op) bool {
-	if op.Kind != proto.KindMsg && op.Kind != proto.KindHMsg {
-		l.flushStage() // messages before a PONG are queued when it is seen
-	}
-	switch op.Kind {
-	case proto.KindMsg, proto.KindHMsg:
-		nc.deliver(l, op)
-	case proto.KindPing:
-		nc.mu.Lock()
-		// One PONG waiting to be written answers every PING read until
-		// it is (see pongOwed): what the server makes the client queue
-		// stays bounded when it never reads.
-		if nc.gen == gen && nc.state == stateConnected && !nc.pongOwed {
-			nc.wbuf = proto.AppendPong(nc.wbuf)
-			nc.pongOwed = true
-			nc.kickLocked()
-		}
-		nc.mu.Unlock()
-	case proto.KindPong:
-		nc.gotPong(gen)
-	case proto.KindInfo:
-		if err := nc.asyncInfo(l, gen, op.Text); err != nil {
-			l.wakeAll()
-			nc.stats.protocolErrors.Add(1)
-			nc.ev.push(Event{Kind: EventProtocolError, Err: err})
-			nc.connLost(gen, err)
-			return true
-		}
-	case proto.KindErr:
-		se := classifyErr(op.Text)
-		nc.stats.serverErrors.Add(1)
-		nc.opts.logger.Warn("nats: server error", "err", se)
-		nc.ev.push(Event{Kind: EventServerError, Err: se})
-		if se.Fatal() {
-			l.wakeAll()
-			nc.connLost(gen, se)
-			return true
-		}
-	}
-	return false
-}
-
-// lookup finds the subscription of sid, remembering the last one.
-func (nc *Conn) lookup(l *link, sid uint64) *Subscription {
-	if l.lastSub != nil && l.lastSID == sid {
-		return l.lastSub
-	}
-	nc.subMu.RLock()
-	s := nc.subs[sid]
-	nc.subMu.RUnlock()
-	if s != nil {
-		l.lastSID, l.lastSub = sid, s
-	}
-	return s
-}
-
-// deliver routes a MSG or HMSG to its subscription.
-func (nc *Conn) deliver(l *link, op *proto.Op) {
-	l.inMsgs++
-	l.inBytes += uint64(op.Size())
-	s := nc.lookup(l, op.SID)
-	if s == nil {
-		nc.stats.unknownSID.Add(1)
-		return
-	}
-	if proto.ValidateHeaderBlock(op.Header) != nil {
-		nc.stats.badHeaders.Add(1)
-		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
-		return
-	}
-	if s.inline != nil {
-		// A response or an inline handler may act on what arrived
-		// before it: that is queued first.
-		l.flushStage()
-	}
-	if s.inline != nil && s.borrowed {
-		s.inline(l.view(op, s))
-		return
-	}
-	var m *Msg
-	if l.lendSub == s && inBuf(op, l.buf) {
-		m = l.lendMsg(op, s)
-	} else {
-		m = l.alloc.build(op, s)
-	}
-	if s.inline != nil {
-		// The request inbox: the response is counted before its
-		// requester can see it. A requester reading inline (l.self) made
-		// its request after the inbox existed, so nc.resp.sub is set and
-		// visible to it.
-		l.flushStats()
-		if w := l.self; w != nil && s == nc.resp.sub {
-			nc.resp.routeTo(m, w)
-		} else {
-			s.inline(m)
-		}
-		l.replied = true
-		return
-	}
-	if s.max.Load() == 0 {
-		if l.stageSub != s {
-			l.flushStage()
-			l.stageSub = s
-		}
-		l.stage = append(l.stage, m)
-		l.held++
-		if l.held >= wakeBatch {
-			l.wakeAll()
-		}
-		return
-	}
-	// Auto-unsubscribe: count under the lock shared with AutoUnsubscribe.
-	l.flushStage() // what is staged for s goes first
-	s.mu.Lock()
-	s.received++
-	limit := s.max.Load()
-	reached := s.received >= limit
-	over := s.received > limit
-	s.mu.Unlock()
-	if over {
-		return
-	}
-	if s.push(m) {
-		s.signal()
-	}
-	if reached {
-		nc.removeSub(s)
-		s.close(nil)
-	}
-}
-
-// gotPong answers the oldest outstanding PING.
-func (nc *Conn) gotPong(gen uint64) {
-	nc.mu.Lock()
-	defer nc.mu.Unlock()
-	if nc.gen != gen {
-		return
-	}
-	nc.pingsOut = 0
-	if len(nc.pongs) == 0 {
-		return
-	}
-	ch := nc.pongs[0]
-	nc.pongs[0] = nil
-	nc.pongs = nc.pongs[1:]
-	nc.npongs.Store(int32(len(nc.pongs)))
-	if ch != nil {
-		ch <- nil
-	}
-}
-
-// asyncInfo applies an INFO received after the handshake.
-func (nc *Conn) asyncInfo(l *link, gen uint64, text []byte) error {
-	info, err := parseInfo(text)
-	if err != nil {
-		return err
-	}
-	l.setMaxPayload(info.MaxPayload)
-	nc.mu.Lock()
-	cur := nc.cur
-	nc.mu.Unlock()
-	// The server list is parsed without the lock: publishers go on.
-	g := nc.gossipFor(info, cur)
-	nc.mu.Lock()
-	if nc.gen != gen {
-		nc.mu.Unlock()
-		return nil
-	}
-	nc.info = info
-	nc.jsLevel.Store(jetStreamLevel(info))
-	nc.applyGossipLocked(g)
-	nc.mu.Unlock()
-	if info.LameDuck {
-		nc.opts.logger.Warn("nats: server entering lame duck mode", "server", cur.redacted())
-		nc.ev.push(Event{Kind: EventLameDuck, Server: cur.redacted()})
-		nc.leaveLameDuck(gen)
-	}
-	return nil
 }

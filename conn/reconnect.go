@@ -21,7 +21,7 @@ var ErrForcedReconnect = errors.New("nats: reconnect forced")
 // g is info's server list (gossipFor).
 func (nc *Conn) install(l *link, info *ServerInfo, s *server, g *gossip) {
 	nc.link = l
-	l.stats = &nc.stats
+	l.rd.stats = &nc.stats // the reader goroutine starts below
 	nc.info = info
 	nc.jsLevel.Store(jetStreamLevel(info))
 	nc.cur = s

@@ -25,40 +25,60 @@ var ErrNoReply = errors.New("nats: message has no reply subject")
 // is raised per episode; the connection's reader never waits for a slow
 // subscriber.
 type Subscription struct {
+	// Fixed once registered: the connection, the server's sid for it, its
+	// subject and queue group, and whether the subject has no wildcard.
 	nc      *Conn
 	sid     uint64
 	Subject string
 	Queue   string
 	literal bool
 
-	// inline, when set, receives messages on the reader goroutine instead of
-	// the queue (the request inbox, and subscribeInline, whose messages are
-	// borrowed views of the read buffer).
-	inline   func(*Msg)
-	borrowed bool
+	// mode is how the reader delivers s's messages (deliveryMode,
+	// dispatch.go). Atomic: set when s is made; borrowBatches moves it
+	// once from deliverQueue to deliverLent.
+	mode atomic.Uint32
+	// inline receives the messages of a deliverView or deliverMux
+	// subscription on the goroutine that reads them. Fixed.
+	inline func(*Msg)
+	// newMsg provides delivered Msg structs (subscribeBatches); nil: the
+	// reader's slabs. Fixed.
+	newMsg func() *Msg
 	// more: a SubscribeFunc handler has further messages of its batch to
 	// handle after the current one (Respond lets its reply wait for them).
+	// Atomic.
 	more atomic.Bool
-	// closing: markClosed ran, close has yet to finish (Close).
+	// closing: markClosed ran, close has yet to finish (Close). Under mu.
 	closing bool
-	// newMsg provides delivered Msg structs (subscribeAlloc); nil: the
-	// link's slabs.
-	newMsg func() *Msg
 
-	mu        sync.Mutex
-	q         []*Msg
-	qBytes    int
-	maxMsgs   int
-	maxBytes  int
-	closed    bool
-	draining  bool
-	closeErr  error
-	slow      bool
+	// mu guards the queue and the state below it, up to handlerIdleEnd.
+	// Lock order: nc.mu, then mu (unsubscribe); nothing is locked while
+	// holding mu.
+	mu sync.Mutex
+	// q holds the delivered messages not yet taken; qBytes their size as
+	// the pending limits count it; maxMsgs and maxBytes those limits.
+	q        []*Msg
+	qBytes   int
+	maxMsgs  int
+	maxBytes int
+	// closed: the subscription ended (closeErr: why, nil for a plain
+	// unsubscribe); draining: it ends once its queue is empty.
+	closed   bool
+	draining bool
+	closeErr error
+	// slow: in a slow-consumer episode (messages are being dropped).
+	slow bool
+	// consuming: a SubscribeFunc handler or a Messages loop consumes the
+	// queue; NextMsg and NextBatch are refused meanwhile.
 	consuming bool
-	max       atomic.Uint64 // auto-unsubscribe after this many deliveries (0: none)
-	received  uint64        // messages routed to this subscription
-	wake      chan struct{}
-	done      chan struct{}
+	// max: auto-unsubscribe after this many deliveries (0: none). Atomic,
+	// read by the reader; changed under mu with received.
+	max atomic.Uint64
+	// received counts the messages routed to s (auto-unsubscribe). Under mu.
+	received uint64
+	// wake signals a consumer waiting in take (capacity 1, never blocks);
+	// done is closed when s ends. Both fixed.
+	wake chan struct{}
+	done chan struct{}
 	// handlerDone is closed when a SubscribeFunc handler has returned for
 	// the last time (nil without a handler).
 	handlerDone chan struct{}
@@ -72,7 +92,9 @@ type Subscription struct {
 	handlerStarted bool
 	handlerIdleEnd bool
 
-	delivered uint64 // under mu
+	// delivered counts the messages taken by the consumer (under mu);
+	// dropped those refused by the pending limits (atomic).
+	delivered uint64
 	dropped   atomic.Uint64
 	// Under mu: the longest the queue has been (messages, bytes), and the
 	// slow-consumer episodes (runs of drops).
@@ -80,13 +102,12 @@ type Subscription struct {
 	episodes            uint64
 
 	// waiting: a consumer is blocked in take (the reader goroutine then
-	// leaves it the socket after waking it, see inline.go). readingOn: the
-	// link its consumer is reading inline, if any.
+	// leaves it the socket after waking it, see role.go). readingOn: the
+	// link its consumer is reading inline, if any. Both atomic.
 	waiting   atomic.Bool
 	readingOn atomic.Pointer[link]
-	// inlineBatches: nextBatch reads the socket itself (setInlineReads).
-	inlineBatches atomic.Bool
-	// lend: nextBatch lends what its caller reads (borrowBatches).
+	// lend: the lender of a deliverLent subscription (borrowBatches).
+	// Atomic: set once, before mode moves to deliverLent.
 	lend atomic.Pointer[lender]
 	// Under mu: the registration that interrupts the consumer's inline
 	// reads when its ctx ends (watchCtx), and the ctx's Done channel.
@@ -271,7 +292,7 @@ func (s *Subscription) signal() {
 // take moves every queued message into batch (which it returns), waiting
 // for at least one until ctx ends or the subscription closes. With inline,
 // it reads the socket itself while it waits when the reader role is free
-// (inline.go); nextBatch does only after setInlineReads, so that consumers
+// (role.go); nextBatch does only when its caller asks, so that consumers
 // that acknowledge as they go keep the reader goroutine reading ahead of
 // them. On close it returns the messages still queued first, then the
 // close error (nil for an orderly end: unsubscribe, drain,
@@ -296,11 +317,11 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool
 		if ctx.Err() != nil {
 			return batch[:0], true, context.Cause(ctx)
 		}
-		// Read the socket here when the reader role is free (inline.go):
+		// Read the socket here when the reader role is free (role.go):
 		// no goroutine hand-off for what arrives.
 		if inline {
-			if l, gen, ok := s.nc.inlineLink(); ok {
-				s.nc.readForSub(ctx, l, gen, s, lend)
+			if l, r, gen, ok := s.nc.inlineLink(); ok {
+				s.nc.readForSub(ctx, l, r, gen, s, lend)
 				continue
 			}
 			s.waiting.Store(true)
@@ -332,7 +353,7 @@ func (s *Subscription) startConsuming() error {
 	if s.consuming {
 		return ErrSubscriptionActive
 	}
-	if s.inline != nil {
+	if s.readByFunc() {
 		return ErrBadSubscription
 	}
 	s.consuming = true
@@ -435,15 +456,25 @@ func (s *Subscription) stopConsuming() {
 // it afterwards. Like NextMsg, a done ctx makes nextBatch a non-blocking
 // poll; at the end of the subscription it returns ErrBadSubscription (or
 // the close error), and while Messages or a handler consumes the
-// subscription it returns ErrSubscriptionActive. It waits for the
-// connection's reader goroutine to queue messages, unless setInlineReads
-// was called.
-func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
+// subscription it returns ErrSubscriptionActive.
+//
+// With readInline, the caller reads the socket itself, on its own
+// goroutine, while the queue is empty and nobody else reads (as Messages
+// and SubscribeFunc handlers do: see the package documentation on who
+// reads the socket), so messages reach it with no goroutine hand-off.
+// That suits a consumer that publishes nothing per message, or whose
+// per-message publishes wait for its next write (publishLazy), and that
+// does little work for each. Without it, the connection's reader goroutine
+// queues the messages and reads ahead while the caller works: better for
+// a consumer that publishes each acknowledgement at once, or works long
+// on each message with cores to spare (docs/performance.md has the
+// figures). Only with readInline can a deliverLent subscription lend.
+func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg, readInline bool) ([]*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	if s.inline != nil {
-		return nil, ErrBadSubscription // its messages go to its handler
+	if s.readByFunc() {
+		return nil, ErrBadSubscription // its messages go to its function
 	}
 	s.mu.Lock()
 	active := s.consuming
@@ -456,7 +487,7 @@ func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 	if ld != nil {
 		ld.newBatch()
 	}
-	batch, end, err := s.take(ctx, buf, s.inlineBatches.Load(), ld != nil)
+	batch, end, err := s.take(ctx, buf, readInline, ld != nil)
 	if len(batch) > 0 {
 		return batch, nil
 	}
@@ -466,20 +497,12 @@ func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error
 	return nil, err
 }
 
-// setInlineReads makes nextBatch read the socket itself, on the calling
-// goroutine, when the queue is empty and nobody else is reading, as
-// Messages and SubscribeFunc handlers do (see the package documentation on
-// inline reads): the messages then reach the caller with no goroutine
-// hand-off. It suits a consumer that publishes nothing per message, or
-// whose per-message publishes wait for its next write (publishLazy), and
-// that does little work for each. A consumer that publishes each
-// acknowledgement at once, or works long on each message with cores to
-// spare, may be better served by the reader goroutine reading ahead while
-// it works (the default). Measured on 2 cores: JetStream consumers that
-// acknowledge with Publish used 12 % more CPU reading inline, and 8–17 %
-// less with publishLazy; the ordered consumer used 9 % less; the object
-// store, hashing 128 KiB chunks, read 7 % slower.
-func (s *Subscription) setInlineReads(on bool) { s.inlineBatches.Store(on) }
+// readByFunc reports whether s's messages go to a function on the reading
+// goroutine (deliverView, deliverMux) rather than to a queue.
+func (s *Subscription) readByFunc() bool {
+	m := s.mode.Load()
+	return m == deliverView || m == deliverMux
+}
 
 // NextMsg returns the next message, waiting until ctx ends. A queued message
 // is returned even when ctx is already done, so a done ctx makes NextMsg a
@@ -489,8 +512,8 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	if s.inline != nil {
-		return nil, ErrBadSubscription // its messages go to its handler
+	if s.readByFunc() {
+		return nil, ErrBadSubscription // its messages go to its function
 	}
 	for {
 		s.mu.Lock()

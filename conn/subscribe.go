@@ -12,7 +12,7 @@ import (
 // ErrBadSubject before anything is sent. While disconnected the interest is
 // registered and sent on reconnect.
 func (nc *Conn) Subscribe(subject string) (*Subscription, error) {
-	return nc.subscribe(subject, "", nil, nil)
+	return nc.register(subject, "", nil, deliverQueue, nil, nil, nil)
 }
 
 // QueueSubscribe is Subscribe in queue group queue: each message goes to
@@ -21,7 +21,7 @@ func (nc *Conn) QueueSubscribe(subject, queue string) (*Subscription, error) {
 	if queue == "" {
 		return nil, ErrBadQueue
 	}
-	return nc.subscribe(subject, queue, nil, nil)
+	return nc.register(subject, queue, nil, deliverQueue, nil, nil, nil)
 }
 
 // SubscribeFunc calls f for each message on one goroutine of the
@@ -48,7 +48,11 @@ func (nc *Conn) subscribeFunc(subject, queue string, f func(*Msg), opts []SubOpt
 	if err != nil {
 		return nil, err
 	}
-	return nc.register(subject, queue, f, nil, false, nil, so.borrowed)
+	var shell func(*Msg) *Msg
+	if so.borrowed {
+		shell = newShell
+	}
+	return nc.register(subject, queue, f, deliverQueue, nil, nil, shell)
 }
 
 // SubOpt is an option of SubscribeFunc, QueueSubscribeFunc and
@@ -91,8 +95,10 @@ func resolveSubOpts(opts []SubOpt) (subOpts, error) {
 // lend for the rest of its life.
 func Borrowed() SubOpt { return SubOpt{kind: subBorrowed} }
 
-func (nc *Conn) subscribe(subject, queue string, handler, inline func(*Msg)) (*Subscription, error) {
-	return nc.register(subject, queue, handler, inline, false, nil, false)
+// subscribeMux subscribes the request inbox: f routes each response, an
+// owned copy, to its requester on the goroutine that reads it.
+func (nc *Conn) subscribeMux(subject string, f func(*Msg)) (*Subscription, error) {
+	return nc.register(subject, "", nil, deliverMux, f, nil, nil)
 }
 
 // subscribeInline calls f for each message on the goroutine that reads the
@@ -108,29 +114,34 @@ func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, er
 	if f == nil {
 		return nil, invalid("nil handler")
 	}
-	return nc.register(subject, "", nil, f, true, nil, false)
+	return nc.register(subject, "", nil, deliverView, f, nil, nil)
 }
 
-// subscribeAlloc is Subscribe with the memory of each delivered Msg
-// provided by alloc: a consumer that wraps messages in a larger struct
-// embeds Msg in it, carves those from its own arrays and hands out the
-// embedded Msg, saving an allocation and a copy per message (the JetStream
-// consumers do this). alloc is called on whichever goroutine reads the
-// connection, one call at a time, before the message is queued; it must
-// return a Msg that nothing else references (its fields are overwritten)
-// and must not block.
-func (nc *Conn) subscribeAlloc(subject string, alloc func() *Msg) (*Subscription, error) {
-	if alloc == nil {
-		return nil, invalid("nil allocator")
-	}
-	return nc.register(subject, "", nil, nil, false, alloc, false)
+// subscribeBatches is Subscribe for natsio's own batch consumers (the
+// JetStream pull and ordered consumers, Fetch, get-batch), which read it
+// with nextBatch. Its delivery mode is set here, once:
+//
+//   - alloc, when not nil, provides the memory of each delivered Msg (nil:
+//     the reader's slabs, as for Subscribe): a consumer that
+//     wraps messages in a larger struct embeds Msg in it, carves those
+//     from its own arrays and hands out the embedded Msg, saving an
+//     allocation and a copy per message. alloc is called on whichever
+//     goroutine reads the connection, one call at a time, before the
+//     message is queued; it must return a Msg that nothing else
+//     references (its fields are overwritten) and must not block.
+//   - lend, when not nil, makes the subscription lend (deliverLent): what
+//     its nextBatch caller reads itself (readInline) is delivered as views
+//     of the read buffer in Msgs lend supplies (borrowBatches has the
+//     contract).
+func (nc *Conn) subscribeBatches(subject string, alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
+	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend)
 }
 
-// register validates and registers a subscription. inlineView (with
-// inline) hands inline views of the read buffer instead of owned messages;
-// alloc (if set) provides the Msg structs; lendHandler makes handler's
-// messages borrowed (Borrowed).
-func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inlineView bool, alloc func() *Msg, lendHandler bool) (*Subscription, error) {
+// register validates and registers a subscription with its delivery mode:
+// handler is a SubscribeFunc handler, inline the function of a deliverView
+// or deliverMux subscription, alloc (if set) provides the Msg structs, and
+// lend (if set) makes it lend (deliverLent, borrowBatches).
+func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliveryMode, inline func(*Msg), alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -144,11 +155,11 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 		return nil, ErrSubjectTooLong
 	}
 	s := newSubscription(nc, subject, queue)
+	s.mode.Store(mode)
 	s.inline = inline
-	s.borrowed = inlineView
 	s.newMsg = alloc
-	if lendHandler {
-		s.borrowBatches(nil)
+	if lend != nil {
+		s.borrowBatches(lend)
 	}
 	if handler != nil {
 		s.consuming = true
@@ -168,7 +179,7 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 	if nc.state == stateConnected {
 		nc.queueSubLocked(subject, queue, s.sid)
 		// A reader goroutine parked for long on a quiet connection
-		// (inline.go) reads again now: this subscription's messages
+		// (role.go) reads again now: this subscription's messages
 		// must not wait for it.
 		select {
 		case nc.link.handback <- struct{}{}:
@@ -178,14 +189,6 @@ func (nc *Conn) register(subject, queue string, handler, inline func(*Msg), inli
 	nc.mu.Unlock()
 	return s, nil
 }
-
-// subBurstGap is the longest pause between two subscriptions of one
-// burst: a SUB queued sooner than this after the previous one waits for
-// company (queueSubLocked). subMaxWait bounds that wait.
-const (
-	subBurstGap = lazyDelay
-	subMaxWait  = 5 * lazyDelay
-)
 
 // queueSubLocked queues the SUB line of a new subscription. A lone
 // subscription is written at once (the flusher is woken). One made less

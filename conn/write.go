@@ -8,14 +8,6 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// Outbound buffer bounds while connected: a publisher waits for the flusher
-// when this much is queued, and a spare buffer larger than maxSpare (what
-// appends up to highWater can grow to) is not kept.
-const (
-	highWater = 256 << 10
-	maxSpare  = 2 * highWater
-)
-
 // Publish sends data to subject. It does not wait for the server: the bytes
 // are queued and written by the connection's flusher. It fails at once,
 // before anything is queued, with ErrBadSubject (ErrSubjectTooLong for a
@@ -54,13 +46,6 @@ func (nc *Conn) publishNow(subject, reply string, data []byte) error {
 func (nc *Conn) publishLazy(subject string, data []byte) error {
 	return nc.publish(subject, "", nil, data, pubLazy)
 }
-
-// lazyDelay is the longest a publishLazy message waits for a write.
-const lazyDelay = time.Millisecond
-
-// lazyKick is how many queued bytes make publishLazy wake the flusher at
-// once: enough for one large write.
-const lazyKick = 64 << 10
 
 // pubMode tells publish how its bytes get written.
 type pubMode uint8
@@ -320,10 +305,6 @@ func (nc *Conn) lazyExpired() {
 	}
 }
 
-// maxYieldPending is the most outstanding requests at which the flusher
-// yields before writing (see flusher).
-const maxYieldPending = 256
-
 // flusher writes queued bytes to the current connection, coalescing every
 // publish made while it was writing into the next write.
 func (nc *Conn) flusher() {
@@ -417,7 +398,7 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	nc.pongs = append(nc.pongs, ch)
 	nc.npongs.Store(int32(len(nc.pongs)))
 	nc.wbuf = proto.AppendPing(nc.wbuf)
-	// A reader goroutine parked after a request (inline.go) reads the PONG
+	// A reader goroutine parked after a request (role.go) reads the PONG
 	// at once, not after its delay.
 	select {
 	case nc.link.handback <- struct{}{}:

@@ -334,7 +334,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 		}
 		// Everything queued at once: one lock and one idle-timer reset per
 		// batch of replies, not per reply.
-		batch, err = connx.NextBatch(sub, wctx, batch)
+		batch, err = connx.NextBatch(sub, wctx, batch, false)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
 				return fmt.Errorf("%w: %w", errGetTimeout, err)

@@ -87,7 +87,7 @@ func (s *msgSlab) alloc() *conn.Msg {
 }
 
 // shell supplies the Msgs of a subscription whose batches are lent
-// (connx.BorrowBatches on a subscription allocating from s): given nil it
+// (connx.SubscribeBatches with s as the allocator and lender): given nil it
 // returns a fresh Msg from the slab, given one of an earlier batch it
 // resets that one (no acknowledgement sent yet) for reuse. Like alloc it
 // is called by whichever goroutine reads the connection.

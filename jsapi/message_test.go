@@ -106,11 +106,11 @@ func TestMsgAcks(t *testing.T) {
 	}
 }
 
-// Messages built by a slab (jsx.NewSlab) through connx.SubscribeAlloc come
+// Messages built by a slab (jsx.NewSlab) through connx.SubscribeBatches come
 // back whole with jsx.FromSlab: the fields the connection filled, the connection for
 // acknowledgements, and each one distinct memory (nothing is reused). The
 // pull tests cover acknowledging such messages from real consumers.
-func TestSlabSubscribeAlloc(t *testing.T) {
+func TestSlabSubscribeBatches(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	nc, err := conn.Connect(context.Background(), s.URL())
 	if err != nil {
@@ -119,7 +119,7 @@ func TestSlabSubscribeAlloc(t *testing.T) {
 	defer nc.Close()
 	alloc, _ := jsx.NewSlab(nc, 3, false)
 	allocs := 0
-	sub, err := connx.SubscribeAlloc(nc, "slab.>", func() *conn.Msg { allocs++; return alloc() })
+	sub, err := connx.SubscribeBatches(nc, "slab.>", func() *conn.Msg { allocs++; return alloc() }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +162,5 @@ func TestSlabSubscribeAlloc(t *testing.T) {
 	}
 	if allocs != n {
 		t.Fatalf("allocator called %d times for %d messages", allocs, n)
-	}
-	if _, err := connx.SubscribeAlloc(nc, "x", nil); err == nil {
-		t.Fatal("nil allocator accepted")
 	}
 }

@@ -30,17 +30,14 @@ import (
 // Consumer handle that is dropped leaves nothing behind for long.
 //
 // A Fetch of more than one message reads them off the socket itself (no
-// hand-off from the reader goroutine: connx.SetInlineReads;
+// hand-off from the reader goroutine: connx.NextBatch with readInline;
 // for one message, as Next asks, the six allocations of registering the
 // inline read with the context were not worth it), and every Fetch writes
 // its pull itself (connx.PublishNow). The acknowledgements of the messages it
 // returns wait for the next write (jsx.NewSlab with lazy): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;
-// outside a loop they go within connx.LazyDelay. Measured on 2 cores with
-// 10 µs of work per message: 58k against 50k messages/s at 12.3 against
-// 15.2 µs of client CPU (5 alternating runs of 100k); with no work, ×0.99
-// (8 interleaved pairs of 200k).
+// outside a loop they go within connx.LazyDelay.
 
 // fetchSubIdle is how long a kept fetch subscription waits for the next
 // Fetch before it is unsubscribed.
@@ -55,14 +52,11 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 	c.mu.Unlock()
 	if sub == nil || !sub.IsValid() {
 		var err error
-		sub, err = connx.SubscribeAlloc(c.nc, c.nc.NewInbox(), slabAlloc(c.nc, n+1))
+		sub, err = connx.SubscribeBatches(c.nc, c.nc.NewInbox(), slabAlloc(c.nc, n+1), nil)
 		if err != nil {
 			return nil, err
 		}
 	}
-	// An inline read registers with the Fetch's context (a few
-	// allocations): worth it for a batch, not for the one message of Next.
-	connx.SetInlineReads(sub, n > 1)
 	return sub, nil
 }
 

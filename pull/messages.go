@@ -61,6 +61,8 @@ type engine struct {
 	s      settings
 	sub    *conn.Subscription
 	prefix string // inbox prefix; pulls reply to prefix + epoch
+	// readInline: the loop reads the socket itself (readMode). Fixed.
+	readInline bool
 
 	mu sync.Mutex
 	// epoch numbers the generation of pulls: every pull of one epoch
@@ -108,13 +110,13 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	// own to allocate and copy).
 	inline, lazy := readMode(c.config(), s)
 	alloc, shell := jsx.NewSlab(c.nc, s.maxMsgs, lazy)
-	sub, err := connx.SubscribeAlloc(c.nc, e.prefix+"*", alloc)
+	if !s.borrowed {
+		shell = nil
+	}
+	sub, err := connx.SubscribeBatches(c.nc, e.prefix+"*", alloc, shell)
 	if err != nil {
 		e.endLife()
 		return nil, err
-	}
-	if s.borrowed {
-		connx.BorrowBatches(sub, shell)
 	}
 	// The queue never holds more than what was requested, plus statuses.
 	// Its byte bound counts each message's subject, ack reply and
@@ -122,8 +124,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	// 1 KiB of those per message, so a large MaxMessages of small messages
 	// is never dropped as a slow consumer.
 	_ = sub.SetPendingLimits(s.maxMsgs+1024, max(64<<20, 2*s.maxBytes)+(s.maxMsgs+1024)<<10)
-	connx.SetInlineReads(sub, inline)
-	e.sub = sub
+	e.sub, e.readInline = sub, inline
 	e.unhook = c.nc.OnReconnect(func() { e.reset(ErrReconnected) })
 	if err := e.topUp(); err != nil {
 		e.stop()
@@ -149,7 +150,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 // acknowledgements go out.
 //
 // By default the loop reads the socket itself whenever its queue runs dry
-// (connx.SetInlineReads): no goroutine hand-off per batch. A
+// (connx.NextBatch with readInline): no goroutine hand-off per batch. A
 // consumer that acknowledges then queues its acknowledgements lazily
 // (jsx.NewSlab with lazy), so that they travel with its next pull rather
 // than each batch of them waking the connection's flusher — measured on 2
@@ -362,7 +363,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var endErr error // why the subscription ended
 	for {
 		var err error
-		batch, err = connx.NextBatch(e.sub, ctx, batch)
+		batch, err = connx.NextBatch(e.sub, ctx, batch, e.readInline)
 		if err != nil {
 			endErr = err
 			break

@@ -10,19 +10,17 @@ package connhook
 
 // Set by package conn; see internal/connx for what each does.
 var (
-	PublishNow      any
-	PublishLazy     any
-	RequestTimeout  any
-	ReuseReply      any
-	SubscribeAlloc  any
-	SubscribeInline any
-	SetInlineReads  any
-	BorrowBatches   any
-	NextBatch       any
-	StdSocketIO     any
-	LazyDelay       any
-	ServerLevel     any
-	DecodeTrace     any
+	PublishNow       any
+	PublishLazy      any
+	RequestTimeout   any
+	ReuseReply       any
+	SubscribeBatches any
+	SubscribeInline  any
+	NextBatch        any
+	StdSocketIO      any
+	LazyDelay        any
+	ServerLevel      any
+	DecodeTrace      any
 )
 
 // Set by package conn (observe.go).

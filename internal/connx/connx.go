@@ -1,9 +1,8 @@
 // Package connx is the machinery of package conn that natsio's own layers
 // (jsapi, pull, pubwin, kv, extra, micro) and its tests and benchmarks
 // use, and that is not part of conn's public API: writes made at once by
-// the caller or left for a later write, reply-subject reuse, caller-provided message memory,
-// reads of the socket by a batch consumer, lent batches and inline
-// handlers, and the decoder of trace reports.
+// the caller or left for a later write, reply-subject reuse, batch subscriptions (caller-provided message memory, reads of the
+// socket by the consumer, lent batches), inline handlers, and the decoder of trace reports.
 //
 // Each function here is conn's own unexported method, reached through
 // internal/connhook; the doc comment of that method in conn states its
@@ -42,27 +41,23 @@ var (
 	// a later request: only where the protocol guarantees a single reply.
 	ReuseReply = connhook.ReuseReply.(func(nc *conn.Conn, m *conn.Msg))
 
-	// SubscribeAlloc subscribes with the memory of each delivered Msg
-	// provided by alloc, called on whichever goroutine reads the
-	// connection.
-	SubscribeAlloc = connhook.SubscribeAlloc.(func(nc *conn.Conn, subject string, alloc func() *conn.Msg) (*conn.Subscription, error))
+	// SubscribeBatches subscribes a batch consumer (read with NextBatch)
+	// with its delivery fixed at once: alloc provides the memory of each
+	// delivered Msg, called on whichever goroutine reads the connection;
+	// lend, when not nil, makes NextBatch lend what its caller read
+	// itself, valid until the next NextBatch call, in Msgs lend supplies.
+	SubscribeBatches = connhook.SubscribeBatches.(func(nc *conn.Conn, subject string, alloc func() *conn.Msg, lend func(reuse *conn.Msg) *conn.Msg) (*conn.Subscription, error))
 
 	// SubscribeInline calls f on the goroutine that reads the connection,
 	// with views of the read buffer valid until f returns; f must not
 	// block.
 	SubscribeInline = connhook.SubscribeInline.(func(nc *conn.Conn, subject string, f func(*conn.Msg)) (*conn.Subscription, error))
 
-	// SetInlineReads makes NextBatch read the socket itself when the queue
-	// is empty and nobody else reads.
-	SetInlineReads = connhook.SetInlineReads.(func(s *conn.Subscription, on bool))
-
-	// BorrowBatches makes NextBatch lend what its caller read itself,
-	// valid until the next NextBatch call; shell supplies the Msgs.
-	BorrowBatches = connhook.BorrowBatches.(func(s *conn.Subscription, shell func(reuse *conn.Msg) *conn.Msg))
-
 	// NextBatch waits for at least one queued message and returns every
-	// queued one, in a slice the caller owns until its next call.
-	NextBatch = connhook.NextBatch.(func(s *conn.Subscription, ctx context.Context, buf []*conn.Msg) ([]*conn.Msg, error))
+	// queued one, in a slice the caller owns until its next call. With
+	// readInline the caller reads the socket itself while the queue is
+	// empty and nobody else reads.
+	NextBatch = connhook.NextBatch.(func(s *conn.Subscription, ctx context.Context, buf []*conn.Msg, readInline bool) ([]*conn.Msg, error))
 
 	// StdSocketIO makes the connection use net.TCPConn's own socket calls
 	// instead of the direct path on Linux.

@@ -22,7 +22,7 @@ import (
 var (
 	// NewSlab returns the message allocator and the lent-batch shell
 	// supplier of a slab of jsapi.Msgs for consumer subscriptions on nc
-	// (connx.SubscribeAlloc and connx.BorrowBatches); hint sizes the first
+	// (connx.SubscribeBatches); hint sizes the first
 	// array. With lazy, acknowledgements go out with the connection's
 	// next write.
 	NewSlab = jshook.NewSlab.(func(nc *conn.Conn, hint int, lazy bool) (alloc func() *conn.Msg, shell func(reuse *conn.Msg) *conn.Msg))
