@@ -14,7 +14,8 @@
 //	go run ./cmd/bench                         # REPS (default 3) repetitions of the default scenarios
 //	go run ./cmd/bench -scenarios 'pubsub' -clients natsio,natsgo -reps 5
 //	go run ./cmd/bench -list
-//	go run ./cmd/bench -pair natsio,raw -scenarios kvget.mem.128 -rounds 20   # paired blocks (pair.go)
+//	go run ./cmd/bench -pair natsio,raw -scenarios kvget.mem.128 -rounds 20       # paired blocks (pair.go)
+//	go run ./cmd/bench -pair natsio,raw -scenarios pubsub.same.cb.16 -rounds 6    # the same for a streaming scenario
 package main
 
 import (
@@ -99,9 +100,9 @@ func main() {
 	flag.IntVar(&c.rep, "rep", 0, "internal (child): repetition")
 	flag.StringVar(&c.url, "url", "", "internal (child): server URL")
 	flag.IntVar(&c.srvPID, "srvpid", 0, "internal (child): server pid")
-	flag.StringVar(&c.pair, "pair", "", "paired mode: two clients (as natsio,raw) alternate blocks of the one round-trip scenario named by -scenarios, each in a child process kept for the whole run")
+	flag.StringVar(&c.pair, "pair", "", "paired mode: two clients (as natsio,raw) alternate blocks of the one scenario named by -scenarios (round trips, pub, pubsub, jspub.async), each in a child process kept for the whole run")
 	flag.IntVar(&c.rounds, "rounds", 10, "with -pair: rounds (one block of each client per round, the order alternating)")
-	flag.IntVar(&c.block, "block", 2000, "with -pair: operations per block")
+	flag.IntVar(&c.block, "block", 0, "with -pair: operations per block (0: by kind: 2000 round trips, 200000 pub, 100000 pubsub, 50000 jspub.async)")
 	flag.BoolVar(&c.serve, "serve", false, "internal (child of -pair): run a block for each line on stdin")
 	flag.StringVar(&c.fault, "fault", "", "internal (tests of the bench): inject a fault into every run: drop (one operation fewer than reported) or stall (async publish window of 1)")
 	flag.BoolVar(&c.setup, "setup", false, "with -child: create the scenario's fixture first (to run a child by hand under perf or strace)")
@@ -568,24 +569,31 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 		res.Err = fmt.Sprintf("child: %v: %s", runErr, lastLines(stderr.String(), 5))
 	}
 	if res.Err == "" && res.ExpectInMsgs > 0 {
-		// The server updates its counters after each read; give it a moment.
-		var v1 harness.Varz
-		for range 50 {
-			if v1, err = srv.Varz(); err != nil || v1.InMsgs-v0.InMsgs >= res.ExpectInMsgs {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err != nil {
+		if res.ServerInMsgs, err = inMsgsSince(srv, v0.InMsgs, res.ExpectInMsgs); err != nil {
 			res.Err, res.Timeout = "varz: "+err.Error(), clients.IsTimeout(err)
-		} else {
-			res.ServerInMsgs = v1.InMsgs - v0.InMsgs
-			if res.ServerInMsgs != res.ExpectInMsgs {
-				res.Err = fmt.Sprintf("server received %d messages, the client sent %d", res.ServerInMsgs, res.ExpectInMsgs)
-			}
+		} else if res.ServerInMsgs != res.ExpectInMsgs {
+			res.Err = fmt.Sprintf("server received %d messages, the client sent %d", res.ServerInMsgs, res.ExpectInMsgs)
 		}
 	}
 	return res
+}
+
+// inMsgsSince returns how many messages the server has received since its
+// in_msgs counter read from; it waits up to half a second for want of them
+// (the server updates its counters after each read of a connection).
+func inMsgsSince(srv *harness.Server, from, want int64) (int64, error) {
+	var got int64
+	for range 50 {
+		v, err := srv.Varz()
+		if err != nil {
+			return 0, err
+		}
+		if got = v.InMsgs - from; got >= want {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return got, nil
 }
 
 func lastLines(s string, n int) string {

@@ -1,12 +1,18 @@
 package main
 
-// Paired mode (-pair A,B): two clients alternate blocks of one round-trip
-// scenario, each in a child process that stays up for the whole run, so
-// that each block of A runs next to a block of B in the same state of the
-// machine. On a shared 2-core VM a round trip's time moves by a factor of
-// two from one minute to the next with how the cores are scheduled; one
-// process per client and repetition (the default mode) puts that drift
-// into the ratio, blocks alternated ABBA take it out.
+// Paired mode (-pair A,B): two clients alternate blocks of one scenario,
+// each in a child process that stays up for the whole run, so that each
+// block of A runs next to a block of B in the same state of the machine.
+// On a shared 2-core VM a round trip's time moves by a factor of two from
+// one minute to the next with how the cores are scheduled, and a
+// streaming rate moves with whatever else holds a core; one process per
+// client and repetition (the default mode) puts that drift into the
+// ratio, blocks alternated ABBA take it out.
+//
+// It runs the round-trip scenarios and the streaming ones (pub, pubsub,
+// jspub.async), whose fixtures take any number of blocks. Every block is
+// checked on the server as it ends (pair_check.go): a block that lost a
+// message fails the run.
 
 import (
 	"bufio"
@@ -18,6 +24,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,13 +51,36 @@ type pairResult struct {
 	WallNs   int64   `json:"wall_ns"`
 	CliCPUNs int64   `json:"cli_cpu_ns"`
 	SrvCPUNs int64   `json:"srv_cpu_ns"`
-	P50Ns    int64   `json:"p50_ns"`
+	P50Ns    int64   `json:"p50_ns,omitempty"`
 	Rate     float64 `json:"msgs_per_s"`
-	Err      string  `json:"error,omitempty"`
+	// Stalls counts the async publishes of the block that met a full
+	// window for the library's whole stall wait and were sent again.
+	Stalls int64  `json:"stalls,omitempty"`
+	Err    string `json:"error,omitempty"`
 }
 
-// runPair runs c.scenarios (one round-trip scenario) with the two clients
-// of c.pair in alternating blocks.
+// pairBlock is the default block of a scenario in paired mode: about a
+// tenth to a third of a second of work on a 2-core machine, long enough
+// for the server's CPU (10 ms ticks) and the window's start and drain
+// (jspub.async) to matter little. ok is false for the kinds paired mode
+// cannot run: their fixtures are sized for exactly one timed run.
+func pairBlock(s scenarios.Scenario) (block int, ok bool) {
+	switch {
+	case s.Latency():
+		return 2000, true
+	case s.Kind == scenarios.Publish:
+		return 200_000, true
+	case s.Kind == scenarios.PubSub:
+		return 100_000, true
+	case s.Kind == scenarios.JSPubAsync:
+		return 50_000, true
+	}
+	return 0, false
+}
+
+// runPair runs c.scenarios (one scenario) with the two clients of c.pair
+// in alternating blocks, checks every block on the server, and prints the
+// summary. A failed check or client ends the run with an error.
 func runPair(c config) error {
 	names := strings.Split(c.pair, ",")
 	if len(names) != 2 || names[0] == names[1] {
@@ -68,17 +98,23 @@ func runPair(c config) error {
 	if !ok {
 		return fmt.Errorf("-pair runs one scenario: -scenarios %q is not a scenario name (see -list)", c.scenarios)
 	}
-	if !s.Latency() {
-		return fmt.Errorf("-pair runs round-trip scenarios (req, jspub.sync, kvput, kvget, jsdirectget), whose fixtures take any number of runs; %s is not one", s.Name)
+	s = withWarmup(c, s)
+	block, ok := pairBlock(s)
+	if !ok {
+		return fmt.Errorf("-pair runs the round-trip scenarios (req, jspub.sync, kvput, kvget, jsdirectget) and the streaming ones (pub, pubsub, jspub.async), whose fixtures take any number of blocks; %s is not one", s.Name)
 	}
 	for _, k := range kinds {
 		if !s.Supports(all[k]) {
 			return fmt.Errorf("%s: %w for %s", s.Name, scenarios.ErrNotApplicable, k)
 		}
 	}
-	if c.rounds < 1 || c.block < 1 {
+	if c.block != 0 {
+		block = c.block
+	}
+	if c.rounds < 1 || block < 1 {
 		return errors.New("-rounds and -block must be at least 1")
 	}
+	c.block = block
 	self, ctx, srv, done, err := begin(c)
 	if err != nil {
 		return err
@@ -86,14 +122,20 @@ func runPair(c config) error {
 	defer done()
 
 	// One fixture for both clients: its totals are both clients' runs.
-	plan := scenarios.Plan{Warmup: 2 * s.Warmup, N: 2 * c.rounds * c.block}
+	plan := scenarios.Plan{Warmup: 2 * s.Warmup, N: 2 * c.rounds * c.block, Writers: 2}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := s.Setup(sctx, srv.URL, plan); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	log.Printf("nats-server pid %d at %s; %s: %s and %s, %d rounds of %d operations each",
-		srv.PID, srv.URL, s.Name, names[0], names[1], c.rounds, c.block)
+	check, err := newBlockCheck(sctx, s, srv)
+	if err != nil {
+		return err
+	}
+	defer check.close()
+	log.Printf("nats-server pid %d at %s; %s: %s and %s, %d rounds of %d operations each; each block checked: %s",
+		srv.PID, srv.URL, s.Name, names[0], names[1], c.rounds, c.block, check)
+	load0 := harness.LoadAvg()
 
 	var kids [2]*pairChild
 	defer func() {
@@ -119,13 +161,20 @@ func runPair(c config) error {
 			order = []int{1, 0}
 		}
 		for _, i := range order {
+			if err := check.before(ctx); err != nil {
+				return fmt.Errorf("%s, round %d: before the block: %w", names[i], r, err)
+			}
 			res, err := kids[i].run(r)
+			if err == nil {
+				err = check.after(ctx, res.N)
+			}
 			if err != nil {
 				return fmt.Errorf("%s, round %d: %w", names[i], r, err)
 			}
 			blocks = append(blocks, res)
 		}
 	}
+	load1 := harness.LoadAvg()
 	for i, k := range kids {
 		if err := k.stop(); err != nil {
 			return fmt.Errorf("%s: %w", names[i], err)
@@ -142,9 +191,12 @@ func runPair(c config) error {
 		return fmt.Errorf("teardown: %w", err)
 	}
 
-	fmt.Print(formatPair(s.Name, names, blocks))
+	fmt.Printf("\nnatsio bench -pair: %s, GOMAXPROCS=%d, %d CPUs, %s/%s, load average %.1f before / %.1f after\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load0, load1)
+	fmt.Print(formatPair(s.Name, s.Latency(), names, blocks))
 	if c.pairOut != "" {
-		b, err := json.MarshalIndent(map[string]any{"scenario": s.Name, "clients": names, "rounds": c.rounds, "block": c.block, "blocks": blocks}, "", " ")
+		b, err := json.MarshalIndent(map[string]any{"scenario": s.Name, "clients": names, "rounds": c.rounds, "block": c.block,
+			"warmup": s.Warmup, "checked": check.String(), "loadavg": []float64{load0, load1}, "blocks": blocks}, "", " ")
 		if err != nil {
 			return err
 		}
@@ -160,8 +212,15 @@ func runPair(c config) error {
 // child serving blocks of s for client, labelled name, and waits until it
 // has warmed up.
 func startPairChild(ctx context.Context, bin string, c config, srv *harness.Server, s scenarios.Scenario, client, name string) (*pairChild, error) {
-	cmd := exec.CommandContext(ctx, bin, "-child", "-serve", "-scenario", s.Name, "-client", client,
-		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.block), "-out", "")
+	args := []string{"-child", "-serve", "-scenario", s.Name, "-client", client,
+		"-url", srv.URL, "-srvpid", strconv.Itoa(srv.PID), "-count", strconv.Itoa(c.block), "-out", ""}
+	if c.warmup > 0 {
+		args = append(args, "-warmup", strconv.Itoa(c.warmup))
+	}
+	if c.fault != "" {
+		args = append(args, "-fault", c.fault)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = os.Environ()
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -231,7 +290,10 @@ func (k *pairChild) stop() error {
 
 // serveBlocks is the child's side of paired mode: prepare and warm up,
 // say so, then run a block of c.count operations for each "run" line on
-// stdin, answering each with its pairResult, until stdin ends.
+// stdin, answering each with its pairResult, until stdin ends. Each block
+// checks what its client checks in a normal run (every message received,
+// every reply or ack there and right); the parent then checks it on the
+// server.
 func serveBlocks(c config) error {
 	enc := json.NewEncoder(os.Stdout)
 	fail := func(err error) error {
@@ -246,32 +308,39 @@ func serveBlocks(c config) error {
 	if !ok {
 		return fail(fmt.Errorf("unknown client %q", c.client))
 	}
+	s = withWarmup(c, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count, Private: strconv.Itoa(os.Getpid())})
+	p, err := s.Prepare(ctx, cl, c.url, scenarios.Plan{Warmup: s.Warmup, N: c.count, Private: strconv.Itoa(os.Getpid()), Fault: c.fault})
 	if err != nil {
 		return fail(err)
 	}
 	defer p.Close()
-	if err := p.Run(s.Warmup, make([]time.Duration, s.Warmup)); err != nil {
+	var warm, lat []time.Duration
+	if s.Latency() {
+		warm, lat = make([]time.Duration, s.Warmup), make([]time.Duration, c.count)
+	}
+	if err := p.Run(s.Warmup, warm); err != nil {
 		return fail(fmt.Errorf("warm-up: %w", err))
 	}
 	if err := enc.Encode(pairResult{Client: c.client}); err != nil {
 		return err
 	}
-	lat := make([]time.Duration, c.count)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() != "run" {
 			return fail(fmt.Errorf("unknown command %q", in.Text()))
 		}
+		stalls := p.Stalls()
 		sample, err := harness.Measure(c.srvPID, func() error { return p.Run(c.count, lat) })
 		if err != nil {
 			return fail(err)
 		}
 		res := pairResult{Client: c.client, N: c.count, WallNs: int64(sample.Wall),
-			CliCPUNs: int64(sample.CliCPU), SrvCPUNs: int64(sample.SrvCPU),
-			P50Ns: int64(harness.LatencyPercentiles(lat).P50)}
+			CliCPUNs: int64(sample.CliCPU), SrvCPUNs: int64(sample.SrvCPU), Stalls: p.Stalls() - stalls}
+		if s.Latency() {
+			res.P50Ns = int64(harness.LatencyPercentiles(lat).P50)
+		}
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
@@ -279,15 +348,19 @@ func serveBlocks(c config) error {
 	return in.Err()
 }
 
-// formatPair summarizes the blocks: per client the totals, and the ratio
-// of the first client to the second per round (each round is one block of
-// each, next to each other).
-func formatPair(scenario string, names []string, blocks []pairResult) string {
+// formatPair summarizes the blocks. Per client: the median and range of
+// the blocks' msgs/s, the client's and the server's CPU per operation and
+// the cores each kept busy (CPU time over wall time), summed over the
+// blocks, and for round trips the median of the blocks' p50. Then the
+// ratio of the first client to the second per round (each round is one
+// block of each, next to each other).
+func formatPair(scenario string, latency bool, names []string, blocks []pairResult) string {
 	var b strings.Builder
 	type total struct {
 		n             int
 		wall, cli, sv int64
-		p50           []float64
+		stalls        int64
+		rates, p50    []float64
 	}
 	var t [2]total
 	perRound := map[int][2]float64{}
@@ -298,17 +371,35 @@ func formatPair(scenario string, names []string, blocks []pairResult) string {
 		t[i].wall += r.WallNs
 		t[i].cli += r.CliCPUNs
 		t[i].sv += r.SrvCPUNs
+		t[i].stalls += r.Stalls
+		t[i].rates = append(t[i].rates, r.Rate)
 		t[i].p50 = append(t[i].p50, float64(r.P50Ns)/1e3)
 		pr, cr := perRound[r.Round], cpuRound[r.Round]
 		pr[i], cr[i] = r.Rate, float64(r.CliCPUNs)/float64(r.N)
 		perRound[r.Round], cpuRound[r.Round] = pr, cr
 	}
 	fmt.Fprintf(&b, "\n%s, %d rounds (blocks alternated ABBA)\n\n", scenario, len(perRound))
-	fmt.Fprintf(&b, "%-8s %10s %14s %14s %10s\n", "client", "msgs/s", "cli-cpu ns/op", "srv-cpu ns/op", "p50 µs")
+	header := "%-8s %10s %18s %14s %14s %10s %10s"
+	cols := []any{"client", "msgs/s", "min–max", "cli-cpu ns/op", "srv-cpu ns/op", "cli cores", "srv cores"}
+	if latency {
+		header += " %10s"
+		cols = append(cols, "p50 µs")
+	}
+	fmt.Fprintf(&b, header+"\n", cols...)
 	for i, n := range names {
 		x := t[i]
-		fmt.Fprintf(&b, "%-8s %10.0f %14.0f %14.0f %10.1f\n", n, float64(x.n)/time.Duration(x.wall).Seconds(),
-			float64(x.cli)/float64(x.n), float64(x.sv)/float64(x.n), median(x.p50))
+		if x.n == 0 {
+			continue
+		}
+		lo, hi := slices.Min(x.rates), slices.Max(x.rates)
+		fmt.Fprintf(&b, "%-8s %10s %18s %14.0f %14.0f %10.2f %10.2f", n, harness.FormatRate(median(x.rates)),
+			harness.FormatRate(lo)+"–"+harness.FormatRate(hi),
+			float64(x.cli)/float64(x.n), float64(x.sv)/float64(x.n),
+			float64(x.cli)/float64(x.wall), float64(x.sv)/float64(x.wall))
+		if latency {
+			fmt.Fprintf(&b, " %10.1f", median(x.p50))
+		}
+		b.WriteString("\n")
 	}
 	var rates, cpus []float64
 	wins := 0
@@ -325,6 +416,11 @@ func formatPair(scenario string, names []string, blocks []pairResult) string {
 	if len(rates) > 0 {
 		fmt.Fprintf(&b, "\n%s/%s per round: rate ×%.3f median (%.3f–%.3f), faster in %d of %d; client CPU per op ×%.3f median\n",
 			names[0], names[1], median(rates), slices.Min(rates), slices.Max(rates), wins, len(rates), median(cpus))
+	}
+	for i, n := range names {
+		if t[i].stalls > 0 {
+			fmt.Fprintf(&b, "%s: %d stalls (a full publish window for the library's whole stall wait; waited and went on)\n", n, t[i].stalls)
+		}
 	}
 	return b.String()
 }

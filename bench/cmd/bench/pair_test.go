@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFormatPairRatiosPerRound(t *testing.T) {
@@ -18,18 +19,54 @@ func TestFormatPairRatiosPerRound(t *testing.T) {
 		mk("b", 1, 2000, 10), mk("a", 1, 3000, 30),
 		mk("a", 2, 1000, 10), mk("b", 2, 1000, 10),
 	}
-	out := formatPair("kvget.mem.128", []string{"a", "b"}, blocks)
+	out := formatPair("kvget.mem.128", true, []string{"a", "b"}, blocks)
 	for _, want := range []string{
 		"3 rounds",
+		"p50 µs",
 		"a/b per round: rate ×1.000 median (0.500–1.500), faster in 1 of 3; client CPU per op ×2.000 median",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	// Totals: a ran 3000 operations in 1 + 1/3 + 1 s.
-	if !strings.Contains(out, "a              1286") {
-		t.Errorf("a's total rate is not 3000 / 2.333 s:\n%s", out)
+	// a's blocks ran at 1000, 3000 and 1000/s: the median is 1000.
+	if !strings.Contains(out, "a             1.00k        1.00k–3.00k") {
+		t.Errorf("a's rate is not the median of its blocks with their range:\n%s", out)
+	}
+}
+
+// TestFormatPairStreamingShowsThroughput: a streaming scenario's summary
+// has throughput, CPU per message and cores, and no latency column.
+func TestFormatPairStreamingShowsThroughput(t *testing.T) {
+	// Each block: 100k messages in 50 ms (2M/s), the client 40 ms of
+	// CPU (400 ns/msg, 0.8 cores), the server 60 ms (600 ns/msg, 1.2
+	// cores); b twice as fast with half the client CPU.
+	mk := func(client string, round int, wall time.Duration, cli int64) pairResult {
+		n := 100_000
+		return pairResult{Client: client, Round: round, N: n, WallNs: int64(wall), CliCPUNs: cli * int64(n),
+			SrvCPUNs: 600 * int64(n), Rate: float64(n) / wall.Seconds(), Stalls: 2}
+	}
+	var blocks []pairResult
+	for r := range 4 {
+		blocks = append(blocks, mk("a", r, 50*time.Millisecond, 400), mk("b", r, 25*time.Millisecond, 200))
+	}
+	out := formatPair("pubsub.same.cb.16", false, []string{"a", "b"}, blocks)
+	for _, want := range []string{
+		"4 rounds",
+		"msgs/s", "min–max", "cli-cpu ns/op", "srv-cpu ns/op", "cli cores", "srv cores",
+		"a             2.00M        2.00M–2.00M            400            600       0.80       1.20",
+		"b             4.00M        4.00M–4.00M            200            600       0.80       2.40",
+		"a/b per round: rate ×0.500 median (0.500–0.500), faster in 0 of 4; client CPU per op ×2.000 median",
+		"a: 8 stalls",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	for _, no := range []string{"p50", "p90", "p99", "µs"} {
+		if strings.Contains(out, no) {
+			t.Errorf("a streaming summary shows latency (%q):\n%s", no, out)
+		}
 	}
 }
 

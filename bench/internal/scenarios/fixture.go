@@ -305,7 +305,8 @@ func (s Scenario) Verify(ctx context.Context, url string, plan Plan) error {
 	case JSPubSync, JSPubAsync, FastPub, AtomicBatch:
 		return want(total, total)
 	case KVPut:
-		return want(min(total, s.Keys), total)
+		// Each writer cycles over the keys from the first one.
+		return want(min(total/max(plan.Writers, 1), s.Keys), total)
 	case KVGet:
 		return want(s.Keys, s.Keys)
 	case GetBatch, DirectGet:

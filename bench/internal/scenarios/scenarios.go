@@ -278,12 +278,16 @@ type Plan struct {
 	// sizing); 0: Warmup + N.
 	MaxMsgs int
 	// Private, when set, is appended as a last token to the subject of a
-	// request/reply scenario, so that two processes running it at once
-	// (bench -pair) do not answer each other's requests.
+	// request/reply or pub/sub scenario, so that two processes running it
+	// at once (bench -pair) neither answer each other's requests nor
+	// receive each other's messages.
 	Private string
 	// Fault injects a fault for the bench's own tests: FaultDrop or
 	// FaultStall; empty in every measurement.
 	Fault string
+	// Writers is how many clients shared the fixture, each doing an equal
+	// part of Warmup + N (bench -pair: 2); 0 means one.
+	Writers int
 }
 
 // Subject is the subject every scenario publishes to (one per scenario, so
@@ -372,7 +376,7 @@ func (s Scenario) Config(url string, plan Plan) clients.Config {
 		Conns:    s.Conns,
 		InFlight: s.InFlight,
 	}
-	if s.Kind == Request && plan.Private != "" {
+	if (s.Kind == Request || s.Kind == PubSub) && plan.Private != "" {
 		cfg.Subject += "." + plan.Private
 	}
 	if plan.Fault == FaultStall && s.Kind == JSPubAsync {

@@ -176,17 +176,59 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-func TestPrivateSubjectForRequestsOnly(t *testing.T) {
-	req, _ := Lookup("req.16")
-	if got := req.Config("nats://x", Plan{Private: "natsio"}).Subject; got != "bench.req.16.natsio" {
-		t.Errorf("req.16 with Private: subject %q", got)
+// TestPrivateSubjectForCoreRoundTripsAndPubSub: two processes running a
+// request/reply or pub/sub scenario at once (bench -pair) get subjects of
+// their own; a JetStream scenario's subject belongs to its stream.
+func TestPrivateSubjectForCoreRoundTripsAndPubSub(t *testing.T) {
+	for _, name := range []string{"req.16", "pubsub.same.cb.16", "pubsub.sep.cb.16"} {
+		s, _ := Lookup(name)
+		if got := s.Config("nats://x", Plan{Private: "natsio"}).Subject; got != "bench."+name+".natsio" {
+			t.Errorf("%s with Private: subject %q", name, got)
+		}
+		if got := s.Config("nats://x", Plan{}).Subject; got != "bench."+name {
+			t.Errorf("%s without Private: subject %q", name, got)
+		}
 	}
-	if got := req.Config("nats://x", Plan{}).Subject; got != "bench.req.16" {
-		t.Errorf("req.16 without Private: subject %q", got)
+	for _, name := range []string{"jspub.sync.mem.128", "jspub.async.mem.128"} {
+		s, _ := Lookup(name)
+		if got := s.Config("nats://x", Plan{Private: "natsio"}).Subject; got != s.Subject() {
+			t.Errorf("%s with Private: subject %q, want %q", name, got, s.Subject())
+		}
 	}
-	// A JetStream scenario's subject belongs to its stream: never changed.
-	kv, _ := Lookup("jspub.sync.mem.128")
-	if got := kv.Config("nats://x", Plan{Private: "natsio"}).Subject; got != kv.Subject() {
-		t.Errorf("jspub.sync.mem.128 with Private: subject %q, want %q", got, kv.Subject())
+}
+
+// TestKVPutVerifyWithTwoWriters: in paired mode two clients each cycle
+// over the keys from the first, so a bucket written by both holds what
+// one of them wrote.
+func TestKVPutVerifyWithTwoWriters(t *testing.T) {
+	url := startServer(t)
+	s, _ := Lookup("kvput.mem.128")
+	s.Keys = 20
+	plan := Plan{Warmup: 2 * 5, N: 2 * 10, Writers: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Setup(ctx, url, plan); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // each writer: 5 + 10 puts over keys 0..14
+		p, err := s.Prepare(ctx, clients.Natsio{}, url, Plan{Warmup: 5, N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{5, 10} {
+			if err := p.Run(n, make([]time.Duration, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Verify(ctx, url, plan); err != nil {
+		t.Error(err)
+	}
+	plan.Writers = 0
+	if err := s.Verify(ctx, url, plan); err == nil {
+		t.Error("Verify of one writer's 30 puts passed on a bucket holding 15 keys")
 	}
 }
