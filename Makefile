@@ -56,8 +56,8 @@ fuzz:
 		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) || exit 1; \
 	done
 
-# The side-by-side benchmark lives in bench/ once it exists; until then the
-# package benchmarks.
+# The side-by-side benchmark (bench/, docs/performance.md); the package
+# benchmarks when bench/ is not there.
 bench:
 	@if [ -f bench/go.mod ]; then \
 		cd bench && $(GO) run ./cmd/bench; \
