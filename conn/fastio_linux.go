@@ -20,9 +20,8 @@ import (
 // (sysmon), which then polls every 20 µs for a millisecond before it backs
 // off again. The socket is non-blocking, so the call never blocks; but a
 // client that waits for the network between bursts (a request loop, a
-// consumer faster than its server) pays that monitor wake-up on every burst.
-// Profiled on this project's 2-core machine it was a sixth of a streaming
-// consumer's CPU and a quarter of a request loop's.
+// consumer faster than its server) pays that monitor wake-up on every burst
+// (docs/core.md, "Socket I/O on Linux", has what it costs).
 //
 // fastTCP makes the same non-blocking read and write with
 // syscall.RawSyscall, inside syscall.RawConn's readiness loop: waiting for

@@ -27,7 +27,7 @@ type Msg struct {
 
 // msgOverhead is what the pending limits (PendingLimits,
 // ConnectionPendingLimit) count for each queued message on top of its
-// subject, reply, header and data: the Msg (112 bytes) and its place in the
+// subject, reply, header and data: the Msg (88 bytes) and its place in the
 // queue. Without it a flood of empty messages would be free.
 const msgOverhead = 128
 
