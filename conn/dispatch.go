@@ -107,7 +107,7 @@ func (nc *Conn) deliver(r *reader, op *proto.Op) {
 		// The function may act on what arrived before: that is queued
 		// first.
 		r.flushStage()
-		s.inline(r.view(op, s))
+		s.fn(r.view(op, s))
 		return
 	case deliverMux:
 		r.flushStage()
@@ -119,7 +119,7 @@ func (nc *Conn) deliver(r *reader, op *proto.Op) {
 		if w := r.self; w != nil && s == nc.resp.sub {
 			nc.resp.routeTo(m, w)
 		} else {
-			s.inline(m)
+			s.fn(m)
 		}
 		r.stepAside()
 		return

@@ -37,9 +37,9 @@ type Subscription struct {
 	// dispatch.go). Atomic: set when s is made; borrowBatches moves it
 	// once from deliverQueue to deliverLent.
 	mode atomic.Uint32
-	// inline receives the messages of a deliverView or deliverMux
+	// fn receives the messages of a deliverView or deliverMux
 	// subscription on the goroutine that reads them. Fixed.
-	inline func(*Msg)
+	fn func(*Msg)
 	// newMsg provides delivered Msg structs (subscribeBatches); nil: the
 	// reader's slabs. Fixed.
 	newMsg func() *Msg

@@ -138,10 +138,10 @@ func (nc *Conn) subscribeBatches(subject string, alloc func() *Msg, lend func(re
 }
 
 // register validates and registers a subscription with its delivery mode:
-// handler is a SubscribeFunc handler, inline the function of a deliverView
+// handler is a SubscribeFunc handler, fn the function of a deliverView
 // or deliverMux subscription, alloc (if set) provides the Msg structs, and
 // lend (if set) makes it lend (deliverLent, borrowBatches).
-func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliveryMode, inline func(*Msg), alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
+func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliveryMode, fn func(*Msg), alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliver
 	}
 	s := newSubscription(nc, subject, queue)
 	s.mode.Store(mode)
-	s.inline = inline
+	s.fn = fn
 	s.newMsg = alloc
 	if lend != nil {
 		s.borrowBatches(lend)
