@@ -16,6 +16,7 @@
 //	go run ./cmd/bench -list
 //	go run ./cmd/bench -pair natsio,raw -scenarios kvget.mem.128 -rounds 20       # paired blocks (pair.go)
 //	go run ./cmd/bench -pair natsio,raw -scenarios pubsub.same.cb.16 -rounds 6    # the same for a streaming scenario
+//	go run ./cmd/bench -pin -scenarios '^pub\.1024$'                              # server on the last CPU, clients on the others (pin.go)
 package main
 
 import (
@@ -58,6 +59,12 @@ type config struct {
 	profile   string
 	srvPerf   string
 	memRate   int
+
+	// pinned mode (pin.go): the server on srvCPUs, the client children
+	// on cliCPUs; with -child, report the CPUs of the child's threads
+	pin     bool
+	srvCPUs harness.CPUs
+	cliCPUs harness.CPUs
 
 	// paired mode (pair.go)
 	pair    string
@@ -105,6 +112,7 @@ func main() {
 	flag.IntVar(&c.block, "block", 0, "with -pair: operations per block (0: by kind: 2000 round trips, 200000 pub, 100000 pubsub, 50000 jspub.async)")
 	flag.BoolVar(&c.serve, "serve", false, "internal (child of -pair): run a block for each line on stdin")
 	flag.StringVar(&c.fault, "fault", "", "internal (tests of the bench): inject a fault into every run: drop (one operation fewer than reported) or stall (async publish window of 1)")
+	flag.BoolVar(&c.pin, "pin", false, "Linux, 2 or more CPUs: run the server on the last CPU and every client child on the others (with -child: report the CPUs the child's threads may run on)")
 	flag.BoolVar(&c.setup, "setup", false, "with -child: create the scenario's fixture first (to run a child by hand under perf or strace)")
 	flag.Parse()
 	flag.Visit(func(f *flag.Flag) {
@@ -121,6 +129,9 @@ func main() {
 	}
 	if c.child {
 		res := runChild(c)
+		if c.pin {
+			reportAffinity(&res)
+		}
 		if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 			log.Fatal(err)
 		}
@@ -136,6 +147,12 @@ func main() {
 		}
 		fmt.Println("(* = run by default)")
 		return
+	}
+	if c.pin {
+		var err error
+		if c.srvCPUs, c.cliCPUs, err = harness.PinPlan(); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if c.pair != "" {
 		if err := runPair(c); err != nil {
@@ -367,15 +384,18 @@ func runParent(c config) ([]harness.Row, error) {
 	}
 	defer done()
 	log.Printf("nats-server pid %d at %s; %d scenarios × %d clients × %d reps", srv.PID, srv.URL, len(sel), len(names), c.reps)
+	if c.pin {
+		log.Printf("pinned: nats-server on CPU %s, client children on CPU %s", c.srvCPUs, c.cliCPUs)
+	}
 
 	if c.profile != "" {
 		if err := os.MkdirAll(c.profile, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	srvVersion := ""
+	srvVersion, srvProcs := "", 0
 	if v, err := srv.Varz(); err == nil {
-		srvVersion = v.Version
+		srvVersion, srvProcs = v.Version, v.GOMAXPROCS
 	}
 	load0 := harness.LoadAvg()
 	if load0 > float64(runtime.NumCPU()) {
@@ -407,8 +427,19 @@ func runParent(c config) ([]harness.Row, error) {
 	rows := harness.Summarize(results, order, names)
 	fmt.Printf("\nnatsio bench: %d reps, GOMAXPROCS=%d, %d CPUs, %s, %s/%s, load average %.1f before / %.1f after\n",
 		c.reps, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, load0, load1)
-	fmt.Printf("medians over reps; min–max of msgs/s; ×raw, natsio/natsgo: medians of per-rep msgs/s ratios; cpu natsio/natsgo: of cli-cpu ns/op\n\n")
-	fmt.Print(harness.FormatTable(rows))
+	if c.pin {
+		fmt.Println(pinHeader(c, srvProcs, childProcs(results), "run"))
+	}
+	fmt.Printf("medians over reps; min–max of msgs/s; ×raw, natsio/natsgo: medians of per-rep msgs/s ratios; cpu natsio/natsgo: of cli-cpu ns/op\n")
+	if c.pin {
+		fmt.Printf("cli core %%, srv core %%: the process's CPU time over the timed section's wall time; 100: its pinned core busy all the time\n")
+	}
+	fmt.Println()
+	if c.pin {
+		fmt.Print(harness.FormatPinnedTable(rows))
+	} else {
+		fmt.Print(harness.FormatTable(rows))
+	}
 	if notes := harness.FormatNotes(rows); notes != "" {
 		fmt.Printf("\n%s", notes)
 	}
@@ -420,11 +451,11 @@ func runParent(c config) ([]harness.Row, error) {
 
 	if c.out != "" {
 		m := harness.Machine{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
-			GOMAXPROCS: runtime.GOMAXPROCS(0), ServerVersion: srvVersion, Timestamp: time.Now().UTC().Format(time.RFC3339)}
+			GOMAXPROCS: runtime.GOMAXPROCS(0), ServerVersion: srvVersion, Timestamp: time.Now().UTC().Format(time.RFC3339), Pinned: c.pin}
 		if err := writeJSON(c, results, rows, growth, elapsed, load0, load1); err != nil {
 			return nil, err
 		}
-		jsonl, svg, err := writeLinesAndChart(c.out, results, rows, order, names, m, load0, load1)
+		jsonl, svg, err := writeLinesAndChart(c, results, rows, order, names, m, load0, load1)
 		if err != nil {
 			return nil, err
 		}
@@ -473,7 +504,7 @@ func startServer(ctx context.Context, c config) (srv *harness.Server, done func(
 			return nil, nil, err
 		}
 	}
-	if srv, err = harness.StartServer(bin); err != nil {
+	if srv, err = harness.StartServerOn(bin, c.srvCPUs); err != nil {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
@@ -544,11 +575,17 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 	if c.profile != "" {
 		args = append(args, "-profile", c.profile, "-memprofilerate", strconv.Itoa(c.memRate))
 	}
+	if c.pin {
+		args = append(args, "-pin")
+	}
 	cmd := exec.CommandContext(cctx, self, args...)
 	cmd.Env = os.Environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	runErr := harness.Start(cmd, c.cliCPUs)
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
 	line := bytes.TrimSpace(stdout.Bytes())
 	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
 		line = line[i+1:]
@@ -573,6 +610,11 @@ func runOne(ctx context.Context, c config, self string, srv *harness.Server, s s
 			res.Err, res.Timeout = "varz: "+err.Error(), clients.IsTimeout(err)
 		} else if res.ServerInMsgs != res.ExpectInMsgs {
 			res.Err = fmt.Sprintf("server received %d messages, the client sent %d", res.ServerInMsgs, res.ExpectInMsgs)
+		}
+	}
+	if c.pin && res.Err == "" {
+		if err := checkPinned(c, srv.PID, &res.SrvAffinity, res.CliAffinity); err != nil {
+			res.Err = err.Error()
 		}
 	}
 	return res
@@ -636,8 +678,8 @@ func scaleGroups(sel []scenarios.Scenario) map[string][]harness.Member {
 
 // writeLinesAndChart writes, next to the JSON file out, one JSON line per
 // run (.jsonl) and the chart (.svg), and returns their paths.
-func writeLinesAndChart(out string, results []harness.Result, rows []harness.Row, order, names []string, m harness.Machine, load0, load1 float64) (jsonl, svg string, err error) {
-	base := strings.TrimSuffix(out, filepath.Ext(out))
+func writeLinesAndChart(c config, results []harness.Result, rows []harness.Row, order, names []string, m harness.Machine, load0, load1 float64) (jsonl, svg string, err error) {
+	base := strings.TrimSuffix(c.out, filepath.Ext(c.out))
 	jsonl, svg = base+".jsonl", base+".svg"
 	var lines, chart bytes.Buffer
 	if err := harness.WriteJSONL(&lines, results, m); err != nil {
@@ -645,6 +687,9 @@ func writeLinesAndChart(out string, results []harness.Result, rows []harness.Row
 	}
 	title := fmt.Sprintf("%s, %s %s/%s, %d CPUs, nats-server %s, load average %.1f before / %.1f after; medians of %s",
 		m.Timestamp, m.GoVersion, m.GOOS, m.GOARCH, m.CPUs, m.ServerVersion, load0, load1, repsOf(rows))
+	if c.pin {
+		title += fmt.Sprintf("; pinned: server on CPU %s, clients on CPU %s", c.srvCPUs, c.cliCPUs)
+	}
 	if err := harness.WriteChart(&chart, rows, order, names, title); err != nil {
 		return "", "", err
 	}
@@ -692,10 +737,14 @@ func writeJSON(c config, results []harness.Result, rows []harness.Row, growth []
 			"loadavg":    []float64{load0, load1},
 			"goos":       runtime.GOOS,
 			"goarch":     runtime.GOARCH,
+			"pinned":     c.pin,
 		},
 		Rows:   rows,
 		Growth: growth,
 		Runs:   results,
+	}
+	if c.pin {
+		o.Meta["server_cpus"], o.Meta["client_cpus"] = c.srvCPUs.String(), c.cliCPUs.String()
 	}
 	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
 		return err

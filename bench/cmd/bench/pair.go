@@ -37,10 +37,11 @@ import (
 
 // pairChild is one client's child process in paired mode.
 type pairChild struct {
-	name string
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Scanner
+	name  string
+	procs int // the child's GOMAXPROCS, 0 when it did not say
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Scanner
 }
 
 // pairResult is what one block cost one client.
@@ -55,8 +56,15 @@ type pairResult struct {
 	Rate     float64 `json:"msgs_per_s"`
 	// Stalls counts the async publishes of the block that met a full
 	// window for the library's whole stall wait and were sent again.
-	Stalls int64  `json:"stalls,omitempty"`
-	Err    string `json:"error,omitempty"`
+	Stalls int64 `json:"stalls,omitempty"`
+	// With -pin: the CPUs the client's and the server's threads may run
+	// on, read by the parent after the block.
+	CliAffinity string `json:"cli_affinity,omitempty"`
+	SrvAffinity string `json:"srv_affinity,omitempty"`
+	// GOMAXPROCS is the child's, in its first line (a build without it
+	// leaves it 0).
+	GOMAXPROCS int    `json:"gomaxprocs,omitempty"`
+	Err        string `json:"error,omitempty"`
 }
 
 // pairBlock is the default block of a scenario in paired mode: about a
@@ -135,6 +143,13 @@ func runPair(c config) error {
 	defer check.close()
 	log.Printf("nats-server pid %d at %s; %s: %s and %s, %d rounds of %d operations each; each block checked: %s",
 		srv.PID, srv.URL, s.Name, names[0], names[1], c.rounds, c.block, check)
+	if c.pin {
+		log.Printf("pinned: nats-server on CPU %s, client children on CPU %s", c.srvCPUs, c.cliCPUs)
+	}
+	srvProcs := 0
+	if v, err := srv.Varz(); err == nil {
+		srvProcs = v.GOMAXPROCS
+	}
 	load0 := harness.LoadAvg()
 
 	var kids [2]*pairChild
@@ -168,6 +183,9 @@ func runPair(c config) error {
 			if err == nil {
 				err = check.after(ctx, res.N)
 			}
+			if err == nil && c.pin {
+				err = checkPairPinned(c, srv.PID, kids[i], &res)
+			}
 			if err != nil {
 				return fmt.Errorf("%s, round %d: %w", names[i], r, err)
 			}
@@ -175,6 +193,7 @@ func runPair(c config) error {
 		}
 	}
 	load1 := harness.LoadAvg()
+	kids0procs := kids[0].procs
 	for i, k := range kids {
 		if err := k.stop(); err != nil {
 			return fmt.Errorf("%s: %w", names[i], err)
@@ -193,10 +212,17 @@ func runPair(c config) error {
 
 	fmt.Printf("\nnatsio bench -pair: %s, GOMAXPROCS=%d, %d CPUs, %s/%s, load average %.1f before / %.1f after\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load0, load1)
-	fmt.Print(formatPair(s.Name, s.Latency(), names, blocks))
+	if c.pin {
+		fmt.Println(pinHeader(c, srvProcs, kids0procs, "block"))
+	}
+	fmt.Print(formatPair(s.Name, s.Latency(), c.pin, names, blocks))
 	if c.pairOut != "" {
-		b, err := json.MarshalIndent(map[string]any{"scenario": s.Name, "clients": names, "rounds": c.rounds, "block": c.block,
-			"warmup": s.Warmup, "checked": check.String(), "loadavg": []float64{load0, load1}, "blocks": blocks}, "", " ")
+		o := map[string]any{"scenario": s.Name, "clients": names, "rounds": c.rounds, "block": c.block,
+			"warmup": s.Warmup, "checked": check.String(), "loadavg": []float64{load0, load1}, "blocks": blocks, "pinned": c.pin}
+		if c.pin {
+			o["server_cpus"], o["client_cpus"] = c.srvCPUs.String(), c.cliCPUs.String()
+		}
+		b, err := json.MarshalIndent(o, "", " ")
 		if err != nil {
 			return err
 		}
@@ -231,7 +257,7 @@ func startPairChild(ctx context.Context, bin string, c config, srv *harness.Serv
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := harness.Start(cmd, c.cliCPUs); err != nil {
 		return nil, err
 	}
 	k := &pairChild{name: name, cmd: cmd, in: in, out: bufio.NewScanner(out)}
@@ -240,6 +266,7 @@ func startPairChild(ctx context.Context, bin string, c config, srv *harness.Serv
 		k.stop()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	k.procs = ready.GOMAXPROCS
 	return k, nil
 }
 
@@ -323,7 +350,7 @@ func serveBlocks(c config) error {
 	if err := p.Run(s.Warmup, warm); err != nil {
 		return fail(fmt.Errorf("warm-up: %w", err))
 	}
-	if err := enc.Encode(pairResult{Client: c.client}); err != nil {
+	if err := enc.Encode(pairResult{Client: c.client, GOMAXPROCS: runtime.GOMAXPROCS(0)}); err != nil {
 		return err
 	}
 	in := bufio.NewScanner(os.Stdin)
@@ -348,13 +375,26 @@ func serveBlocks(c config) error {
 	return in.Err()
 }
 
+// checkPairPinned reads back, after a block, the CPUs the threads of the
+// block's client and of the server may run on, and checks them.
+func checkPairPinned(c config, srvPID int, k *pairChild, res *pairResult) error {
+	cpus, err := harness.ThreadCPUs(k.cmd.Process.Pid)
+	if err != nil {
+		return fmt.Errorf("pinning: the client's threads: %w", err)
+	}
+	res.CliAffinity = cpus.String()
+	return checkPinned(c, srvPID, &res.SrvAffinity, res.CliAffinity)
+}
+
 // formatPair summarizes the blocks. Per client: the median and range of
 // the blocks' msgs/s, the client's and the server's CPU per operation and
 // the cores each kept busy (CPU time over wall time), summed over the
 // blocks, and for round trips the median of the blocks' p50. Then the
 // ratio of the first client to the second per round (each round is one
-// block of each, next to each other).
-func formatPair(scenario string, latency bool, names []string, blocks []pairResult) string {
+// block of each, next to each other). Pinned, the cores are printed as
+// percentages of one core (cli core %, srv core %): each process has its
+// own.
+func formatPair(scenario string, latency, pinned bool, names []string, blocks []pairResult) string {
 	var b strings.Builder
 	type total struct {
 		n             int
@@ -381,6 +421,11 @@ func formatPair(scenario string, latency bool, names []string, blocks []pairResu
 	fmt.Fprintf(&b, "\n%s, %d rounds (blocks alternated ABBA)\n\n", scenario, len(perRound))
 	header := "%-8s %10s %18s %14s %14s %10s %10s"
 	cols := []any{"client", "msgs/s", "min–max", "cli-cpu ns/op", "srv-cpu ns/op", "cli cores", "srv cores"}
+	coreFmt, coreScale := " %10.2f %10.2f", 1.0
+	if pinned {
+		cols[5], cols[6] = "cli core %", "srv core %"
+		coreFmt, coreScale = " %10.0f %10.0f", 100
+	}
 	if latency {
 		header += " %10s"
 		cols = append(cols, "p50 µs")
@@ -392,10 +437,10 @@ func formatPair(scenario string, latency bool, names []string, blocks []pairResu
 			continue
 		}
 		lo, hi := slices.Min(x.rates), slices.Max(x.rates)
-		fmt.Fprintf(&b, "%-8s %10s %18s %14.0f %14.0f %10.2f %10.2f", n, harness.FormatRate(median(x.rates)),
+		fmt.Fprintf(&b, "%-8s %10s %18s %14.0f %14.0f"+coreFmt, n, harness.FormatRate(median(x.rates)),
 			harness.FormatRate(lo)+"–"+harness.FormatRate(hi),
 			float64(x.cli)/float64(x.n), float64(x.sv)/float64(x.n),
-			float64(x.cli)/float64(x.wall), float64(x.sv)/float64(x.wall))
+			coreScale*float64(x.cli)/float64(x.wall), coreScale*float64(x.sv)/float64(x.wall))
 		if latency {
 			fmt.Fprintf(&b, " %10.1f", median(x.p50))
 		}

@@ -19,7 +19,7 @@ func TestFormatPairRatiosPerRound(t *testing.T) {
 		mk("b", 1, 2000, 10), mk("a", 1, 3000, 30),
 		mk("a", 2, 1000, 10), mk("b", 2, 1000, 10),
 	}
-	out := formatPair("kvget.mem.128", true, []string{"a", "b"}, blocks)
+	out := formatPair("kvget.mem.128", true, false, []string{"a", "b"}, blocks)
 	for _, want := range []string{
 		"3 rounds",
 		"p50 µs",
@@ -50,7 +50,7 @@ func TestFormatPairStreamingShowsThroughput(t *testing.T) {
 	for r := range 4 {
 		blocks = append(blocks, mk("a", r, 50*time.Millisecond, 400), mk("b", r, 25*time.Millisecond, 200))
 	}
-	out := formatPair("pubsub.same.cb.16", false, []string{"a", "b"}, blocks)
+	out := formatPair("pubsub.same.cb.16", false, false, []string{"a", "b"}, blocks)
 	for _, want := range []string{
 		"4 rounds",
 		"msgs/s", "min–max", "cli-cpu ns/op", "srv-cpu ns/op", "cli cores", "srv cores",

@@ -16,6 +16,9 @@ type Machine struct {
 	GOMAXPROCS    int    `json:"gomaxprocs"`
 	ServerVersion string `json:"server_version"`
 	Timestamp     string `json:"timestamp"` // RFC 3339, UTC, when the whole run ended
+	// Pinned says that the server and the client children ran on
+	// separate CPUs (-pin).
+	Pinned bool `json:"pinned"`
 }
 
 // Line is one JSON line of results/latest.jsonl: one client, scenario and
@@ -34,6 +37,8 @@ type Line struct {
 	BytesOp   float64 `json:"bytes_per_op"`
 	CliCPUOp  float64 `json:"cli_cpu_ns_per_op"`
 	SrvCPUOp  float64 `json:"srv_cpu_ns_per_op"`
+	CliCores  float64 `json:"cli_cores"`
+	SrvCores  float64 `json:"srv_cores"`
 	LiveOp    float64 `json:"live_bytes_per_op"`
 	MaxRSS    int64   `json:"max_rss_bytes"`
 	P50us     float64 `json:"p50_us,omitempty"`
@@ -43,13 +48,16 @@ type Line struct {
 	Error     string  `json:"error"`
 	Timeout   bool    `json:"timeout"`
 	NotApplic bool    `json:"not_applicable,omitempty"`
+	// With -pin: the CPUs the child's and the server's threads may run on.
+	ClientAffinity string `json:"client_affinity,omitempty"`
+	ServerAffinity string `json:"server_affinity,omitempty"`
 	Machine
 }
 
 // LineOf converts one run.
 func LineOf(r *Result, m Machine) Line {
 	l := Line{Scenario: r.Scenario, Client: r.Client, Rep: r.Rep + 1, Size: r.Size, Stalls: r.Stalls,
-		Error: r.Err, Timeout: r.Timeout, Machine: m}
+		Error: r.Err, Timeout: r.Timeout, ClientAffinity: r.CliAffinity, ServerAffinity: r.SrvAffinity, Machine: m}
 	if r.Err == "not applicable" {
 		l.NotApplic, l.Error = true, ""
 		return l
@@ -65,6 +73,8 @@ func LineOf(r *Result, m Machine) Line {
 	l.BytesOp = r.perOp(float64(r.AllocBytes))
 	l.CliCPUOp = r.perOp(float64(r.CliCPUNs))
 	l.SrvCPUOp = r.perOp(float64(r.SrvCPUNs))
+	l.CliCores = r.cores(r.CliCPUNs)
+	l.SrvCores = r.cores(r.SrvCPUNs)
 	l.LiveOp = r.perOp(float64(r.LiveHeap))
 	l.MaxRSS = r.MaxRSS
 	if r.Latency {
@@ -78,7 +88,7 @@ func WriteJSONL(w io.Writer, results []Result, m Machine) error {
 	enc := json.NewEncoder(w)
 	for i := range results {
 		l := LineOf(&results[i], m)
-		for _, p := range []*float64{&l.MsgsPerS, &l.MBPerS, &l.AllocsOp, &l.BytesOp, &l.CliCPUOp, &l.SrvCPUOp, &l.LiveOp} {
+		for _, p := range []*float64{&l.MsgsPerS, &l.MBPerS, &l.AllocsOp, &l.BytesOp, &l.CliCPUOp, &l.SrvCPUOp, &l.CliCores, &l.SrvCores, &l.LiveOp} {
 			if math.IsNaN(*p) || math.IsInf(*p, 0) {
 				*p = 0
 			}

@@ -40,6 +40,14 @@ type Result struct {
 	// an error).
 	Stalls int64 `json:"stalls,omitempty"`
 
+	// With -pin: the CPUs the threads of the child may run on (the union
+	// over its threads, read by the child as it ends) and of the server
+	// (read by the parent after the run), as CPU lists ("0", "0-2"), and
+	// the child's GOMAXPROCS, which Go sets from its CPUs.
+	CliAffinity string `json:"cli_affinity,omitempty"`
+	SrvAffinity string `json:"srv_affinity,omitempty"`
+	GOMAXPROCS  int    `json:"gomaxprocs,omitempty"`
+
 	Err string `json:"error,omitempty"`
 	// Timeout marks an Err that says only that something did not happen in
 	// time (the run, a flush, an ack): recorded, but not a failure.
@@ -50,6 +58,10 @@ type Result struct {
 func (r *Result) Rate() float64 { return float64(r.N) / (float64(r.WallNs) / 1e9) }
 
 func (r *Result) perOp(v float64) float64 { return v / float64(r.N) }
+
+// cores is CPU time over the timed section's wall time: how many cores
+// the process kept busy (1: one core all the time).
+func (r *Result) cores(cpuNs int64) float64 { return float64(cpuNs) / float64(r.WallNs) }
 
 // Row summarises the repetitions of one scenario for one client: medians,
 // and for msgs/s the min–max spread.
@@ -72,6 +84,11 @@ type Row struct {
 	Bytes    float64 `json:"bytes_per_op"`
 	CliCPU   float64 `json:"cli_cpu_ns_per_op"`
 	SrvCPU   float64 `json:"srv_cpu_ns_per_op"`
+	// CliCores and SrvCores are the medians of each process's CPU time
+	// over the wall time of the timed section: the cores it kept busy.
+	// Pinned, SrvCores near 1 says the server's one core was the limit.
+	CliCores float64 `json:"cli_cores"`
+	SrvCores float64 `json:"srv_cores"`
 	Live     float64 `json:"live_bytes_per_op"` // LiveHeap ÷ N, median
 	MaxRSS   float64 `json:"max_rss_bytes"`     // median
 	P50us    float64 `json:"p50_us,omitempty"`
@@ -128,7 +145,7 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				continue
 			}
 			row := Row{Scenario: s, Client: c, Size: runs[0].Size, Latency: runs[0].Latency}
-			var rate, allocs, bytes, cli, srv, live, rss, p50, p90, p99 []float64
+			var rate, allocs, bytes, cli, srv, cliCores, srvCores, live, rss, p50, p90, p99 []float64
 			for i := range runs {
 				r := &runs[i]
 				row.Stalls += r.Stalls
@@ -159,6 +176,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				bytes = append(bytes, r.perOp(float64(r.AllocBytes)))
 				cli = append(cli, r.perOp(float64(r.CliCPUNs)))
 				srv = append(srv, r.perOp(float64(r.SrvCPUNs)))
+				cliCores = append(cliCores, r.cores(r.CliCPUNs))
+				srvCores = append(srvCores, r.cores(r.SrvCPUNs))
 				live = append(live, r.perOp(float64(r.LiveHeap)))
 				rss = append(rss, float64(r.MaxRSS))
 				if r.Latency {
@@ -175,6 +194,8 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 				row.Bytes = Median(bytes)
 				row.CliCPU = Median(cli)
 				row.SrvCPU = Median(srv)
+				row.CliCores = Median(cliCores)
+				row.SrvCores = Median(srvCores)
 				row.Live = Median(live)
 				row.MaxRSS = Median(rss)
 				if row.Latency {
@@ -198,12 +219,23 @@ func Summarize(results []Result, scenarios, clients []string) []Row {
 
 // FormatTable renders rows as an aligned text table. Latency columns are
 // printed only when some row has them.
-func FormatTable(rows []Row) string {
+func FormatTable(rows []Row) string { return formatTable(rows, false) }
+
+// FormatPinnedTable is FormatTable for a pinned run: after the CPU per op
+// it prints each process's CPU time as a percentage of the timed
+// section's wall time (cli core %, srv core %; 100: one core busy all the
+// time).
+func FormatPinnedTable(rows []Row) string { return formatTable(rows, true) }
+
+func formatTable(rows []Row, cores bool) string {
 	lat := false
 	for _, r := range rows {
 		lat = lat || r.Latency
 	}
 	header := []string{"scenario", "client", "msgs/s", "min–max", "MB/s", "allocs/op", "B/op", "cli-cpu ns/op", "srv-cpu ns/op"}
+	if cores {
+		header = append(header, "cli core %", "srv core %")
+	}
 	if lat {
 		header = append(header, "p50 µs", "p90 µs", "p99 µs")
 	}
@@ -234,6 +266,9 @@ func FormatTable(rows []Row) string {
 			formatFloat(r.CliCPU),
 			formatFloat(r.SrvCPU),
 		)
+		if cores {
+			cells = append(cells, fmt.Sprintf("%.0f", 100*r.CliCores), fmt.Sprintf("%.0f", 100*r.SrvCores))
+		}
 		if lat {
 			if r.Latency {
 				cells = append(cells, fmt.Sprintf("%.1f", r.P50us), fmt.Sprintf("%.1f", r.P90us), fmt.Sprintf("%.1f", r.P99us))

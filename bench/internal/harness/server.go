@@ -65,7 +65,11 @@ func ModuleDir(ctx context.Context) (string, error) {
 
 // StartServer starts the server binary at path and waits (up to 30 s) for its
 // URL line.
-func StartServer(path string) (*Server, error) {
+func StartServer(path string) (*Server, error) { return StartServerOn(path, nil) }
+
+// StartServerOn is StartServer with the server process confined to cpus
+// (StartOn); nil cpus leave it free.
+func StartServerOn(path string, cpus CPUs) (*Server, error) {
 	cmd := exec.Command(path)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -76,7 +80,7 @@ func StartServer(path string) (*Server, error) {
 		return nil, err
 	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := Start(cmd, cpus); err != nil {
 		return nil, err
 	}
 	s := &Server{PID: cmd.Process.Pid, cmd: cmd, stdin: stdin, done: make(chan error, 1)}
@@ -130,9 +134,10 @@ func (s *Server) Stop() {
 
 // Varz holds the server counters the harness checks.
 type Varz struct {
-	Version string `json:"version"`
-	InMsgs  int64  `json:"in_msgs"`
-	OutMsgs int64  `json:"out_msgs"`
+	Version    string `json:"version"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	InMsgs     int64  `json:"in_msgs"`
+	OutMsgs    int64  `json:"out_msgs"`
 }
 
 // Varz reads the server's /varz counters.
