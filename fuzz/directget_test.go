@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/extra"
+	_ "github.com/natsio/natsio/extra" // sets fuzzhook.BatchGet
 	"github.com/natsio/natsio/internal/fuzzhook"
 	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
@@ -175,8 +175,8 @@ func checkBatchDirect(t *testing.T, block, data []byte) {
 		t.Fatalf("extra: block %q: %+v, %v; the reference says valid=%v", block, got, err, ok)
 	}
 	if err != nil {
-		if !errors.Is(err, extra.ErrInvalidResponse) {
-			t.Fatalf("extra: block %q: %v is not ErrInvalidResponse", block, err)
+		if !errors.Is(err, jsapi.ErrBadResponse) {
+			t.Fatalf("extra: block %q: %v is not ErrBadResponse", block, err)
 		}
 		return
 	}

@@ -13,18 +13,34 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// StoredMsg is a message read from a stream.
+// StoredMsg is a message read from a stream: by Stream.GetMsg,
+// GetLastMsgForSubject and GetNextMsgForSubject, and by the batch reads of
+// package extra (GetBatch, GetLastMsgsFor). It and the memory its fields
+// view (the reply it was read from) belong to the caller: nothing in
+// natsio reuses or changes them.
 type StoredMsg struct {
 	Subject  string
 	Sequence uint64
 	// Header is the message's header as it was stored, read in place
-	// (see proto.Header); zero when it had none. The Direct Get headers
-	// the server adds (Nats-Stream, Nats-Subject, Nats-Sequence,
-	// Nats-Time-Stamp) are removed.
+	// (see proto.Header); zero when it had none. The fields a Direct Get
+	// reply adds (Nats-Stream, Nats-Subject, Nats-Sequence,
+	// Nats-Time-Stamp, and for batch reads Nats-Num-Pending and
+	// Nats-Last-Sequence) are removed. Stored fields of the same names
+	// stay, but for a batch read's message whose stored header ends with
+	// such fields: those cannot be told from the server's and are removed
+	// too.
 	Header proto.Header
 	Data   []byte
 	// Time is when the stream stored the message.
 	Time time.Time
+	// NumPending is, for a message of a batch read (package extra), how
+	// many messages matching the request remained after this one when the
+	// server answered; 0 from the reads of Stream.
+	NumPending uint64
+	// LastSequence is, for a message of a batch read (package extra), the
+	// sequence of the message yielded before it (0 for the first); 0 from
+	// the reads of Stream.
+	LastSequence uint64
 }
 
 // msgGetRequest is the body of STREAM.MSG.GET and DIRECT.GET.
