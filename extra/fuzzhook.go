@@ -10,7 +10,8 @@ import (
 func init() {
 	fuzzhook.BatchGet = func(m *conn.Msg) (fuzzhook.Stored, error) {
 		var sm jsapi.StoredMsg
-		r := directget.Parse(m.Header.Block())
+		var r directget.Reply
+		r.Parse(m.Header.Block())
 		pending, err := parseStored(m, &r, &sm)
 		if err != nil {
 			return fuzzhook.Stored{}, err

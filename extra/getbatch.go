@@ -308,8 +308,9 @@ func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error
 		slab      []jsapi.StoredMsg
 		n         int
 		batch     []*conn.Msg
-		last      uint64 // sequence of the last message yielded
-		pageStart bool   // the next message starts a later page
+		rep       directget.Reply // the header of the reply at hand
+		last      uint64          // sequence of the last message yielded
+		pageStart bool            // the next message starts a later page
 	)
 	for {
 		if ctx.Err() != nil {
@@ -331,7 +332,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			rep := directget.Parse(m.Header.Block())
+			rep.Parse(m.Header.Block())
 			if code, desc := rep.Status, rep.Description; code != 0 {
 				switch {
 				case code == 204 && r.multi:
@@ -407,7 +408,7 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob *proto.Header, n 
 }
 
 // parseStored fills sm from m, a direct get reply without status, and r,
-// its header block as directget.Parse read it. It reports whether the
+// its header block as Reply.Parse read it. It reports whether the
 // batch fields (Nats-Num-Pending) were present. The block is cut in place
 // before the fields the server appended (the message belongs to the
 // receiver), so that sm.Header holds the stored headers only, without

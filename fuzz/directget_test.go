@@ -25,7 +25,7 @@ var (
 
 // FuzzDirectGet feeds a reply header block (any block the connection would
 // deliver: proto.ValidateHeaderBlock accepts it) and a payload to
-// internal/directget's Parse, and to the three readers of Direct Get
+// internal/directget's Reply.Parse, and to the three readers of Direct Get
 // replies built on it — jsapi's (Stream.GetMsg and friends), extra's (one
 // reply of GetBatch / GetLastMsgsFor) and kv's field scan (Get,
 // GetRevision) — and compares each with a reference written from what the
@@ -50,13 +50,14 @@ func FuzzDirectGet(f *testing.F) {
 	})
 }
 
-// checkParse compares directget.Parse with the reference: the status, the
-// last field of each server key, the final run of server keys, and the
-// first field of the keys asked for besides; and requires that Parse
-// leaves the block as it was.
+// checkParse compares directget's Reply.Parse with the reference: the
+// status, the last field of each server key, the final run of server keys,
+// and the first field of the keys asked for besides; and requires that
+// Parse leaves the block as it was.
 func checkParse(t *testing.T, block []byte) {
 	orig := slices.Clone(block)
-	r := directget.Parse(block, "KV-Operation", "X-Own")
+	var r directget.Reply
+	r.Parse(block, "KV-Operation", "X-Own")
 	if !bytes.Equal(block, orig) {
 		t.Fatalf("directget: Parse changed block %q to %q", orig, block)
 	}

@@ -173,7 +173,8 @@ func (e *directGetError) Is(target error) bool {
 // fields the server appended (see internal/directget), and Data is its
 // payload.
 func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
-	r := directget.Parse(m.Header.Block())
+	var r directget.Reply
+	r.Parse(m.Header.Block())
 	if r.Status != 0 {
 		return nil, &directGetError{code: r.Status, desc: r.Description}
 	}

@@ -168,27 +168,27 @@ type directFields struct {
 	hasOp, hasMarker                bool
 }
 
-// parseDirect reads a direct get reply's header block once
-// (directget.Parse): its status and the fields of directFields. The
-// server appends Nats-Sequence, Nats-Time-Stamp and Nats-Subject after the
-// headers the message was stored with, which may hold fields of the same
-// names (any client can publish them), so those are read from the last
-// field of their key; the stored KV-Operation and Nats-Marker-Reason from
-// the first, as Lookup reads them.
-func parseDirect(block []byte) (directget.Reply, directFields) {
-	r := directget.Parse(block, opHeader, jsapi.HeaderMarkerReason)
-	var f directFields
+// directFieldsOf sets f to the fields of r a read uses, r having been
+// parsed with opHeader and jsapi.HeaderMarkerReason as its also keys, in
+// that order. The server appends
+// Nats-Sequence, Nats-Time-Stamp and Nats-Subject after the headers the
+// message was stored with, which may hold fields of the same names (any
+// client can publish them), so those are read from the last field of
+// their key; the stored KV-Operation and Nats-Marker-Reason from the
+// first, as Lookup reads them.
+func directFieldsOf(r *directget.Reply, f *directFields) {
 	f.seq, _ = r.Last(directget.Sequence)
 	f.stamp, _ = r.Last(directget.TimeStamp)
 	f.subject, _ = r.Last(directget.Subject)
 	f.op, f.hasOp = r.Also(0)
 	f.marker, f.hasMarker = r.Also(1)
-	return r, f
 }
 
 // scanDirect returns the directFields of h, a received header.
-func scanDirect(h *proto.Header) directFields {
-	_, f := parseDirect(h.Block())
+func scanDirect(h *proto.Header) (f directFields) {
+	var r directget.Reply
+	r.Parse(h.Block(), opHeader, jsapi.HeaderMarkerReason)
+	directFieldsOf(&r, &f)
 	return f
 }
 
@@ -266,13 +266,17 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	}
 	// One server of the stream's direct-get queue group answers, once.
 	connx.ReuseReply(b.nc, m)
-	r, f := parseDirect(m.Header.Block())
+	// One pass over the reply's header: its status and the fields.
+	var r directget.Reply
+	r.Parse(m.Header.Block(), opHeader, jsapi.HeaderMarkerReason)
 	if r.Status != 0 {
 		if r.Status == 404 {
 			return nil, ErrKeyNotFound
 		}
 		return nil, fmt.Errorf("kv: direct get: status %d %s", r.Status, r.Description)
 	}
+	var f directFields
+	directFieldsOf(&r, &f)
 	seq, ok := proto.ParseUint(f.seq)
 	if !ok {
 		return nil, fmt.Errorf("%w: direct get reply without sequence", jsapi.ErrBadResponse)

@@ -27,7 +27,8 @@ func TestAllocs(t *testing.T) {
 		b := make([]byte, len(orig))
 		n := testing.AllocsPerRun(100, func() {
 			copy(b, orig) // the read cuts the block
-			r := directget.Parse(b, "KV-Operation", "X-Own")
+			var r directget.Reply
+			r.Parse(b, "KV-Operation", "X-Own")
 			var m directget.Msg
 			var err error
 			if tt.name == "Single" {

@@ -24,8 +24,8 @@
 // the server finds bad), 204 (the end of a batch, whose fields say what
 // remains), 413, 503 and so on.
 //
-// Parse reads the status line and every field of the block in one pass and
-// returns a Reply. The fields the server appends are known by a Key.
+// Reply.Parse reads the status line and every field of the block in one
+// pass. The fields the server appends are known by a Key.
 //
 // # Fields named like the server's
 //

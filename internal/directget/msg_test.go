@@ -105,7 +105,8 @@ func TestSingle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := directget.Parse([]byte(tt.block))
+			var r directget.Reply
+			r.Parse([]byte(tt.block))
 			m, err := r.Single()
 			check(t, tt.block, m, err, tt.want)
 		})
@@ -149,7 +150,8 @@ func TestBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := directget.Parse([]byte(tt.block))
+			var r directget.Reply
+			r.Parse([]byte(tt.block))
 			m, err := r.Batch()
 			check(t, tt.block, m, err, tt.want)
 		})
@@ -172,7 +174,8 @@ func TestCutKeepsViews(t *testing.T) {
 	}
 	for _, tt := range reads {
 		b := []byte(tt.block)
-		r := directget.Parse(b)
+		var r directget.Reply
+		r.Parse(b)
 		m, err := tt.read(&r)
 		if err != nil {
 			t.Fatalf("%s %q: %v", tt.name, tt.block, err)
@@ -203,7 +206,8 @@ func TestHostile(t *testing.T) {
 		}
 		for _, read := range []func(*directget.Reply) (directget.Msg, error){(*directget.Reply).Single, (*directget.Reply).Batch} {
 			block := slices.Clone(b)
-			r := directget.Parse(block, "KV-Operation", "X-Own")
+			var r directget.Reply
+			r.Parse(block, "KV-Operation", "X-Own")
 			m, err := read(&r)
 			var e *directget.Error
 			switch {

@@ -88,18 +88,19 @@ type Reply struct {
 }
 
 // Parse reads block, the header block of a Direct Get reply (nil or empty
-// for a reply without one), in one pass: the status line, the last field
-// of each Key and where the final run of server fields starts, and the
-// first field of each of the keys in also (at most MaxAlso, which must not
-// be server keys; more panic), as proto.Header.Lookup reads it. Values
-// have their surrounding blanks removed. Parse allocates nothing and
-// never fails; block is expected to have passed proto.ValidateHeaderBlock,
-// and on other bytes the fields end at the first malformed line.
-func Parse(block []byte, also ...string) (r Reply) {
+// for a reply without one), into r, in one pass: the status line, the
+// last field of each Key and where the final run of server fields starts,
+// and the first field of each of the keys in also (at most MaxAlso, which
+// must not be server keys; more panic), as proto.Header.Lookup reads it.
+// Values have their surrounding blanks removed. What r held before is
+// forgotten. Parse allocates nothing and never fails; block is expected to
+// have passed proto.ValidateHeaderBlock, and on other bytes the fields end
+// at the first malformed line.
+func (r *Reply) Parse(block []byte, also ...string) {
 	if len(also) > MaxAlso {
 		panic("directget: Parse given more than MaxAlso keys")
 	}
-	r.block = block
+	*r = Reply{block: block}
 	h := proto.HeaderFromBlock(block)
 	r.Status, r.Description = h.Status()
 	n, run := 0, -1 // run: index of the first field of the current run of server keys
@@ -123,7 +124,6 @@ func Parse(block []byte, also ...string) (r Reply) {
 		run = n
 	}
 	r.fields, r.tail = n, run
-	return r
 }
 
 // Last returns the value of the last field of key k in the block and

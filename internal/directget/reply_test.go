@@ -115,7 +115,8 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := directget.Parse([]byte(tt.block), "KV-Operation", "X-Own")
+			var r directget.Reply
+			r.Parse([]byte(tt.block), "KV-Operation", "X-Own")
 			if r.Status != tt.status || r.Description != tt.desc {
 				t.Errorf("status %d %q, want %d %q", r.Status, r.Description, tt.status, tt.desc)
 			}
@@ -147,7 +148,8 @@ func TestParseTooManyAlso(t *testing.T) {
 			t.Fatal("no panic")
 		}
 	}()
-	directget.Parse(nil, "a", "b", "c")
+	var r directget.Reply
+	r.Parse(nil, "a", "b", "c")
 }
 
 // TestKeyNames: the keys are jsapi's header names.
@@ -170,7 +172,8 @@ func BenchmarkParse(b *testing.B) {
 		"Nats-Sequence: 473\r\nNats-Time-Stamp: 2026-11-30T16:41:35.147175708Z\r\n\r\n")
 	b.ReportAllocs()
 	for b.Loop() {
-		r := directget.Parse(block, "KV-Operation", "Nats-Marker-Reason")
+		var r directget.Reply
+		r.Parse(block, "KV-Operation", "Nats-Marker-Reason")
 		if _, ok := r.Last(directget.Sequence); !ok {
 			b.Fatal("no sequence")
 		}
