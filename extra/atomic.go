@@ -305,7 +305,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 	if !commit {
 		if len(m.Data) == 0 {
 			if code := m.Status(); code != 0 {
-				return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: status %d", ErrInvalidResponse, p.id, seq, code))
+				return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: status %d", jsapi.ErrBadResponse, p.id, seq, code))
 			}
 			return nil, nil
 		}
@@ -313,7 +313,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
 			return nil, p.fail(batchErr(p.id, seq, err))
 		}
-		return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: unexpected PubAck", ErrInvalidResponse, p.id, seq))
+		return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: unexpected PubAck", jsapi.ErrBadResponse, p.id, seq))
 	}
 	p.close()
 	if len(m.Data) == 0 && m.Status() == 503 {
@@ -335,18 +335,15 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		Domain: ack.Domain, Value: ack.Value}, nil
 }
 
-// batchErr wraps an error reply with the batch and message it answered. A
-// batch the server finds too large also matches ErrBatchTooLarge, as the
-// local check does.
+// batchErr wraps what ParsePubAck returned for a reply (an error reply's
+// *jsapi.APIError, or jsapi.ErrBadResponse) with the batch and message it
+// answered. A batch the server finds too large also matches
+// ErrBatchTooLarge, as the local check does.
 func batchErr(id string, seq int, err error) error {
-	var ae *jsapi.APIError
-	if errors.As(err, &ae) {
-		if errors.Is(err, jsapi.ErrAtomicTooLarge) {
-			return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrBatchTooLarge, id, seq, err)
-		}
-		return fmt.Errorf("extra: atomic batch %s message %d: %w", id, seq, err)
+	if errors.Is(err, jsapi.ErrAtomicTooLarge) {
+		return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrBatchTooLarge, id, seq, err)
 	}
-	return fmt.Errorf("%w: atomic batch %s message %d: %w", ErrInvalidResponse, id, seq, err)
+	return fmt.Errorf("extra: atomic batch %s message %d: %w", id, seq, err)
 }
 
 // sent records that message seq went out on subject.

@@ -154,7 +154,7 @@ func fill(b *testing.B, js *jsapi.JS, ctx context.Context) {
 func BenchmarkGetBatch10k(b *testing.B) {
 	js, _, ctx := benchJS(b)
 	fill(b, js, ctx)
-	var next func() (*extra.StoredMsg, error, bool)
+	var next func() (*jsapi.StoredMsg, error, bool)
 	stop := func() {}
 	b.ReportAllocs()
 	b.SetBytes(128)
@@ -162,7 +162,7 @@ func BenchmarkGetBatch10k(b *testing.B) {
 	start := time.Now()
 	for b.Loop() {
 		var (
-			m   *extra.StoredMsg
+			m   *jsapi.StoredMsg
 			err error
 			ok  bool
 		)

@@ -38,8 +38,10 @@
 //		use(m.Sequence, m.Data)
 //	}
 //
-// Both calls return single-use iterators that end at the server's
-// end-of-batch marker; an error ends the iteration.
+// Both calls return single-use iterators of *jsapi.StoredMsg, the type
+// jsapi's Stream.GetMsg returns, with NumPending and LastSequence set; they
+// end at the server's end-of-batch marker, and an error ends the
+// iteration.
 //
 // # Fast ingest
 //
@@ -63,8 +65,9 @@
 // Client-side failures match this package's sentinels (ErrBatchClosed,
 // ErrBatchTooLarge, ErrEmptyBatch, ErrNoMessages, ErrGap, …); fast-batch
 // reports are *GapError and *FastAPIError, direct get statuses
-// *StatusError. Local checks that mirror a server error match both the
-// local sentinel and the server's (a 1001st message matches
+// *StatusError. A reply that cannot be understood matches
+// jsapi.ErrBadResponse. Local checks that mirror a server error match both
+// the local sentinel and the server's (a 1001st message matches
 // ErrBatchTooLarge and jsapi.ErrAtomicTooLarge).
 //
 // No call leaves a goroutine behind: publishers and iterators work on the

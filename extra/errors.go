@@ -61,8 +61,6 @@ var (
 	// When natsio knows it before sending, the error also holds a
 	// *jsapi.FeatureError (errors.As).
 	ErrBatchUnsupported = errors.New("extra: server does not support batch direct get")
-	// ErrInvalidResponse: a reply of the server could not be understood.
-	ErrInvalidResponse = errors.New("extra: invalid response")
 	// ErrIteratorUsed: a single-use iterator was ranged over again.
 	ErrIteratorUsed = errors.New("extra: iterator already used")
 )

@@ -513,7 +513,7 @@ func (p *FastPublisher) handle(m *conn.Msg) {
 		if m.Status() == 503 {
 			p.end(nil, fmt.Errorf("extra: fast batch %s message %d: %w: %w", p.id, seq, jsapi.ErrNoStreamResponse, conn.ErrNoResponders))
 		} else {
-			p.end(nil, fmt.Errorf("%w: fast batch %s: empty reply to message %d", ErrInvalidResponse, p.id, seq))
+			p.end(nil, fmt.Errorf("%w: fast batch %s: empty reply to message %d", jsapi.ErrBadResponse, p.id, seq))
 		}
 		return
 	}
@@ -532,7 +532,7 @@ func (p *FastPublisher) handle(m *conn.Msg) {
 		case 'e':
 			p.report(&FastAPIError{Seq: f.seq, Flow: true, APIError: f.err})
 		default:
-			p.end(nil, fmt.Errorf("%w: fast batch %s: flow message %s", ErrInvalidResponse, p.id, proto.Excerpt(m.Data)))
+			p.end(nil, fmt.Errorf("%w: fast batch %s: flow message %s", jsapi.ErrBadResponse, p.id, proto.Excerpt(m.Data)))
 		}
 		return
 	}
@@ -542,7 +542,7 @@ func (p *FastPublisher) handle(m *conn.Msg) {
 		if errors.As(err, &ae) {
 			p.end(nil, &FastAPIError{Seq: seq, APIError: ae})
 		} else {
-			p.end(nil, fmt.Errorf("%w: fast batch %s: %w", ErrInvalidResponse, p.id, err))
+			p.end(nil, fmt.Errorf("extra: fast batch %s: %w", p.id, err)) // err matches jsapi.ErrBadResponse
 		}
 		return
 	}

@@ -442,7 +442,7 @@ func TestFastInvalidReplies(t *testing.T) {
 	if err := fake.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for subj, want := range map[string]error{"fake.mismatch": extra.ErrInvalidBatchAck, "fake.count": extra.ErrInvalidBatchAck, "fake.garbage": extra.ErrInvalidResponse} {
+	for subj, want := range map[string]error{"fake.mismatch": extra.ErrInvalidBatchAck, "fake.count": extra.ErrInvalidBatchAck, "fake.garbage": jsapi.ErrBadResponse} {
 		p, _ := extra.NewFastPublisher(js)
 		if _, err := p.Add(ctx, subj, nil); err != nil {
 			t.Fatalf("%s: add: %v", subj, err)

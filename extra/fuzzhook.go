@@ -2,13 +2,17 @@ package extra
 
 import (
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/internal/fuzzhook"
+	"github.com/natsio/natsio/jsapi"
 )
 
 func init() {
 	fuzzhook.BatchGet = func(m *conn.Msg) (fuzzhook.Stored, error) {
-		var sm StoredMsg
-		pending, err := parseStored(m, &sm)
+		var sm jsapi.StoredMsg
+		var r directget.Reply
+		r.Parse(m.Header.Block())
+		pending, err := parseStored(m, &r, &sm)
 		if err != nil {
 			return fuzzhook.Stored{}, err
 		}

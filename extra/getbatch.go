@@ -1,7 +1,6 @@
 package extra
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,10 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/stamp"
+	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -22,41 +20,26 @@ import (
 // get, is the stream sequence the answer was computed up to.
 const HeaderUpToSequence = "Nats-UpTo-Sequence"
 
-// StoredMsg is a message read with a batch direct get.
-type StoredMsg struct {
-	Subject  string
-	Sequence uint64
-	Data     []byte
-	// Time is when the stream stored the message.
-	Time time.Time
-	// Header is the message's own header, read in place (see
-	// proto.Header), or zero; the fields the server adds to a direct get
-	// reply are removed.
-	Header proto.Header
-	// NumPending is how many matching messages remain after this one
-	// (at the time of the request); LastSequence is the sequence of the
-	// previous message of this batch (0 for the first).
-	NumPending   uint64
-	LastSequence uint64
-}
-
 // GetBatch fetches up to batch messages of stream with one Direct Get
 // request (server 2.11+, stream with AllowDirect) and yields them in
-// stream order. It starts at the first message unless StartSeq or
-// StartTime says otherwise; NextBySubject filters by subject (wildcards
-// allowed) and MaxBytes caps the bytes the server sends.
+// stream order, as *jsapi.StoredMsg with NumPending and LastSequence set.
+// It starts at the first message unless StartSeq or StartTime says
+// otherwise; NextBySubject filters by subject (wildcards allowed) and
+// MaxBytes caps the bytes the server sends. A yielded message and the
+// memory it views (its reply) belong to the caller: nothing reuses them.
 //
 // The iterator is single-use: it sends the request when ranged over and
 // ends at the server's end-of-batch marker. An error ends it: ErrNoMessages
 // when nothing matched, a *StatusError for another status (503: no such
 // stream, or no direct get), ErrBatchUnsupported from a server before
 // 2.11 (with a *jsapi.FeatureError, before anything is sent, when the
-// server's level is known), ErrInvalidResponse, or the context's error. Invalid arguments are
-// yielded as conn.ErrInvalidOption before anything is sent. Without a deadline
-// on ctx, each message must arrive within jsapi.DefaultTimeout.
-// Breaking out of the loop, or cancelling ctx, ends the iteration at once
-// and removes the reply subscription.
-func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts ...GetOpt) iter.Seq2[*StoredMsg, error] {
+// server's level is known), jsapi.ErrBadResponse for a reply that cannot
+// be understood, or the context's error. Invalid arguments are yielded as
+// conn.ErrInvalidOption before anything is sent. Without a deadline on
+// ctx, each message must arrive within jsapi.DefaultTimeout. Breaking out
+// of the loop, or cancelling ctx, ends the iteration at once and removes
+// the reply subscription.
+func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts ...GetOpt) iter.Seq2[*jsapi.StoredMsg, error] {
 	r := &getRequest{js: js, stream: stream}
 	r.err = r.batchBody(batch, opts)
 	r.slab = min(max(batch, 1), 128)
@@ -79,7 +62,7 @@ func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts 
 // the answer as of the first request: a message stored meanwhile is not
 // mixed in. A message's LastSequence stays the previous one yielded
 // across pages.
-func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetOpt) iter.Seq2[*StoredMsg, error] {
+func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetOpt) iter.Seq2[*jsapi.StoredMsg, error] {
 	r := &getRequest{js: js, stream: stream, multi: true}
 	r.err = r.lastBody(subjects, opts)
 	r.slab = min(max(len(subjects), 1), 128)
@@ -270,9 +253,9 @@ var errGetTimeout = &matchErr{"extra: batch direct get: timed out waiting for th
 	[]error{conn.ErrTimeout, context.DeadlineExceeded}}
 
 // seq returns the single-use iterator of the request.
-func (r *getRequest) seq(ctx context.Context) iter.Seq2[*StoredMsg, error] {
+func (r *getRequest) seq(ctx context.Context) iter.Seq2[*jsapi.StoredMsg, error] {
 	var used atomic.Bool
-	return func(yield func(*StoredMsg, error) bool) {
+	return func(yield func(*jsapi.StoredMsg, error) bool) {
 		if !used.CompareAndSwap(false, true) {
 			yield(nil, ErrIteratorUsed)
 			return
@@ -298,7 +281,7 @@ func (r *getRequest) seq(ctx context.Context) iter.Seq2[*StoredMsg, error] {
 // run sends the request and yields the replies until the end-of-batch
 // marker. It returns the error that ended it, nil at the end or when the
 // consumer stopped.
-func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool) error {
+func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error) bool) error {
 	nc := r.js.Conn()
 	inbox := nc.NewInbox()
 	sub, err := nc.Subscribe(inbox)
@@ -322,11 +305,12 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 	}
 
 	var (
-		slab      []StoredMsg
+		slab      []jsapi.StoredMsg
 		n         int
 		batch     []*conn.Msg
-		last      uint64 // sequence of the last message yielded
-		pageStart bool   // the next message starts a later page
+		rep       directget.Reply // the header of the reply at hand
+		last      uint64          // sequence of the last message yielded
+		pageStart bool            // the next message starts a later page
 	)
 	for {
 		if ctx.Err() != nil {
@@ -348,34 +332,33 @@ func (r *getRequest) run(ctx context.Context, yield func(*StoredMsg, error) bool
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if !m.Header.IsZero() {
-				if code, desc := m.Header.Status(); code != 0 {
-					switch {
-					case code == 204 && r.multi:
-						more, err := r.nextPage(nc, inbox, &m.Header, n)
-						if err != nil || !more {
-							return err
-						}
-						pageStart = true
-						continue
-					case code == 204:
-						return nil // end of batch
-					case code == 408 && desc == "Empty Request":
-						// A server before 2.11 ignores multi_last and
-						// start_time; every request here names one of
-						// them or a sequence, so a 2.11+ server never
-						// finds it empty.
-						return fmt.Errorf("%w: request seen as empty", ErrBatchUnsupported)
+			rep.Parse(m.Header.Block())
+			if code, desc := rep.Status, rep.Description; code != 0 {
+				switch {
+				case code == 204 && r.multi:
+					more, err := r.nextPage(nc, inbox, &m.Header, n)
+					if err != nil || !more {
+						return err
 					}
-					return &StatusError{Code: code, Description: desc}
+					pageStart = true
+					continue
+				case code == 204:
+					return nil // end of batch
+				case code == 408 && desc == "Empty Request":
+					// A server before 2.11 ignores multi_last and
+					// start_time; every request here names one of them
+					// or a sequence, so a 2.11+ server never finds it
+					// empty.
+					return fmt.Errorf("%w: request seen as empty", ErrBatchUnsupported)
 				}
+				return &StatusError{Code: code, Description: desc}
 			}
 			if len(slab) == 0 {
-				slab = make([]StoredMsg, r.slab)
+				slab = make([]jsapi.StoredMsg, r.slab)
 			}
 			sm := &slab[0]
 			slab = slab[1:]
-			batchFields, err := parseStored(m, sm)
+			batchFields, err := parseStored(m, &rep, sm)
 			if err != nil {
 				return err
 			}
@@ -406,7 +389,7 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob *proto.Header, n 
 	lastSeq, ok1 := proto.ParseUint(eob.Get(jsapi.HeaderLastSequence))
 	upTo, ok2 := proto.ParseUint(eob.Get(HeaderUpToSequence))
 	if !ok1 || !ok2 || lastSeq == 0 || upTo < lastSeq {
-		return false, fmt.Errorf("%w: multi_last end of batch with %d pending but no usable Nats-Last-Sequence / Nats-UpTo-Sequence", ErrInvalidResponse, pending)
+		return false, fmt.Errorf("%w: multi_last end of batch with %d pending but no usable Nats-Last-Sequence / Nats-UpTo-Sequence", jsapi.ErrBadResponse, pending)
 	}
 	b := append(make([]byte, 0, len(r.head)+64), r.head...)
 	if r.limit > 0 {
@@ -424,118 +407,21 @@ func (r *getRequest) nextPage(nc *conn.Conn, inbox string, eob *proto.Header, n 
 	return true, nil
 }
 
-// parseStored fills sm from a direct get reply. It reports whether the
-// batch fields (Nats-Num-Pending) were present. The reply's header block
-// is cut in place before the fields the server appended (the message
-// belongs to the receiver), so that sm.Header holds the stored headers
-// only, without allocating; the subject is a view of the reply too.
-func parseStored(m *conn.Msg, sm *StoredMsg) (bool, error) {
-	h := m.Header.Block()
-	// The connection validated the block (proto.ValidateHeaderBlock): a
-	// status line, then "Key: Value" lines each ending in CRLF, then an
-	// empty line. Only its start is checked again here.
-	if len(h) < len("NATS/1.0\r\n\r\n") || !bytes.HasPrefix(h, []byte("NATS/1.0")) {
-		return false, fmt.Errorf("%w: direct get reply without header block", ErrInvalidResponse)
+// parseStored fills sm from m, a direct get reply without status, and r,
+// its header block as Reply.Parse read it. It reports whether the
+// batch fields (Nats-Num-Pending) were present. The block is cut in place
+// before the fields the server appended (the message belongs to the
+// receiver), so that sm.Header holds the stored headers only, without
+// allocating; the subject is a view of the reply too. It fails with an
+// error matching jsapi.ErrBadResponse.
+func parseStored(m *conn.Msg, r *directget.Reply, sm *jsapi.StoredMsg) (bool, error) {
+	dm, err := r.Batch()
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", jsapi.ErrBadResponse, err)
 	}
-	i := bytes.IndexByte(h, '\n') + 1
-	first, cut := i, -1
-	// The server appends its fields after the headers the message was
-	// stored with, which may hold fields of the same names (any client can
-	// publish them). Only the fields of the final run of server keys are
-	// the server's: a stored field resets what was seen before it, and the
-	// values are parsed once the block is read.
-	var subj, seq, ts, pending, lastSeq []byte
-	for i < len(h) {
-		j := bytes.IndexByte(h[i:], '\n')
-		if j < 1 || h[i+j-1] != '\r' {
-			return false, fmt.Errorf("%w: direct get reply with a malformed header block", ErrInvalidResponse)
-		}
-		if j == 1 {
-			break // the empty line
-		}
-		line := h[i : i+j-1]
-		c := bytes.IndexByte(line, ':')
-		if c <= 0 {
-			return false, fmt.Errorf("%w: direct get header line %s", ErrInvalidResponse, proto.Excerpt(line))
-		}
-		key, val := line[:c], trimBlanks(line[c+1:])
-		server := true
-		switch string(key) {
-		case jsapi.HeaderStream:
-		case jsapi.HeaderSubject:
-			subj = val
-		case jsapi.HeaderSequence:
-			seq = val
-		case jsapi.HeaderTimeStamp:
-			ts = val
-		case jsapi.HeaderNumPending:
-			pending = val
-		case jsapi.HeaderLastSequence:
-			lastSeq = val
-		default:
-			server = false
-		}
-		if server {
-			if cut < 0 {
-				cut = i
-			}
-		} else {
-			cut = -1
-			subj, seq, ts, pending, lastSeq = nil, nil, nil, nil, nil
-		}
-		i += j + 1
-	}
-	hasSubj, hasSeq, hasPending := len(subj) > 0, seq != nil, pending != nil
-	if hasSubj {
-		// A view: the reply is the receiver's and never rewritten (the
-		// cut below touches the start of a field line only).
-		sm.Subject = unsafe.String(unsafe.SliceData(subj), len(subj))
-	}
-	var ok bool
-	if hasSeq {
-		if sm.Sequence, ok = proto.ParseUint(seq); !ok {
-			return false, fmt.Errorf("%w: direct get sequence %s", ErrInvalidResponse, proto.Excerpt(seq))
-		}
-	}
-	if ts != nil {
-		t, err := stamp.Parse(unsafe.String(unsafe.SliceData(ts), len(ts)))
-		if err != nil {
-			return false, fmt.Errorf("%w: direct get time stamp %s", ErrInvalidResponse, proto.Excerpt(ts))
-		}
-		sm.Time = t
-	}
-	if hasPending {
-		if sm.NumPending, ok = proto.ParseUint(pending); !ok {
-			return false, fmt.Errorf("%w: direct get pending count %s", ErrInvalidResponse, proto.Excerpt(pending))
-		}
-	}
-	if lastSeq != nil {
-		if sm.LastSequence, ok = proto.ParseUint(lastSeq); !ok {
-			return false, fmt.Errorf("%w: direct get last sequence %s", ErrInvalidResponse, proto.Excerpt(lastSeq))
-		}
-	}
-	if !hasSubj || !hasSeq || cut < 0 {
-		return false, fmt.Errorf("%w: direct get reply without subject or sequence", ErrInvalidResponse)
-	}
-	if cut == first {
-		sm.Header = proto.Header{}
-	} else {
-		h[cut], h[cut+1] = '\r', '\n'
-		sm.Header = proto.HeaderFromBlock(h[:cut+2])
-	}
-	sm.Data = m.Data
-	return hasPending, nil
-}
-
-// trimBlanks removes the spaces and tabs around a header value.
-func trimBlanks(v []byte) []byte {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
+	*sm = jsapi.StoredMsg{Subject: dm.Subject, Sequence: dm.Sequence, Header: dm.Header, Data: m.Data, Time: dm.Time,
+		NumPending: dm.NumPending, LastSequence: dm.LastSequence}
+	return dm.HasPending, nil
 }
 
 // appendJSONString appends s as a JSON string. s is a validated subject:

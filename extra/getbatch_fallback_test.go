@@ -9,6 +9,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -37,7 +38,7 @@ func fakeDirectGet(header []byte, bodies chan<- string) func(*fakeserver.Client)
 
 // getAll ranges over it to the end and returns how many messages and
 // errors it yielded, and the first error.
-func getAll(it func(func(*extra.StoredMsg, error) bool)) (msgs, errs int, first error) {
+func getAll(it func(func(*jsapi.StoredMsg, error) bool)) (msgs, errs int, first error) {
 	for m, err := range it {
 		if err != nil {
 			if errs == 0 {
@@ -65,20 +66,20 @@ func TestGetBatchPre211Fallback(t *testing.T) {
 		name     string
 		header   []byte
 		wantBody string
-		get      func(ctx context.Context, c *conn.Conn) func(func(*extra.StoredMsg, error) bool)
+		get      func(ctx context.Context, c *conn.Conn) func(func(*jsapi.StoredMsg, error) bool)
 	}
-	batch := func(ctx context.Context, nc *conn.Conn) func(func(*extra.StoredMsg, error) bool) {
+	batch := func(ctx context.Context, nc *conn.Conn) func(func(*jsapi.StoredMsg, error) bool) {
 		return extra.GetBatch(ctx, newJS(t, nc), "S", 3)
 	}
 	cases := []getCase{
 		{"batch", pre211Single[0], `{"batch":3,"seq":1}`, batch},
 		{"batch with stored header", pre211Single[1], `{"batch":3,"seq":1}`, batch},
 		{"batch from a time", []byte("NATS/1.0 408 Empty Request\r\n\r\n"), `{"batch":3,"start_time":"2026-01-02T03:04:05Z"}`,
-			func(ctx context.Context, nc *conn.Conn) func(func(*extra.StoredMsg, error) bool) {
+			func(ctx context.Context, nc *conn.Conn) func(func(*jsapi.StoredMsg, error) bool) {
 				return extra.GetBatch(ctx, newJS(t, nc), "S", 3, extra.StartTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 			}},
 		{"multi last", []byte("NATS/1.0 408 Empty Request\r\n\r\n"), `{"multi_last":["orders.>"]}`,
-			func(ctx context.Context, nc *conn.Conn) func(func(*extra.StoredMsg, error) bool) {
+			func(ctx context.Context, nc *conn.Conn) func(func(*jsapi.StoredMsg, error) bool) {
 				return extra.GetLastMsgsFor(ctx, newJS(t, nc), "S", []string{"orders.>"})
 			}},
 	}

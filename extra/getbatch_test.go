@@ -14,9 +14,9 @@ import (
 
 // collect ranges over a batch get and returns the messages, or the error
 // that ended it.
-func collect(t *testing.T, it func(func(*extra.StoredMsg, error) bool)) ([]*extra.StoredMsg, error) {
+func collect(t *testing.T, it func(func(*jsapi.StoredMsg, error) bool)) ([]*jsapi.StoredMsg, error) {
 	t.Helper()
-	var out []*extra.StoredMsg
+	var out []*jsapi.StoredMsg
 	for m, err := range it {
 		if err != nil {
 			return out, err
@@ -26,7 +26,7 @@ func collect(t *testing.T, it func(func(*extra.StoredMsg, error) bool)) ([]*extr
 	return out, nil
 }
 
-func seqs(ms []*extra.StoredMsg) []uint64 {
+func seqs(ms []*jsapi.StoredMsg) []uint64 {
 	s := make([]uint64, len(ms))
 	for i, m := range ms {
 		s[i] = m.Sequence
@@ -167,7 +167,7 @@ func TestGetBatchErrors(t *testing.T) {
 	ctx := ctxT(t)
 	stream(t, js, jsapi.StreamConfig{Name: "NODIRECT", Subjects: []string{"nd.>"}})
 
-	invalid := map[string]func(func(*extra.StoredMsg, error) bool){
+	invalid := map[string]func(func(*jsapi.StoredMsg, error) bool){
 		"seq and time":    extra.GetBatch(ctx, js, "G", 5, extra.StartSeq(2), extra.StartTime(time.Now())),
 		"batch 0":         extra.GetBatch(ctx, js, "G", 0),
 		"seq 0":           extra.GetBatch(ctx, js, "G", 1, extra.StartSeq(0)),

@@ -67,7 +67,7 @@ func TestGetLastMsgsForPages(t *testing.T) {
 
 // TestGetLastMsgsForBadEOB: an end-of-batch marker that reports pending
 // matches but not where the next page starts (no Nats-Last-Sequence or
-// Nats-UpTo-Sequence) cannot be paged: ErrInvalidResponse, after one
+// Nats-UpTo-Sequence) cannot be paged: jsapi.ErrBadResponse, after one
 // request, rather than a guess or a silent stop.
 func TestGetLastMsgsForBadEOB(t *testing.T) {
 	bodies := make(chan string, 4)
@@ -81,8 +81,8 @@ func TestGetLastMsgsForBadEOB(t *testing.T) {
 		}
 		n++
 	}
-	if !errors.Is(err, extra.ErrInvalidResponse) || n != 0 {
-		t.Fatalf("%d messages, %v; want ErrInvalidResponse", n, err)
+	if !errors.Is(err, jsapi.ErrBadResponse) || n != 0 {
+		t.Fatalf("%d messages, %v; want jsapi.ErrBadResponse", n, err)
 	}
 	if len(bodies) != 1 {
 		t.Fatalf("%d requests, want 1", len(bodies))

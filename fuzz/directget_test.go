@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/extra"
+	_ "github.com/natsio/natsio/extra" // sets fuzzhook.BatchGet
+	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/internal/fuzzhook"
 	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
@@ -23,8 +24,9 @@ var (
 )
 
 // FuzzDirectGet feeds a reply header block (any block the connection would
-// deliver: proto.ValidateHeaderBlock accepts it) and a payload to the three
-// Direct Get parsers — jsapi's (Stream.GetMsg and friends), extra's (one
+// deliver: proto.ValidateHeaderBlock accepts it) and a payload to
+// internal/directget's Reply.Parse, and to the three readers of Direct Get
+// replies built on it — jsapi's (Stream.GetMsg and friends), extra's (one
 // reply of GetBatch / GetLastMsgsFor) and kv's field scan (Get,
 // GetRevision) — and compares each with a reference written from what the
 // server sends: its fields come after the stored header, so a stored field
@@ -41,10 +43,61 @@ func FuzzDirectGet(f *testing.F) {
 		if !refValidBlock(block) {
 			t.Fatalf("block %q: ValidateHeaderBlock accepts it, the reference does not", block)
 		}
+		checkParse(t, block)
 		checkJSAPIDirect(t, block, data)
 		checkBatchDirect(t, block, data)
 		checkKVDirect(t, block)
 	})
+}
+
+// checkParse compares directget's Reply.Parse with the reference: the
+// status, the last field of each server key, the final run of server keys,
+// and the first field of the keys asked for besides; and requires that
+// Parse leaves the block as it was.
+func checkParse(t *testing.T, block []byte) {
+	orig := slices.Clone(block)
+	var r directget.Reply
+	r.Parse(block, "KV-Operation", "X-Own")
+	if !bytes.Equal(block, orig) {
+		t.Fatalf("directget: Parse changed block %q to %q", orig, block)
+	}
+	code, desc := refStatus(block)
+	if r.Status != code || r.Description != desc {
+		t.Fatalf("directget: block %q: status %d %q; want %d %q", block, r.Status, r.Description, code, desc)
+	}
+	fields := refFields(block)
+	run := len(fields)
+	for run > 0 && slices.Contains(batchKeys, fields[run-1][0]) {
+		run--
+	}
+	for k := directget.Stream; k <= directget.LastSequence; k++ {
+		var want, wantTail string
+		i := lastOf(fields, k.String())
+		if i >= 0 {
+			want = fields[i][1]
+		}
+		if i >= run {
+			wantTail = fields[i][1]
+		}
+		if v, ok := r.Last(k); v != want || ok != (i >= 0) {
+			t.Fatalf("directget: block %q: Last(%v) = %q, %v; want %q, %v", block, k, v, ok, want, i >= 0)
+		}
+		if v, ok := r.InTail(k); v != wantTail || ok != (i >= run) {
+			t.Fatalf("directget: block %q: InTail(%v) = %q, %v; want %q, %v", block, k, v, ok, wantTail, i >= run)
+		}
+	}
+	for n, key := range []string{"KV-Operation", "X-Own"} {
+		want, has := "", false
+		for _, fl := range fields {
+			if fl[0] == key {
+				want, has = fl[1], true
+				break
+			}
+		}
+		if v, ok := r.Also(n); v != want || ok != has {
+			t.Fatalf("directget: block %q: Also(%s) = %q, %v; want %q, %v", block, key, v, ok, want, has)
+		}
+	}
 }
 
 // lastOf returns the index of the last field of key in fields, or -1.
@@ -175,8 +228,8 @@ func checkBatchDirect(t *testing.T, block, data []byte) {
 		t.Fatalf("extra: block %q: %+v, %v; the reference says valid=%v", block, got, err, ok)
 	}
 	if err != nil {
-		if !errors.Is(err, extra.ErrInvalidResponse) {
-			t.Fatalf("extra: block %q: %v is not ErrInvalidResponse", block, err)
+		if !errors.Is(err, jsapi.ErrBadResponse) {
+			t.Fatalf("extra: block %q: %v is not ErrBadResponse", block, err)
 		}
 		return
 	}

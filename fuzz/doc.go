@@ -32,12 +32,13 @@
 //     path for the layouts servers send and its general one) with refAck,
 //     a reference written with strings.Split and strconv.
 //   - FuzzDirectGet feeds any header block the connection would deliver,
-//     and a payload, to the three Direct Get reply parsers (jsapi's, the
-//     batch one of extra, kv's field scan) and compares each with a
-//     reference: the server's fields are those it appends after the stored
-//     header, a stored field of the same name is neither read as the
-//     server's nor makes the read fail, and the stored header comes back
-//     field for field.
+//     and a payload, to the Direct Get reply decoder (internal/directget's
+//     Reply.Parse: status, server fields, the final run of them) and to
+//     the three readers built on it (jsapi's, the batch one of extra, kv's
+//     field scan), and compares each with a reference: the server's fields
+//     are those it appends after the stored header, a stored field of the
+//     same name is neither read as the server's nor makes the read fail,
+//     and the stored header comes back field for field.
 //   - FuzzObjectMeta decodes any bytes as an object's stored meta, as
 //     objstore's GetInfo, List and Watch do, and checks that exactly the
 //     meta naming that object, that store and a plain 22-character NUID is

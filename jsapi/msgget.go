@@ -1,7 +1,6 @@
 package jsapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,22 +9,38 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/stamp"
+	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/proto"
 )
 
-// StoredMsg is a message read from a stream.
+// StoredMsg is a message read from a stream: by Stream.GetMsg,
+// GetLastMsgForSubject and GetNextMsgForSubject, and by the batch reads of
+// package extra (GetBatch, GetLastMsgsFor). It and the memory its fields
+// view (the reply it was read from) belong to the caller: nothing in
+// natsio reuses or changes them.
 type StoredMsg struct {
 	Subject  string
 	Sequence uint64
 	// Header is the message's header as it was stored, read in place
-	// (see proto.Header); zero when it had none. The Direct Get headers
-	// the server adds (Nats-Stream, Nats-Subject, Nats-Sequence,
-	// Nats-Time-Stamp) are removed.
+	// (see proto.Header); zero when it had none. The fields a Direct Get
+	// reply adds (Nats-Stream, Nats-Subject, Nats-Sequence,
+	// Nats-Time-Stamp, and for batch reads Nats-Num-Pending and
+	// Nats-Last-Sequence) are removed. Stored fields of the same names
+	// stay, but for a batch read's message whose stored header ends with
+	// such fields: those cannot be told from the server's and are removed
+	// too.
 	Header proto.Header
 	Data   []byte
 	// Time is when the stream stored the message.
 	Time time.Time
+	// NumPending is, for a message of a batch read (package extra), how
+	// many messages matching the request remained after this one when the
+	// server answered; 0 from the reads of Stream.
+	NumPending uint64
+	// LastSequence is, for a message of a batch read (package extra), the
+	// sequence of the message yielded before it (0 for the first); 0 from
+	// the reads of Stream.
+	LastSequence uint64
 }
 
 // msgGetRequest is the body of STREAM.MSG.GET and DIRECT.GET.
@@ -103,14 +118,6 @@ func (s *Stream) getMsg(ctx context.Context, req msgGetRequest) (*StoredMsg, err
 	return &StoredMsg{Subject: m.Subject, Sequence: m.Sequence, Header: proto.HeaderFromBlock(m.Header), Data: m.Data, Time: m.Time}, nil
 }
 
-// Headers the server adds to a Direct Get reply.
-const (
-	dgStream    = "Nats-Stream"
-	dgSubject   = "Nats-Subject"
-	dgSequence  = "Nats-Sequence"
-	dgTimeStamp = "Nats-Time-Stamp"
-)
-
 // directGet reads a message with Direct Get: a last-by-subject request for
 // a literal subject goes to DIRECT.GET.<stream>.<subject> with an empty
 // body, everything else to DIRECT.GET.<stream> with a JSON body.
@@ -160,99 +167,22 @@ func (e *directGetError) Is(target error) bool {
 	return false
 }
 
-// parseDirectGet turns a Direct Get reply into a StoredMsg.
+// parseDirectGet turns a Direct Get reply into a StoredMsg. m belongs to
+// the call and its memory is never reused: the subject and the stored
+// header are views of its header block, which is cut in place before the
+// fields the server appended (see internal/directget), and Data is its
+// payload.
 func parseDirectGet(m *conn.Msg) (*StoredMsg, error) {
-	if m.Header.IsZero() {
-		return nil, fmt.Errorf("%w: direct get reply without headers", ErrBadResponse)
+	var r directget.Reply
+	r.Parse(m.Header.Block())
+	if r.Status != 0 {
+		return nil, &directGetError{code: r.Status, desc: r.Description}
 	}
-	if code, desc := m.Header.Status(); code != 0 {
-		return nil, &directGetError{code: code, desc: desc}
+	dm, err := r.Single()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadResponse, err)
 	}
-	// The connection delivers no message whose header block fails
-	// proto.ValidateHeaderBlock, and m belongs to this call: its memory is
-	// never reused, so the strings below (the subject, the stored header)
-	// are views of it (the stored message's Data is one already).
-	//
-	// The server appends its fields after the headers the message was
-	// stored with, which may hold fields of the same names (any client can
-	// publish them): only the last field of each key is the server's, and
-	// only its value is read.
-	sm := &StoredMsg{Data: m.Data}
-	var err error
-	last := [4]int{-1, -1, -1, -1} // index of the last field of each added header
-	var seq, ts string
-	i := 0
-	for k, v := range m.Header.All() {
-		switch k {
-		case dgStream:
-			last[0] = i
-		case dgSubject:
-			last[1] = i
-			sm.Subject = v
-		case dgSequence:
-			last[2] = i
-			seq = v
-		case dgTimeStamp:
-			last[3] = i
-			ts = v
-		}
-		i++
-	}
-	if last[1] < 0 || last[2] < 0 {
-		return nil, fmt.Errorf("%w: direct get reply without subject or sequence", ErrBadResponse)
-	}
-	var ok bool
-	if sm.Sequence, ok = proto.ParseUint(seq); !ok {
-		return nil, fmt.Errorf("%w: direct get sequence %s", ErrBadResponse, proto.Excerpt([]byte(seq)))
-	}
-	if last[3] >= 0 {
-		if sm.Time, err = stamp.Parse(ts); err != nil {
-			return nil, fmt.Errorf("%w: direct get time stamp %s", ErrBadResponse, proto.Excerpt([]byte(ts)))
-		}
-	}
-	sm.Header = proto.HeaderFromBlock(stripFields(m.Header.Block(), last[:], i))
-	return sm, nil
-}
-
-// stripFields returns a new header block with the fields of block h except
-// those at the indexes skip (in All's order), or nil when no field remains.
-// The remaining lines are copied byte for byte. n is the number of fields.
-func stripFields(h []byte, skip []int, n int) []byte {
-	kept := n
-	for _, s := range skip {
-		if s >= 0 {
-			kept--
-		}
-	}
-	if kept <= 0 {
-		return nil
-	}
-	out := make([]byte, 0, len(h))
-	out = append(out, "NATS/1.0\r\n"...)
-	rest := h
-	// Skip the status line.
-	if j := bytes.Index(rest, []byte("\r\n")); j >= 0 {
-		rest = rest[j+2:]
-	}
-	for idx := 0; idx < n; idx++ {
-		j := bytes.Index(rest, []byte("\r\n"))
-		if j <= 0 {
-			break
-		}
-		line := rest[:j+2]
-		rest = rest[j+2:]
-		drop := false
-		for _, s := range skip {
-			if s == idx {
-				drop = true
-				break
-			}
-		}
-		if !drop {
-			out = append(out, line...)
-		}
-	}
-	return append(out, "\r\n"...)
+	return &StoredMsg{Subject: dm.Subject, Sequence: dm.Sequence, Header: dm.Header, Data: m.Data, Time: dm.Time}, nil
 }
 
 // msgDeleteRequest is the body of STREAM.MSG.DELETE.

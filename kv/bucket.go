@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/internal/stamp"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
@@ -167,35 +168,28 @@ type directFields struct {
 	hasOp, hasMarker                bool
 }
 
-// directKeys are the keys scanDirect reads, in the order of its values.
-var directKeys = [...]string{jsapi.HeaderSequence, jsapi.HeaderTimeStamp, jsapi.HeaderSubject, opHeader, jsapi.HeaderMarkerReason}
+// directFieldsOf sets f to the fields of r a read uses, r having been
+// parsed with opHeader and jsapi.HeaderMarkerReason as its also keys, in
+// that order. The server appends
+// Nats-Sequence, Nats-Time-Stamp and Nats-Subject after the headers the
+// message was stored with, which may hold fields of the same names (any
+// client can publish them), so those are read from the last field of
+// their key; the stored KV-Operation and Nats-Marker-Reason from the
+// first, as Lookup reads them.
+func directFieldsOf(r *directget.Reply, f *directFields) {
+	f.seq, _ = r.Last(directget.Sequence)
+	f.stamp, _ = r.Last(directget.TimeStamp)
+	f.subject, _ = r.Last(directget.Subject)
+	f.op, f.hasOp = r.Also(0)
+	f.marker, f.hasMarker = r.Also(1)
+}
 
-// serverKeys is how many of directKeys (the first ones) the server
-// appends to the stored headers of a direct get reply.
-const serverKeys = 3
-
-// scanDirect reads h's fields in one pass (a read needs up to five of
-// them; looking each up would scan the block as many times). The server
-// appends Nats-Sequence, Nats-Time-Stamp and Nats-Subject after the
-// headers the message was stored with, which may hold fields of the same
-// names (any client can publish them), so those are read from the last
-// field of their key; the stored KV-Operation and Nats-Marker-Reason from
-// the first, as Lookup reads them.
-func scanDirect(h *proto.Header) directFields {
-	var vals [len(directKeys)]string
-	var seen [len(directKeys)]bool
-	for k, v := range h.All() {
-		for i, key := range directKeys {
-			if k == key {
-				if i < serverKeys || !seen[i] {
-					vals[i] = v
-				}
-				seen[i] = true
-				break
-			}
-		}
-	}
-	return directFields{seq: vals[0], stamp: vals[1], subject: vals[2], op: vals[3], marker: vals[4], hasOp: seen[3], hasMarker: seen[4]}
+// scanDirect returns the directFields of h, a received header.
+func scanDirect(h *proto.Header) (f directFields) {
+	var r directget.Reply
+	r.Parse(h.Block(), opHeader, jsapi.HeaderMarkerReason)
+	directFieldsOf(&r, &f)
+	return f
 }
 
 // buffers holds reusable subject buffers.
@@ -272,14 +266,17 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	}
 	// One server of the stream's direct-get queue group answers, once.
 	connx.ReuseReply(b.nc, m)
-	h := &m.Header
-	if code, desc := h.Status(); code != 0 {
-		if code == 404 {
+	// One pass over the reply's header: its status and the fields.
+	var r directget.Reply
+	r.Parse(m.Header.Block(), opHeader, jsapi.HeaderMarkerReason)
+	if r.Status != 0 {
+		if r.Status == 404 {
 			return nil, ErrKeyNotFound
 		}
-		return nil, fmt.Errorf("kv: direct get: status %d %s", code, desc)
+		return nil, fmt.Errorf("kv: direct get: status %d %s", r.Status, r.Description)
 	}
-	f := scanDirect(h)
+	var f directFields
+	directFieldsOf(&r, &f)
 	seq, ok := proto.ParseUint(f.seq)
 	if !ok {
 		return nil, fmt.Errorf("%w: direct get reply without sequence", jsapi.ErrBadResponse)

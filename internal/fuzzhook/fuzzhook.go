@@ -39,7 +39,8 @@ type KVFields struct {
 
 // Set by jsapi, extra, kv and objstore.
 var (
-	// DirectGet is jsapi's parser of a Direct Get reply.
+	// DirectGet is jsapi's parser of a Direct Get reply. It may rewrite
+	// m's header block in place.
 	DirectGet func(m *conn.Msg) (Stored, error)
 	// BatchGet is extra's parser of one reply of a batch Direct Get. It
 	// may rewrite m's header block in place.
