@@ -82,17 +82,20 @@
 // consumers to wake and the lent buffers (reader.go). The role is one
 // atomic state, moved only by link.roleStep (role.go):
 //
-//	state          who reads                        moves to
-//	free           nobody                           inline (a requester or consumer, acquire);
-//	                                                goroutine (the parked reader goroutine, resume)
-//	goroutine      the reader goroutine             yielding (it handed a response or woke a
-//	                                                waiting consumer); free (it parks or exits)
-//	yielding       the reader goroutine, until      goroutine (others wait for answers);
-//	               what it read is dispatched       free (it parks)
-//	inline         a requester or consumer          free (it is done, endInline);
-//	                                                inline-waited (the goroutine waits for it)
-//	inline-waited  a requester or consumer; the     free (endInline hands the role back)
-//	               reader goroutine waits for it
+//   - free: nobody reads. Moves to inline (a requester or consumer takes
+//     the role: acquire) or to goroutine (the parked reader goroutine takes
+//     it back: resume).
+//   - goroutine: the reader goroutine reads. Moves to yielding (it handed
+//     a response over or woke a waiting consumer) or to free (it parks or
+//     exits).
+//   - yielding: the reader goroutine reads until what it read is
+//     dispatched. Moves to goroutine (others wait for answers) or to free
+//     (it parks).
+//   - inline: a requester or consumer reads. Moves to free (it is done:
+//     endInline) or to inline-waited (the reader goroutine waits for it).
+//   - inline-waited: a requester or consumer reads and the reader
+//     goroutine waits for it. Moves to free (endInline hands the role
+//     back).
 //
 // Only the holder moves the role out of goroutine, yielding and inline. In
 // race builds a move not in the table panics, and so does a call to the
