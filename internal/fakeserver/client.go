@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -72,6 +73,14 @@ type Client struct {
 	readErr    error
 	changed    chan struct{} // closed and replaced on every change
 	done       chan struct{} // closed when the reader has returned
+	subs       map[uint64]*interest
+}
+
+// interest is one of the client's subscriptions, as SUB and UNSUB made it.
+type interest struct {
+	subject   string
+	max       uint64 // from UNSUB <sid> <max>; 0: none
+	delivered uint64 // messages routed to it by SendTo
 }
 
 func newClient(s *Server, nc net.Conn, index int) *Client {
@@ -80,6 +89,7 @@ func newClient(s *Server, nc net.Conn, index int) *Client {
 		s: s, conn: nc, index: index, ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
+		subs:    map[uint64]*interest{},
 	}
 	c.maxPayload.Store(proto.DefaultMaxPayload)
 	return c
@@ -183,6 +193,18 @@ func (c *Client) record(op *proto.Op) {
 	v := violation(&cp)
 	c.mu.Lock()
 	c.ops = append(c.ops, cp)
+	switch cp.Kind {
+	case proto.KindSub:
+		c.subs[cp.SID] = &interest{subject: string(cp.Subject)}
+	case proto.KindUnsub:
+		if in := c.subs[cp.SID]; in != nil {
+			if cp.Max == 0 || in.delivered >= uint64(cp.Max) {
+				delete(c.subs, cp.SID)
+			} else {
+				in.max = uint64(cp.Max)
+			}
+		}
+	}
 	pong := c.basic && cp.Kind == proto.KindPing
 	c.answered = append(c.answered, pong)
 	if v != nil {
@@ -485,3 +507,58 @@ func (c *Client) SendPong() error { return c.Send(proto.AppendPong(nil)) }
 
 // SendOK sends "+OK".
 func (c *Client) SendOK() error { return c.Send(proto.AppendOK(nil)) }
+
+// ErrNoInterest is returned by SendTo when no subscription of the client
+// matches the subject.
+var ErrNoInterest = errors.New("fakeserver: no subscription matches the subject")
+
+// SendTo delivers a message as a server routes a publish: to the client's
+// subscription whose subject matches subject (wildcards included; the
+// lowest SID when several do), as MSG, or as HMSG when header is not nil
+// (the raw header block, not validated). The subscriptions are those the
+// client's SUB and UNSUB operations have made so far, an UNSUB with a
+// maximum counting the messages SendTo routed. It returns ErrNoInterest
+// when none matches.
+func (c *Client) SendTo(subject, reply string, header, payload []byte) error {
+	c.mu.Lock()
+	var sid uint64
+	for id, in := range c.subs {
+		if (sid == 0 || id < sid) && MatchSubject(in.subject, subject) {
+			sid = id
+		}
+	}
+	if sid != 0 {
+		in := c.subs[sid]
+		in.delivered++
+		if in.max != 0 && in.delivered >= in.max {
+			delete(c.subs, sid)
+		}
+	}
+	c.mu.Unlock()
+	if sid == 0 {
+		return fmt.Errorf("%w: %s", ErrNoInterest, subject)
+	}
+	if header != nil {
+		return c.SendHMsg(subject, sid, reply, header, payload)
+	}
+	return c.SendMsg(subject, sid, reply, payload)
+}
+
+// MatchSubject reports whether the subscription subject pattern (tokens,
+// "*" for any one token, a final ">" for one or more) matches the publish
+// subject subject.
+func MatchSubject(pattern, subject string) bool {
+	for {
+		ptok, prest, pmore := strings.Cut(pattern, ".")
+		stok, srest, smore := strings.Cut(subject, ".")
+		switch {
+		case ptok == ">" && !pmore:
+			return stok != ""
+		case ptok != "*" && ptok != stok, stok == "":
+			return false
+		case !pmore || !smore:
+			return !pmore && !smore
+		}
+		pattern, subject = prest, srest
+	}
+}

@@ -54,6 +54,17 @@ func New(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatalf("fakeserver: listen: %v", err)
 	}
+	return Serve(t, ln, opts...)
+}
+
+// Serve starts a fake server accepting connections from ln: a TCP
+// listener, or an in-memory one (a *memnet.Listener, whose Dial the client
+// is given as its dialer) for tests inside a testing/synctest bubble,
+// where the server must then be started too. The server owns ln: Close
+// closes it. If the test closes ln first (to refuse further connections),
+// the connections already accepted are kept. It is closed by t.Cleanup.
+func Serve(t testing.TB, ln net.Listener, opts ...Option) *Server {
+	t.Helper()
 	s := &Server{t: t, ln: ln, wake: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
@@ -64,7 +75,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Addr returns the listening address, host:port.
+// Addr returns the listening address, host:port (for an in-memory
+// listener, the address it was given).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // URL returns "nats://" + Addr().
