@@ -356,7 +356,7 @@ func TestJWTBadCredsFiles(t *testing.T) {
 // seed must never be sent to the server.
 func TestCredsFileWithoutJWTNotSent(t *testing.T) {
 	seed, _ := testserver.NKeyUser(t)
-	f := newSCFakeServer(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
+	f := newConnectRecorder(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
 	f.reject = true
 	f.start()
 	path := scWriteFile(t, "seed-only.creds", append(bytes.Clone(seed), '\n'))

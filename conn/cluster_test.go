@@ -1,7 +1,6 @@
 package conn_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +16,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/proto"
 )
 
 // scFastReconnect keeps reconnect tests quick: 10 ms doubling to 50 ms.
@@ -433,26 +434,30 @@ func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 	scRecvEventually(t, pub, sub, "tlscreds")
 }
 
-// scFakeServer is a minimal scripted NATS server on a loopback listener that
-// records the CONNECT JSON of every client.
-type scFakeServer struct {
+// connectRecorder is the scripted server (internal/fakeserver) of the
+// discovery and credential tests, on a loopback listener: it records the
+// CONNECT JSON of every client.
+type connectRecorder struct {
 	t        *testing.T
 	ln       net.Listener
 	info     map[string]any
 	connects chan map[string]any
-	// onPong, when set, runs after the first PONG of a connection.
-	onPong func(c net.Conn)
+	// onPong, when set, runs after the PONG that completes a connection's
+	// handshake; PINGs are answered once it returns.
+	onPong func(c *fakeserver.Client)
 	// reject answers CONNECT with an authorization error.
 	reject bool
 }
 
-func newSCFakeServer(t *testing.T, info map[string]any) *scFakeServer {
+// newConnectRecorder listens on a free port; the test may change the
+// fields (info included) until start.
+func newConnectRecorder(t *testing.T, info map[string]any) *connectRecorder {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &scFakeServer{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
+	f := &connectRecorder{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := map[string]any{
 		"server_id": "FAKE" + strconv.Itoa(port), "version": "2.11.0", "proto": 1,
@@ -465,85 +470,54 @@ func newSCFakeServer(t *testing.T, info map[string]any) *scFakeServer {
 	return f
 }
 
-func (f *scFakeServer) addr() string { return f.ln.Addr().String() }
-func (f *scFakeServer) url() string  { return "nats://" + f.addr() }
+func (f *connectRecorder) addr() string { return f.ln.Addr().String() }
+func (f *connectRecorder) url() string  { return "nats://" + f.addr() }
 
 // start serves connections until the test ends.
-func (f *scFakeServer) start() {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	f.t.Cleanup(func() {
-		f.ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := f.ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { f.serve(c) })
-		}
-	})
+func (f *connectRecorder) start() {
+	fakeserver.Serve(f.t, f.ln, fakeserver.WithHandler(f.serve))
 }
 
-func (f *scFakeServer) serve(c net.Conn) {
-	defer c.Close()
-	js, _ := json.Marshal(f.info)
-	if _, err := fmt.Fprintf(c, "INFO %s\r\n", js); err != nil {
+func (f *connectRecorder) serve(c *fakeserver.Client) {
+	ctx := c.Context()
+	if c.SendInfo(f.info) != nil {
 		return
 	}
-	r := bufio.NewReader(c)
-	ponged := false
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case strings.HasPrefix(line, "CONNECT "):
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line[len("CONNECT "):]), &m); err != nil {
-				f.t.Errorf("fake server: bad CONNECT %q", line)
-				return
-			}
-			select {
-			case f.connects <- m:
-			default:
-			}
-			if f.reject {
-				fmt.Fprintf(c, "-ERR 'Authorization Violation'\r\n")
-				return
-			}
-		case line == "PING":
-			if _, err := c.Write([]byte("PONG\r\n")); err != nil {
-				return
-			}
-			if !ponged && f.onPong != nil {
-				ponged = true
-				f.onPong(c)
-			}
-		}
+	js, err := c.ExpectConnect(ctx)
+	if err != nil {
+		return
 	}
+	var m map[string]any
+	if err := json.Unmarshal(js, &m); err != nil {
+		f.t.Errorf("fake server: bad CONNECT %q", js)
+		c.Close()
+		return
+	}
+	select {
+	case f.connects <- m:
+	default:
+	}
+	if f.reject {
+		_ = c.SendErr("Authorization Violation")
+		c.Close()
+		return
+	}
+	if _, err := c.Expect(ctx, proto.KindPing); err != nil || c.SendPong() != nil {
+		return
+	}
+	if f.onPong != nil {
+		f.onPong(c)
+	}
+	c.ServeBasic()
 }
 
 // TestDiscoverFromInitialInfo: the connect_urls of the INFO received during
 // the handshake populate the pool (a cluster formed before the client
 // connects sends no further INFO).
 func TestDiscoverFromInitialInfo(t *testing.T) {
-	b := newSCFakeServer(t, nil)
+	b := newConnectRecorder(t, nil)
 	b.start()
-	a := newSCFakeServer(t, nil)
+	a := newConnectRecorder(t, nil)
 	a.info["connect_urls"] = []string{a.addr(), b.addr()}
 	a.start()
 	nc := connect(t, a.url())
@@ -561,17 +535,16 @@ func TestDiscoverFromInitialInfo(t *testing.T) {
 // returns the CONNECT that B received.
 func scDiscoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map[string]any {
 	t.Helper()
-	b := newSCFakeServer(t, map[string]any{"auth_required": true})
+	b := newConnectRecorder(t, map[string]any{"auth_required": true})
 	b.reject = true
 	b.start()
 	drop := make(chan struct{})
-	a := newSCFakeServer(t, map[string]any{"auth_required": true})
-	a.onPong = func(c net.Conn) {
-		js, _ := json.Marshal(map[string]any{
+	a := newConnectRecorder(t, map[string]any{"auth_required": true})
+	a.onPong = func(c *fakeserver.Client) {
+		_ = c.SendInfo(map[string]any{
 			"server_id": "A", "version": "2.11.0", "proto": 1, "headers": true,
 			"max_payload": 1 << 20, "connect_urls": []string{a.addr(), b.addr()},
 		})
-		fmt.Fprintf(c, "INFO %s\r\n", js)
 		<-drop
 		c.Close()
 	}

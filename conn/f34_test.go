@@ -2,55 +2,33 @@ package conn_test
 
 import (
 	"crypto/tls"
-	"net"
 	"sync/atomic"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
 )
 
-// f34EOFAfterHandshake is a server that announces TLS, completes the TLS
-// handshake, then hangs up before answering anything.
-type f34EOFAfterHandshake struct {
-	ln         net.Listener
-	handshakes atomic.Int64
-	done       chan struct{}
-}
-
-func startF34EOFAfterHandshake(t *testing.T, certs *testserver.Certs) *f34EOFAfterHandshake {
+// hangUpAfterTLS is a fake server that announces TLS, completes the TLS
+// handshake, then hangs up before answering anything. It returns the
+// server and the count of completed handshakes.
+func hangUpAfterTLS(t *testing.T, certs *testserver.Certs) (*fakeserver.Server, *atomic.Int64) {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(certs.ServerCertFile, certs.ServerKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &f34EOFAfterHandshake{ln: ln, done: make(chan struct{})}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	go func() {
-		defer close(f.done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+	var handshakes atomic.Int64
+	info := fakeserver.DefaultInfo().With("tls_required", true)
+	s := fakeserver.New(t, fakeserver.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		fakeserver.WithHandler(func(c *fakeserver.Client) {
+			if c.SendInfo(info) == nil {
+				handshakes.Add(1)
 			}
-			info := `INFO {"server_id":"F34","version":"2.15.0","proto":1,"headers":true,"max_payload":1048576,"tls_required":true}` + "\r\n"
-			if _, err := c.Write([]byte(info)); err != nil {
-				c.Close()
-				continue
-			}
-			tc := tls.Server(c, cfg)
-			if tc.Handshake() == nil {
-				f.handshakes.Add(1)
-			}
-			tc.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); <-f.done })
-	return f
+			c.Close()
+		}))
+	return s, &handshakes
 }
 
 // F34: a server that drops the connection right after the TLS handshake
@@ -60,15 +38,15 @@ func startF34EOFAfterHandshake(t *testing.T, certs *testserver.Certs) *f34EOFAft
 func TestF34EOFAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	bad := startF34EOFAfterHandshake(t, certs)
+	bad, handshakes := hangUpAfterTLS(t, certs)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &fltEvents{}
 	nc := connect(t, "tls://"+p.Addr(), conn.RootCAs(certs.CAFile), fltFastReconnect(), ev.opt())
 	scRoundTrip(t, nc, "f34.before")
 
-	p.SetTarget(bad.ln.Addr().String())
+	p.SetTarget(bad.Addr())
 	p.CutAll()
-	eventually(t, "three failed attempts against the EOF server", func() bool { return bad.handshakes.Load() >= 3 })
+	eventually(t, "three failed attempts against the EOF server", func() bool { return handshakes.Load() >= 3 })
 	if nc.IsClosed() {
 		t.Fatal("the connection closed instead of retrying")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
 )
 
@@ -171,30 +172,9 @@ func TestTLSHandshakeFirst(t *testing.T) {
 // ConnectTimeout fails with ErrTimeout, every time. The server here never
 // sends INFO, as a handshake_first server does to a plain client.
 func TestF34TLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { ln.Close(); <-done })
-	go func() {
-		defer close(done)
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c) // silent: no INFO
-		}
-	}()
+	s := fakeserver.New(t) // connections nobody takes are held open, silent
 	for i := range 20 {
-		err := scConnectErr(t, "nats://"+ln.Addr().String(), conn.ConnectTimeout(20*time.Millisecond))
+		err := scConnectErr(t, s.URL(), conn.ConnectTimeout(20*time.Millisecond))
 		if !errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("attempt %d: got %v, want ErrTimeout", i, err)
 		}

@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,12 +50,19 @@ func (i Info) With(key string, v any) Info {
 // safe for concurrent use.
 type Client struct {
 	s      *Server
-	conn   net.Conn
+	raw    net.Conn // the accepted connection
+	conn   net.Conn // raw, or the TLS connection over it once tlsDone is closed
 	index  int
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	wmu sync.Mutex // serialises writes
+
+	// With WithTLS: closed once the first SendInfo has done the TLS
+	// handshake (conn is set then), with tlsErr if it failed. The reader
+	// waits for it before its first read.
+	tlsDone chan struct{}
+	tlsErr  error
 
 	// maxPayload is the parser's payload limit, from the last INFO sent.
 	maxPayload atomic.Int64
@@ -86,10 +94,13 @@ type interest struct {
 func newClient(s *Server, nc net.Conn, index int) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
-		s: s, conn: nc, index: index, ctx: ctx, cancel: cancel,
+		s: s, raw: nc, conn: nc, index: index, ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 		subs:    map[uint64]*interest{},
+	}
+	if s.tls != nil {
+		c.tlsDone = make(chan struct{})
 	}
 	c.maxPayload.Store(proto.DefaultMaxPayload)
 	return c
@@ -98,9 +109,9 @@ func newClient(s *Server, nc net.Conn, index int) *Client {
 // Index returns the connection's position in accept order, from 1.
 func (c *Client) Index() int { return c.index }
 
-// Conn returns the underlying connection (for tests that take over the
-// byte stream; prefer the Send methods).
-func (c *Client) Conn() net.Conn { return c.conn }
+// Conn returns the underlying connection, as accepted (for tests that take
+// over the byte stream; prefer the Send methods).
+func (c *Client) Conn() net.Conn { return c.raw }
 
 // Context returns a context canceled when the connection closes.
 func (c *Client) Context() context.Context { return c.ctx }
@@ -117,7 +128,7 @@ func (c *Client) Close() {
 
 func (c *Client) shut() {
 	c.cancel()
-	_ = c.conn.Close()
+	_ = c.raw.Close()
 }
 
 // notifyLocked wakes waiters. c.mu held.
@@ -132,6 +143,26 @@ func (c *Client) readLoop() {
 	defer c.s.wg.Done()
 	defer close(c.done)
 	defer c.cancel()
+	if c.tlsDone != nil {
+		select {
+		case <-c.tlsDone:
+		case <-c.ctx.Done():
+		}
+		c.mu.Lock()
+		err := c.tlsErr
+		if err == nil && c.ctx.Err() != nil {
+			err = net.ErrClosed
+		}
+		if err != nil {
+			c.readErr = err
+			c.notifyLocked()
+		}
+		c.mu.Unlock()
+		if err != nil {
+			_ = c.raw.Close()
+			return
+		}
+	}
 	p := proto.Parser{ClientOps: true}
 	buf := make([]byte, readBufSize)
 	for {
@@ -156,7 +187,7 @@ func (c *Client) readLoop() {
 					c.readErr = perr
 					c.notifyLocked()
 					c.mu.Unlock()
-					_ = c.conn.Close()
+					_ = c.raw.Close()
 					return
 				}
 			}
@@ -483,7 +514,33 @@ func (c *Client) SendInfo(info any) error {
 	if json.Unmarshal(js, &mp) == nil && mp.MaxPayload > 0 {
 		c.maxPayload.Store(mp.MaxPayload)
 	}
-	return c.Send(proto.AppendInfo(nil, js))
+	if c.tlsDone == nil {
+		return c.Send(proto.AppendInfo(nil, js))
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.tlsDone:
+		_, err := c.conn.Write(proto.AppendInfo(nil, js))
+		return err
+	default:
+	}
+	// The first INFO, then the TLS handshake; the reader waits for it.
+	_, err := c.raw.Write(proto.AppendInfo(nil, js))
+	if err == nil {
+		tc := tls.Server(c.raw, c.s.tls)
+		if err = tc.HandshakeContext(c.ctx); err == nil {
+			c.conn = tc
+		}
+	}
+	c.mu.Lock()
+	c.tlsErr = err
+	c.mu.Unlock()
+	close(c.tlsDone)
+	if err != nil {
+		c.shut()
+	}
+	return err
 }
 
 // SendMsg sends "MSG <subject> <sid> [reply] <size>" and the payload.

@@ -59,7 +59,9 @@
 //
 // [Client.Discard] stops parsing and only counts bytes, for connections
 // that carry something other than NATS protocol (a TLS handshake the fake
-// never answers).
+// never answers). [WithTLS] answers it instead: the first INFO sent on a
+// connection is followed by the server's side of the TLS handshake, as
+// for tls_required, and the rest of the connection is encrypted.
 //
 // # Lifetimes
 //

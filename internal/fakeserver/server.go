@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -17,6 +18,7 @@ type Server struct {
 	t       testing.TB
 	ln      net.Listener
 	handler func(*Client)
+	tls     *tls.Config
 
 	mu      sync.Mutex
 	clients []*Client // every accepted connection, in order
@@ -35,6 +37,16 @@ type Option func(*Server)
 // (see Client.Context).
 func WithHandler(h func(c *Client)) Option {
 	return func(s *Server) { s.handler = h }
+}
+
+// WithTLS makes every connection switch to TLS right after the first INFO
+// sent on it, as a server whose INFO says tls_required does: that
+// SendInfo performs the server's side of the TLS handshake with cfg and
+// returns its error (the connection is then closed). From then on what
+// the client sends is decrypted before it is recorded and everything sent
+// is encrypted. The INFO itself should carry "tls_required": true.
+func WithTLS(cfg *tls.Config) Option {
+	return func(s *Server) { s.tls = cfg }
 }
 
 // Basic returns a handler that completes the handshake with info (nil for
