@@ -8,6 +8,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
 // hangUpAfterTLS is a fake server that announces TLS, completes the TLS
@@ -40,8 +41,8 @@ func TestF34EOFAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 	bad, handshakes := hangUpAfterTLS(t, certs)
 	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
-	nc := connect(t, "tls://"+p.Addr(), conn.RootCAs(certs.CAFile), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, "tls://"+p.Addr(), conn.RootCAs(certs.CAFile), fltFastReconnect(), ev.Opt())
 	scRoundTrip(t, nc, "f34.before")
 
 	p.SetTarget(bad.Addr())
@@ -50,11 +51,11 @@ func TestF34EOFAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 	if nc.IsClosed() {
 		t.Fatal("the connection closed instead of retrying")
 	}
-	if n := ev.count(conn.EventReconnected); n != 0 {
+	if n := ev.Count(conn.EventReconnected); n != 0 {
 		t.Fatalf("%d reconnections reported against a server that hangs up", n)
 	}
 
 	p.SetTarget(fltHostPort(s.URL()))
-	eventually(t, "reconnection to the working server", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnection to the working server", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	scRoundTrip(t, nc, "f34.after")
 }

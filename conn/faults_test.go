@@ -23,6 +23,7 @@ import (
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -77,9 +78,9 @@ func recvErr(t *testing.T, ch <-chan error, d time.Duration, what string) error 
 func TestF06StallWhilePublishing(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
+	ev := &testutil.Events{}
 	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond), conn.MaxPingsOutstanding(2),
-		conn.ConnectTimeout(300*time.Millisecond), fltFastReconnect(), ev.opt())
+		conn.ConnectTimeout(300*time.Millisecond), fltFastReconnect(), ev.Opt())
 
 	// A paced publisher (about 10k msgs/s) keeps writing throughout the
 	// stall without building a backlog the reconnected link could not
@@ -118,8 +119,8 @@ func TestF06StallWhilePublishing(t *testing.T) {
 	p.Stall(faultproxy.Up, true)
 	p.Stall(faultproxy.Down, true)
 	atStall := published.Load()
-	eventually(t, "stale connection detected", func() bool { return ev.count(conn.EventDisconnected) > 0 })
-	d, at, _ := ev.first(conn.EventDisconnected)
+	eventually(t, "stale connection detected", func() bool { return ev.Count(conn.EventDisconnected) > 0 })
+	d, at, _ := ev.First(conn.EventDisconnected)
 	if !errors.Is(d.Err, conn.ErrStaleConnection) {
 		t.Fatalf("disconnected with %v, want ErrStaleConnection", d.Err)
 	}
@@ -129,13 +130,13 @@ func TestF06StallWhilePublishing(t *testing.T) {
 	} else {
 		t.Logf("stall detected after %v while publishing (bound 300ms); %d publishes accepted since the stall", lat, published.Load()-atStall)
 	}
-	if ev.count(conn.EventReconnected) != 0 {
+	if ev.Count(conn.EventReconnected) != 0 {
 		t.Fatal("reconnected through a stalled link")
 	}
 
 	p.Stall(faultproxy.Up, false)
 	p.Stall(faultproxy.Down, false)
-	eventually(t, "reconnect after the stall", func() bool { return ev.count(conn.EventReconnected) > 0 })
+	eventually(t, "reconnect after the stall", func() bool { return ev.Count(conn.EventReconnected) > 0 })
 	close(stop)
 	wg.Wait()
 	// Under heavy load a 300ms ping bound may trip again; the link must
@@ -213,8 +214,8 @@ func TestF08CutMidFrameNoHalfPub(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	p := fltProxy(t, fs.Addr())
 	p.Chunk(faultproxy.Up, 100)
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), fltFastReconnect(), ev.Opt())
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -270,7 +271,7 @@ func TestF08CutMidFrameNoHalfPub(t *testing.T) {
 			t.Fatalf("connection %d: publishes out of order or with a hole: %v", i+1, per[i])
 		}
 	}
-	if n := ev.count(conn.EventReconnected); n != cuts {
+	if n := ev.Count(conn.EventReconnected); n != cuts {
 		t.Fatalf("%d reconnects, want %d", n, cuts)
 	}
 	t.Logf("%d of %d cuts landed mid-frame", truncated, cuts)
@@ -307,8 +308,8 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 		}
 		return &fltPartialConn{Conn: c, armed: &armed}, nil
 	})
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), dial, fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), dial, fltFastReconnect(), ev.Opt())
 	seq := 0
 	for ; seq < 10; seq++ {
 		nc.Publish("f08", fltPayload(seq))
@@ -322,7 +323,7 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 			t.Fatalf("publish %d: %v", seq, err)
 		}
 	}
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	for ; seq < 220; seq++ {
 		nc.Publish("f08", fltPayload(seq))
 	}
@@ -334,7 +335,7 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 	if !c1.Truncated() {
 		t.Fatal("setup: the partial write did not end mid-frame")
 	}
-	if d, _, _ := ev.first(conn.EventDisconnected); !errors.Is(d.Err, errInjectedPartialWrite) {
+	if d, _, _ := ev.First(conn.EventDisconnected); !errors.Is(d.Err, errInjectedPartialWrite) {
 		t.Fatalf("disconnected with %v", d.Err)
 	}
 	per := fltCheckPubs(t, fs, "f08")
@@ -399,8 +400,8 @@ func TestF14MaxPayloadWithHeaders(t *testing.T) {
 
 func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())
 	if _, err := nc.Subscribe("f15.silent"); err != nil { // never answers
 		t.Fatal(err)
 	}
@@ -433,7 +434,7 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 		t.Fatalf("%d requests still pending", c)
 	}
 	// The request path works again after the reconnect.
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	nc.SubscribeFunc("f15.echo", func(m *conn.Msg) { m.Respond(m.Data) })
 	if m, err := nc.Request(ctxT(t), "f15.echo", []byte("again")); err != nil || string(m.Data) != "again" {
 		t.Fatalf("request after reconnect: %v %v", m, err)
@@ -501,8 +502,8 @@ func TestF16AbandonedRequestsFreed(t *testing.T) {
 
 func TestF24DrainWhileDisconnected(t *testing.T) {
 	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.Opt())
 	sub, _ := nc.Subscribe("f24")
 	nc.SubscribeFunc("f24.h", func(*conn.Msg) {})
 	if err := nc.Flush(ctxT(t)); err != nil {
@@ -537,14 +538,14 @@ func TestF24DrainWhileDisconnected(t *testing.T) {
 	default:
 		t.Fatal("Closed() channel open after Drain")
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events, want 1", n)
 	}
 	nc.Close()
 	if err := nc.Drain(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("Drain after close: %v", err)
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events after Close and Drain again, want 1", n)
 	}
 	if err := recvErr(t, iterDone, 5*time.Second, "iterator"); err != nil && !errors.Is(err, conn.ErrClosed) {
@@ -556,8 +557,8 @@ func TestF24DrainWhileDisconnected(t *testing.T) {
 // event fires exactly once.
 func TestF24CloseDuringDrain(t *testing.T) {
 	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), ev.Opt())
 	pub := connect(t, s.URL())
 	for i := range 5 {
 		nc.SubscribeFunc(fmt.Sprintf("f24.c%d", i), func(*conn.Msg) {})
@@ -578,7 +579,7 @@ func TestF24CloseDuringDrain(t *testing.T) {
 	if !nc.IsClosed() {
 		t.Fatal("not closed")
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events, want 1", n)
 	}
 }
@@ -638,8 +639,8 @@ func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	baseG := fltConnGoroutines()
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), conn.MaxReconnects(2), fltFastReconnect(), ev.opt(),
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.MaxReconnects(2), fltFastReconnect(), ev.Opt(),
 		conn.RequestTimeout(time.Minute))
 	iterSub, _ := nc.Subscribe("f25.iter")
 	nextSub, _ := nc.Subscribe("f25.next")
@@ -701,8 +702,8 @@ func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
 	if _, err := nc.Request(ctxT(t), "x", nil); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("Request after close: %v", err)
 	}
-	eventually(t, "Closed event", func() bool { return ev.count(conn.EventClosed) == 1 })
-	if c, _, _ := ev.first(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
+	eventually(t, "Closed event", func() bool { return ev.Count(conn.EventClosed) == 1 })
+	if c, _, _ := ev.First(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
 		t.Fatalf("Closed event with %v", c.Err)
 	}
 	eventually(t, "client goroutines to return", func() bool { return fltConnGoroutines() <= baseG })
@@ -720,8 +721,8 @@ func TestF26ReconnectDelayAttempts(t *testing.T) {
 		mu.Unlock()
 		return 5 * time.Millisecond
 	})
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), delay, ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), delay, ev.Opt())
 	snapshot := func() []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -743,13 +744,13 @@ func TestF26ReconnectDelayAttempts(t *testing.T) {
 		t.Fatalf("attempt numbers %v do not increase", got)
 	}
 	s.Restart(t)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	// A success resets the count.
 	mu.Lock()
 	attempts = nil
 	mu.Unlock()
 	nc.ForceReconnect()
-	eventually(t, "second reconnect", func() bool { return ev.count(conn.EventReconnected) == 2 })
+	eventually(t, "second reconnect", func() bool { return ev.Count(conn.EventReconnected) == 2 })
 	if got := snapshot(); len(got) == 0 || got[0] != 1 {
 		t.Fatalf("after a successful reconnect the delay was consulted with %v, want a fresh 1", got)
 	}
@@ -784,8 +785,8 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 		mu.Unlock()
 		return wait
 	})
-	ev := &fltEvents{}
-	nc := connect(t, s.URL()+","+downURL, conn.DontRandomize(), dialer, delay, ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL()+","+downURL, conn.DontRandomize(), dialer, delay, ev.Opt())
 	mu.Lock()
 	dials = nil
 	mu.Unlock()
@@ -815,7 +816,7 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 		}
 	}
 	down.Store(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -826,8 +827,8 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 func TestF27ReconnectBufferDisabled(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), fltFastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -845,7 +846,7 @@ func TestF27ReconnectBufferDisabled(t *testing.T) {
 		t.Fatal("failed request left pending")
 	}
 	p.Refuse(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Publish("f27", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -859,9 +860,9 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 	if err := watcher.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
+	ev := &testutil.Events{}
 	const limit = 2048
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), fltFastReconnect(), ev.opt())
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), fltFastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -885,7 +886,7 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 		}
 	}
 	p.Refuse(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Publish("f27.b", []byte("end")); err != nil {
 		t.Fatal(err)
 	}
@@ -914,9 +915,9 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 func TestF28FlushAcrossCut(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
+	ev := &testutil.Events{}
 	// No keepalive PINGs: every outstanding PING is a Flush's.
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+	nc := connect(t, p.URL(), fltFastReconnect(), ev.Opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -934,7 +935,7 @@ func TestF28FlushAcrossCut(t *testing.T) {
 		}
 	}
 	p.Stall(faultproxy.Down, false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := nc.Flush(ctx)
@@ -953,7 +954,7 @@ func TestF28FlushAcrossCut(t *testing.T) {
 	}
 	wg.Wait()
 	eventually(t, "PONG FIFO empty", func() bool { return conn.PendingPongs(nc) == 0 })
-	if ev.count(conn.EventDisconnected) != 1 {
+	if ev.Count(conn.EventDisconnected) != 1 {
 		t.Fatalf("events: %v", ev)
 	}
 }
@@ -962,10 +963,10 @@ func TestF28FlushAcrossCut(t *testing.T) {
 
 func TestF29QueueAutoUnsubAcrossRestart(t *testing.T) {
 	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.opt())
-	pubEv := &fltEvents{}
-	pub := connect(t, s.URL(), fltFastReconnect(), pubEv.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())
+	pubEv := &testutil.Events{}
+	pub := connect(t, s.URL(), fltFastReconnect(), pubEv.Opt())
 	sub, err := nc.QueueSubscribe("f29", "workers")
 	if err != nil {
 		t.Fatal(err)
@@ -984,7 +985,7 @@ func TestF29QueueAutoUnsubAcrossRestart(t *testing.T) {
 
 	s.Restart(t)
 	eventually(t, "both reconnected", func() bool {
-		return ev.count(conn.EventReconnected) == 1 && pubEv.count(conn.EventReconnected) == 1
+		return ev.Count(conn.EventReconnected) == 1 && pubEv.Count(conn.EventReconnected) == 1
 	})
 	if err := nc.Flush(ctxT(t)); err != nil { // the restored SUB/UNSUB are processed
 		t.Fatal(err)

@@ -14,82 +14,15 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/proto"
 )
-
-// fltEvents records a connection's events with the time they were delivered.
-type fltEvents struct {
-	mu   sync.Mutex
-	evs  []conn.Event
-	when []time.Time
-}
-
-func (l *fltEvents) opt() conn.Option {
-	return conn.OnEvent(func(e conn.Event) {
-		l.mu.Lock()
-		l.evs = append(l.evs, e)
-		l.when = append(l.when, time.Now())
-		l.mu.Unlock()
-	})
-}
-
-func (l *fltEvents) count(k conn.EventKind) int {
-	return len(l.all(k))
-}
-
-func (l *fltEvents) all(k conn.EventKind) []conn.Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []conn.Event
-	for _, e := range l.evs {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// first returns the first event of kind k and when it was delivered.
-func (l *fltEvents) first(k conn.EventKind) (conn.Event, time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, e := range l.evs {
-		if e.Kind == k {
-			return e, l.when[i], true
-		}
-	}
-	return conn.Event{}, time.Time{}, false
-}
-
-// any reports whether an event of kind k whose error matches target was
-// delivered (any kind when k is 0).
-func (l *fltEvents) any(k conn.EventKind, target error) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, e := range l.evs {
-		if (k == 0 || e.Kind == k) && errors.Is(e.Err, target) {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *fltEvents) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	for _, e := range l.evs {
-		fmt.Fprintf(&b, "[%v err=%v] ", e.Kind, e.Err)
-	}
-	return b.String()
-}
 
 // fltFastReconnect makes reconnect attempts quick.
 func fltFastReconnect() conn.Option { return scFastReconnect }
@@ -324,20 +257,20 @@ func fltAuthFake(t *testing.T, errText string, reject func(i int) bool) *fakeser
 func TestF12AuthExpiredReconnect(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(int) bool { return false })
 	var jwt fltJWT
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
 	c1 := fltFake(t, fs, 1)
 	if err := c1.SendErr("User Authentication Expired"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 
-	e, _, _ := ev.first(conn.EventServerError)
+	e, _, _ := ev.First(conn.EventServerError)
 	var se *conn.ServerError
 	if !errors.As(e.Err, &se) || !errors.Is(se, conn.ErrAuthExpired) || !se.Fatal() {
 		t.Fatalf("server error event %v, want *ServerError matching ErrAuthExpired (events: %v)", e.Err, ev)
 	}
-	d, _, _ := ev.first(conn.EventDisconnected)
+	d, _, _ := ev.First(conn.EventDisconnected)
 	if !errors.Is(d.Err, conn.ErrAuthExpired) {
 		t.Fatalf("disconnected with %v, want ErrAuthExpired", d.Err)
 	}
@@ -362,10 +295,10 @@ func TestF12AuthExpiredReconnect(t *testing.T) {
 func TestF12AuthRefusedOnceThenAccepted(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
 	var jwt fltJWT
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
 	nc.ForceReconnect()
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	fltWaitDone(t, fltFake(t, fs, 2), "the client to drop the refused attempt")
 	if got := jwt.n.Load(); got != 3 {
 		t.Fatalf("JWT callback called %d times, want 3 (once per attempt)", got)
@@ -391,14 +324,14 @@ func TestF12AuthRefusedOnceThenAccepted(t *testing.T) {
 func TestF12AuthErrorOnReconnectReported(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
 	var jwt fltJWT
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
 	nc.ForceReconnect()
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if jwt.n.Load() != 3 {
 		t.Fatalf("JWT callback called %d times, want 3", jwt.n.Load())
 	}
-	if !ev.any(0, conn.ErrAuthExpired) {
+	if !ev.Any(0, conn.ErrAuthExpired) {
 		t.Fatalf("no event reported the refused attempt's ErrAuthExpired; events: %v", ev)
 	}
 }
@@ -410,8 +343,8 @@ func TestF12AuthErrorOnReconnectReported(t *testing.T) {
 func TestF12RepeatedAuthErrorCloses(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i >= 2 })
 	var jwt fltJWT
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	select {
 	case <-nc.Closed():
@@ -438,8 +371,8 @@ func TestF13MaxConnectionsRetry(t *testing.T) {
 		}
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
 	sub, err := nc.Subscribe("f13")
 	if err != nil {
 		t.Fatal(err)
@@ -448,14 +381,14 @@ func TestF13MaxConnectionsRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	fltFake(t, fs, 1).Close()
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if fs.Accepted() != 4 {
 		t.Fatalf("%d connections, want 4", fs.Accepted())
 	}
 	for i := 2; i <= 3; i++ {
 		fltWaitDone(t, fltFake(t, fs, i), "the client to hang up on a refused attempt")
 	}
-	if nc.IsClosed() || ev.count(conn.EventClosed) != 0 {
+	if nc.IsClosed() || ev.Count(conn.EventClosed) != 0 {
 		t.Fatal("max connections exceeded closed the connection")
 	}
 	if got := nc.Stats().Reconnects; got != 1 {
@@ -478,8 +411,8 @@ func TestF13MaxConnectionsRetry(t *testing.T) {
 
 func TestF14OversizedMsgFromServer(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil))) // max_payload 1 MiB
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -494,16 +427,16 @@ func TestF14OversizedMsgFromServer(t *testing.T) {
 	// handshake.go: servers deliver more than max_payload in JetStream
 	// replies), so 9 MiB is beyond it; a 2 MiB claim is accepted by design.
 	_ = c1.Send([]byte("MSG foo 1 9437184\r\n" + strings.Repeat("x", 1024)))
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	runtime.ReadMemStats(&after)
 	if d := after.TotalAlloc - before.TotalAlloc; d > 4<<20 {
 		t.Fatalf("allocated %d bytes handling an oversized MSG", d)
 	}
-	pe, _, _ := ev.first(conn.EventProtocolError)
+	pe, _, _ := ev.First(conn.EventProtocolError)
 	if !conn.IsProtocolError(pe.Err) || !errors.Is(pe.Err, proto.ErrPayloadTooLarge) {
 		t.Fatalf("protocol error event %v, want ErrPayloadTooLarge (events: %v)", pe.Err, ev)
 	}
-	if d, _, _ := ev.first(conn.EventDisconnected); !errors.Is(d.Err, proto.ErrPayloadTooLarge) {
+	if d, _, _ := ev.First(conn.EventDisconnected); !errors.Is(d.Err, proto.ErrPayloadTooLarge) {
 		t.Fatalf("disconnected with %v", d.Err)
 	}
 	fltWaitDone(t, c1, "the client to drop the connection")
@@ -529,8 +462,8 @@ func TestF30AsyncInfoDiscovery(t *testing.T) {
 	malformed := []string{"bad", ":4222", "host:", "a:b:c", "", "nats://h6.example:4222"}
 	gossip := fakeserver.DefaultInfo().With("connect_urls", append(append([]string{}, valid...), malformed...))
 
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), ev.opt(), conn.DontRandomize())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), ev.Opt(), conn.DontRandomize())
 	ign := connect(t, fs.URL(), conn.IgnoreDiscoveredServers())
 	for i := 1; i <= 2; i++ {
 		if err := fltFake(t, fs, i).SendInfo(gossip); err != nil {
@@ -555,7 +488,7 @@ func TestF30AsyncInfoDiscovery(t *testing.T) {
 		t.Errorf("named server no longer first: %q", got)
 	}
 	// Events are delivered asynchronously.
-	eventually(t, "the discovered event", func() bool { return ev.count(conn.EventDiscovered) == 1 })
+	eventually(t, "the discovered event", func() bool { return ev.Count(conn.EventDiscovered) == 1 })
 	if got := ign.Servers(); !slices.Equal(got, []string{fs.URL()}) {
 		t.Errorf("IgnoreDiscoveredServers: pool %q", got)
 	}
@@ -666,8 +599,8 @@ func TestF35GarbageFromServer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-			ev := &fltEvents{}
-			nc := connect(t, fs.URL(), fltFastReconnect(), ev.opt())
+			ev := &testutil.Events{}
+			nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
 			sub, _ := nc.Subscribe("foo")
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
@@ -675,12 +608,12 @@ func TestF35GarbageFromServer(t *testing.T) {
 			c1 := fltFake(t, fs, 1)
 			// The client may hang up before a long input is written.
 			_ = c1.Send([]byte(tc.bytes))
-			eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
-			d, _, _ := ev.first(conn.EventDisconnected)
+			eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
+			d, _, _ := ev.First(conn.EventDisconnected)
 			if !tc.ok(d.Err) {
 				t.Fatalf("disconnected with %v (%T); events: %v", d.Err, d.Err, ev)
 			}
-			if e, _, ok := ev.first(tc.event); !ok || !tc.ok(e.Err) {
+			if e, _, ok := ev.First(tc.event); !ok || !tc.ok(e.Err) {
 				t.Fatalf("no %v event with the typed error; events: %v", tc.event, ev)
 			}
 			fltWaitDone(t, c1, "the client to drop the connection")
@@ -714,8 +647,8 @@ func TestF35GarbageFromServer(t *testing.T) {
 // nobody asked for.
 func TestF35NonFatalOddities(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -734,8 +667,8 @@ func TestF35NonFatalOddities(t *testing.T) {
 	if st.BadHeaders != 1 || st.UnknownSID != 1 {
 		t.Fatalf("BadHeaders %d UnknownSID %d, want 1 and 1", st.BadHeaders, st.UnknownSID)
 	}
-	eventually(t, "bad header event", func() bool { return ev.any(conn.EventProtocolError, proto.ErrBadHeader) })
-	if !nc.IsConnected() || ev.count(conn.EventDisconnected) != 0 || fs.Accepted() != 1 {
+	eventually(t, "bad header event", func() bool { return ev.Any(conn.EventProtocolError, proto.ErrBadHeader) })
+	if !nc.IsConnected() || ev.Count(conn.EventDisconnected) != 0 || fs.Accepted() != 1 {
 		t.Fatalf("connection lost; events: %v", ev)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
 // inlineEcho starts a responder on its own connection.
@@ -117,8 +118,8 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 	if err := silent.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), conn.RequestTimeout(50*time.Millisecond), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), conn.RequestTimeout(50*time.Millisecond), ev.Opt())
 	for i := range 5 {
 		if _, err := nc.Request(context.Background(), "void", nil); !errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("request %d to a silent subscriber: %v, want ErrTimeout", i, err)
@@ -134,7 +135,7 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 			t.Fatalf("request after a timeout: %v %v", m, err)
 		}
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects: an inline read deadline broke the link", n)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
@@ -187,8 +188,8 @@ func TestInlineOverTLS(t *testing.T) {
 	if err := rc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
-	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())
 	for i := range 200 {
 		if i%50 == 0 {
 			// A short deadline for the silent subscriber only: the echo
@@ -210,7 +211,7 @@ func TestInlineOverTLS(t *testing.T) {
 	if nc.Stats().InlineReads == 0 {
 		t.Fatal("no inline read over TLS")
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects", n)
 	}
 }
@@ -278,8 +279,8 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 	url := scTLSURL(s)
-	ev := &fltEvents{}
-	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())
 	pub := connect(t, url, conn.RootCAs(certs.CAFile))
 	keep, err := nc.Subscribe("keep")
 	if err != nil {
@@ -355,7 +356,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 	if nc.Stats().InlineBatches == 0 {
 		t.Fatal("no consumer read inline over TLS")
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects", n)
 	}
 }
