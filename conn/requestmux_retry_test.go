@@ -1,7 +1,8 @@
 package conn_test
 
-// Regression tests for bugs reported against other NATS clients
-// (RELIABILITY.md section (b)), named after the issue thread.
+// The request multiplexer set up while the link is down. The test of a bug
+// reported against another client carries the issue in its name
+// (docs/reliability.md).
 
 import (
 	"context"
