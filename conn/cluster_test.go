@@ -206,7 +206,7 @@ func TestClusterFailoverToDiscoveredServer(t *testing.T) {
 	}
 }
 
-func TestF11LameDuckMovesClient(t *testing.T) {
+func TestLameDuckMovesClient(t *testing.T) {
 	// A long grace period: the client must leave by itself, long before
 	// the server would start closing clients.
 	c := scStartCluster(t, testserver.Options{

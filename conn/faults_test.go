@@ -75,7 +75,7 @@ func recvErr(t *testing.T, ch <-chan error, d time.Duration, what string) error 
 
 // ---- F06: network stall while publishing ----
 
-func TestF06StallWhilePublishing(t *testing.T) {
+func TestStallDetectedWhilePublishing(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &testutil.Events{}
@@ -206,11 +206,11 @@ func contiguous(s []int) bool {
 	return true
 }
 
-// TestF08CutMidFrameNoHalfPub: 1 KiB publishes through a proxy that
+// TestCutMidFrameSendsNoHalfPublish: 1 KiB publishes through a proxy that
 // forwards 100-byte pieces; the proxy is cut three times while publishing.
 // The strict fake server behind it must never see a half frame spliced into
 // a later connection, and every PUB must be whole.
-func TestF08CutMidFrameNoHalfPub(t *testing.T) {
+func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	p := fltProxy(t, fs.Addr())
 	p.Chunk(faultproxy.Up, 100)
@@ -294,10 +294,10 @@ func (c *fltPartialConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// TestF08PartialWriteNoHalfPub: the socket takes only part of a buffer and
+// TestPartialWriteSendsNoHalfPublish: the socket takes only part of a buffer and
 // fails. The rest of that frame must never be sent on the next connection;
 // publishes buffered after the failure arrive whole and in order.
-func TestF08PartialWriteNoHalfPub(t *testing.T) {
+func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	var armed atomic.Bool
 	dial := conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -354,7 +354,7 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 
 // ---- F14: max payload, real server ----
 
-func TestF14MaxPayloadWithHeaders(t *testing.T) {
+func TestMaxPayloadCountsHeaders(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, MaxPayload: 1024})
 	nc := connect(t, s.URL())
 	if nc.MaxPayload() != 1024 {
@@ -398,7 +398,7 @@ func TestF14MaxPayloadWithHeaders(t *testing.T) {
 
 // ---- F15: disconnect with requests pending ----
 
-func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
+func TestPendingRequestsFailOnReconnect(t *testing.T) {
 	s := fltServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())
@@ -443,7 +443,7 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 
 // ---- F16: abandoned requests ----
 
-func TestF16AbandonedRequestsFreed(t *testing.T) {
+func TestAbandonedRequestsFreed(t *testing.T) {
 	s := fltServer(t)
 	nc := connect(t, s.URL())
 	silent := connect(t, s.URL())
@@ -500,7 +500,7 @@ func TestF16AbandonedRequestsFreed(t *testing.T) {
 
 // ---- F24: drain while disconnected, drain timeout ----
 
-func TestF24DrainWhileDisconnected(t *testing.T) {
+func TestDrainWhileDisconnected(t *testing.T) {
 	s := fltServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.Opt())
@@ -553,9 +553,9 @@ func TestF24DrainWhileDisconnected(t *testing.T) {
 	}
 }
 
-// TestF24CloseDuringDrain: Close racing a Drain; both return and the Closed
+// TestCloseDuringDrain: Close racing a Drain; both return and the Closed
 // event fires exactly once.
-func TestF24CloseDuringDrain(t *testing.T) {
+func TestCloseDuringDrain(t *testing.T) {
 	s := fltServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), ev.Opt())
@@ -584,10 +584,10 @@ func TestF24CloseDuringDrain(t *testing.T) {
 	}
 }
 
-// TestF24DrainWhileDisconnectedReportsUnsent: publishes buffered while
+// TestDrainWhileDisconnectedReportsUnsent: publishes buffered while
 // disconnected cannot be flushed by a Drain that does not wait for the
 // reconnect; Drain must not report that as a clean success.
-func TestF24DrainWhileDisconnectedReportsUnsent(t *testing.T) {
+func TestDrainWhileDisconnectedReportsUnsent(t *testing.T) {
 	s := fltServer(t)
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
@@ -602,9 +602,9 @@ func TestF24DrainWhileDisconnectedReportsUnsent(t *testing.T) {
 	}
 }
 
-// TestF24DrainWedgedHandler: a handler that never returns; Drain with a
+// TestDrainWedgedHandler: a handler that never returns; Drain with a
 // short context must end by its deadline with a timeout error.
-func TestF24DrainWedgedHandler(t *testing.T) {
+func TestDrainWedgedHandler(t *testing.T) {
 	s := fltServer(t)
 	nc := connect(t, s.URL())
 	release := make(chan struct{})
@@ -635,7 +635,7 @@ func TestF24DrainWedgedHandler(t *testing.T) {
 
 // ---- F25: MaxReconnects exhausted while calls are blocked ----
 
-func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
+func TestMaxReconnectsReleasesEverything(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	baseG := fltConnGoroutines()
@@ -711,7 +711,7 @@ func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
 
 // ---- F26: reconnect delay ----
 
-func TestF26ReconnectDelayAttempts(t *testing.T) {
+func TestReconnectDelayAttemptNumbers(t *testing.T) {
 	s := fltServer(t)
 	var mu sync.Mutex
 	var attempts []int
@@ -756,7 +756,7 @@ func TestF26ReconnectDelayAttempts(t *testing.T) {
 	}
 }
 
-func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
+func TestDelayBetweenAttemptsToSameServer(t *testing.T) {
 	s := fltServer(t)
 	const wait = 30 * time.Millisecond
 	const downURL = "nats://down.invalid:4222"
@@ -824,7 +824,7 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 
 // ---- F27: reconnect buffer ----
 
-func TestF27ReconnectBufferDisabled(t *testing.T) {
+func TestReconnectBufferDisabled(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &testutil.Events{}
@@ -852,7 +852,7 @@ func TestF27ReconnectBufferDisabled(t *testing.T) {
 	}
 }
 
-func TestF27ReconnectBufferLimit(t *testing.T) {
+func TestReconnectBufferLimit(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	watcher := connect(t, s.URL()) // stays connected
@@ -912,7 +912,7 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 
 // ---- F28: flush across a cut ----
 
-func TestF28FlushAcrossCut(t *testing.T) {
+func TestFlushAcrossCut(t *testing.T) {
 	s := fltServer(t)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &testutil.Events{}
@@ -961,7 +961,7 @@ func TestF28FlushAcrossCut(t *testing.T) {
 
 // ---- F29: subscriptions restored with the remaining auto-unsubscribe ----
 
-func TestF29QueueAutoUnsubAcrossRestart(t *testing.T) {
+func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
 	s := fltServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())

@@ -77,7 +77,7 @@ func fltWaitDone(t *testing.T, c *fakeserver.Client, what string) {
 // ---- F07: handshake hang ----
 
 // isTimeout accepts conn.ErrTimeout and, because of the bug pinned down by
-// TestF07HandshakeTimeoutTyped, a raw socket deadline error or (on a loaded
+// TestHandshakeTimeoutIsErrTimeout, a raw socket deadline error or (on a loaded
 // machine, when the dial alone outlasts the connect timeout) a raw dial
 // timeout.
 func isTimeout(err error) bool {
@@ -95,7 +95,7 @@ func fltFirstConn(t *testing.T, fs *fakeserver.Server) *fakeserver.Client {
 	return fltFake(t, fs, 1)
 }
 
-func TestF07HandshakeNoInfo(t *testing.T) {
+func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
 	fs := fakeserver.New(t) // accepts, never sends a byte
 	r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
 	if r.err == nil {
@@ -116,7 +116,7 @@ func TestF07HandshakeNoInfo(t *testing.T) {
 	}
 }
 
-func TestF07HandshakeNoPong(t *testing.T) {
+func TestHandshakeTimeoutWithoutPong(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
 		_ = c.SendInfo(nil) // then never a PONG
 	}))
@@ -146,7 +146,7 @@ func TestF07HandshakeNoPong(t *testing.T) {
 	}
 }
 
-func TestF07TLSHandshakeStall(t *testing.T) {
+func TestTLSHandshakeStallTimesOut(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
 		c.Discard() // the ClientHello is not NATS protocol
 		_ = c.SendInfo(fakeserver.DefaultInfo().With("tls_required", true))
@@ -170,9 +170,9 @@ func TestF07TLSHandshakeStall(t *testing.T) {
 	}
 }
 
-// TestF07HandshakeTimeoutTyped: a handshake that times out fails with an
+// TestHandshakeTimeoutIsErrTimeout: a handshake that times out fails with an
 // error matching conn.ErrTimeout, every time.
-func TestF07HandshakeTimeoutTyped(t *testing.T) {
+func TestHandshakeTimeoutIsErrTimeout(t *testing.T) {
 	fs := fakeserver.New(t) // silent
 	for i := range 10 {
 		r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(50*time.Millisecond))
@@ -251,10 +251,10 @@ func fltAuthFake(t *testing.T, errText string, reject func(i int) bool) *fakeser
 	}))
 }
 
-// TestF12AuthExpiredReconnect: a live connection gets -ERR 'User
+// TestAuthExpiredReconnect: a live connection gets -ERR 'User
 // Authentication Expired'; the client reports it as a *ServerError,
 // reconnects, and calls the JWT callback again for the new CONNECT.
-func TestF12AuthExpiredReconnect(t *testing.T) {
+func TestAuthExpiredReconnect(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(int) bool { return false })
 	var jwt fltJWT
 	ev := &testutil.Events{}
@@ -289,10 +289,10 @@ func TestF12AuthExpiredReconnect(t *testing.T) {
 	}
 }
 
-// TestF12AuthRefusedOnceThenAccepted: the connection is lost, the first
+// TestAuthRefusedOnceThenAccepted: the connection is lost, the first
 // reconnect attempt is refused with 'User Authentication Expired', the
 // next (with a fresh JWT) is accepted.
-func TestF12AuthRefusedOnceThenAccepted(t *testing.T) {
+func TestAuthRefusedOnceThenAccepted(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
 	var jwt fltJWT
 	ev := &testutil.Events{}
@@ -317,11 +317,11 @@ func TestF12AuthRefusedOnceThenAccepted(t *testing.T) {
 	}
 }
 
-// TestF12AuthErrorOnReconnectReported: the connection is lost for another
+// TestAuthErrorOnReconnectReported: the connection is lost for another
 // reason and the reconnect attempt is refused with 'User Authentication
 // Expired'. The refusal must reach the application as an event carrying the
 // *ServerError, not only a log line.
-func TestF12AuthErrorOnReconnectReported(t *testing.T) {
+func TestAuthErrorOnReconnectReported(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
 	var jwt fltJWT
 	ev := &testutil.Events{}
@@ -336,11 +336,11 @@ func TestF12AuthErrorOnReconnectReported(t *testing.T) {
 	}
 }
 
-// TestF12RepeatedAuthErrorCloses: when every reconnect attempt is refused
+// TestRepeatedAuthErrorCloses: when every reconnect attempt is refused
 // with the same authentication error, the client stops retrying and closes
 // with that error (RELIABILITY.md F12: "If the same auth error comes back
 // twice, close").
-func TestF12RepeatedAuthErrorCloses(t *testing.T) {
+func TestRepeatedAuthErrorCloses(t *testing.T) {
 	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i >= 2 })
 	var jwt fltJWT
 	ev := &testutil.Events{}
@@ -358,7 +358,7 @@ func TestF12RepeatedAuthErrorCloses(t *testing.T) {
 
 // ---- F13: maximum connections exceeded ----
 
-func TestF13MaxConnectionsRetry(t *testing.T) {
+func TestMaxConnectionsExceededRetries(t *testing.T) {
 	// Connection 1 is accepted; the server then drops it; attempts 2 and 3
 	// are refused as a server at max_connections does (INFO, -ERR, close);
 	// attempt 4 is accepted.
@@ -409,7 +409,7 @@ func TestF13MaxConnectionsRetry(t *testing.T) {
 
 // ---- F14: oversized MSG from the server ----
 
-func TestF14OversizedMsgFromServer(t *testing.T) {
+func TestOversizedMsgFromServer(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil))) // max_payload 1 MiB
 	ev := &testutil.Events{}
 	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
@@ -456,7 +456,7 @@ func TestF14OversizedMsgFromServer(t *testing.T) {
 
 // ---- F30: INFO updates ----
 
-func TestF30AsyncInfoDiscovery(t *testing.T) {
+func TestAsyncInfoDiscovery(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	valid := []string{"10.0.0.1:4222", "[::1]:4223", "h2.example:4224"}
 	malformed := []string{"bad", ":4222", "host:", "a:b:c", "", "nats://h6.example:4222"}
@@ -503,9 +503,9 @@ func TestF30AsyncInfoDiscovery(t *testing.T) {
 	}
 }
 
-// TestF30MalformedPortOrHostSkipped: an entry whose port is not a number in
+// TestGossipMalformedPortOrHostSkipped: an entry whose port is not a number in
 // 1..65535, or whose host is not a host name, is malformed.
-func TestF30MalformedPortOrHostSkipped(t *testing.T) {
+func TestGossipMalformedPortOrHostSkipped(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	nc := connect(t, fs.URL())
 	bad := []string{"h3.example:abc", "h4.example:99999", "h5.example:-1", "h 7:4222"}
@@ -518,9 +518,9 @@ func TestF30MalformedPortOrHostSkipped(t *testing.T) {
 	}
 }
 
-// TestF30DuplicateInOneInfo: the same URL twice in one connect_urls list is
+// TestGossipDuplicateInOneInfo: the same URL twice in one connect_urls list is
 // one pool entry.
-func TestF30DuplicateInOneInfo(t *testing.T) {
+func TestGossipDuplicateInOneInfo(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	nc := connect(t, fs.URL())
 	fltFake(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
@@ -533,9 +533,9 @@ func TestF30DuplicateInOneInfo(t *testing.T) {
 	}
 }
 
-// TestF30GossipedIPKeepsTLSName: a gossiped IP address is verified against
+// TestGossipedIPKeepsTLSName: a gossiped IP address is verified against
 // the TLS name of the server the user named, not against the IP.
-func TestF30GossipedIPKeepsTLSName(t *testing.T) {
+func TestGossipedIPKeepsTLSName(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	// The user names a host; the dialer takes it to the fake server.
 	redirect := conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -565,7 +565,7 @@ func fltSorted(s []string) []string {
 
 // ---- F35: garbage from the server ----
 
-func TestF35GarbageFromServer(t *testing.T) {
+func TestGarbageFromServer(t *testing.T) {
 	isProto := func(sentinel error) func(error) bool {
 		return func(err error) bool { return conn.IsProtocolError(err) && errors.Is(err, sentinel) }
 	}
@@ -641,11 +641,11 @@ func TestF35GarbageFromServer(t *testing.T) {
 	}
 }
 
-// TestF35NonFatalOddities: input that is wrong but does not break the
+// TestNonFatalOdditiesDroppedAndCounted: input that is wrong but does not break the
 // stream is dropped and counted without losing the connection: an HMSG
 // whose header block is not NATS/1.0, a MSG for an unknown sid, a PONG
 // nobody asked for.
-func TestF35NonFatalOddities(t *testing.T) {
+func TestNonFatalOdditiesDroppedAndCounted(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	ev := &testutil.Events{}
 	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
@@ -676,9 +676,9 @@ func TestF35NonFatalOddities(t *testing.T) {
 	}
 }
 
-// TestF35UnsolicitedPongDoesNotAnswerFlush: PONGs without an outstanding
+// TestUnsolicitedPongDoesNotAnswerFlush: PONGs without an outstanding
 // PING are ignored; they must not answer a later Flush.
-func TestF35UnsolicitedPongDoesNotAnswerFlush(t *testing.T) {
+func TestUnsolicitedPongDoesNotAnswerFlush(t *testing.T) {
 	var c1 *fakeserver.Client
 	ready := make(chan struct{})
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {

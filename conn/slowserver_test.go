@@ -17,7 +17,7 @@ import (
 // disconnect with a reason — the server's -ERR if one arrives, else the
 // broken link — and reconnect; once the throttle is gone the subscription
 // receives again.
-func TestF10ServerSlowConsumer(t *testing.T) {
+func TestServerSideSlowConsumer(t *testing.T) {
 	s := testutil.SlowConsumerServer(t, true)
 	p := fltProxy(t, fltHostPort(s.URL()))
 	ev := &testutil.Events{}

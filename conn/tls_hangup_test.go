@@ -36,7 +36,7 @@ func hangUpAfterTLS(t *testing.T, certs *testserver.Certs) (*fakeserver.Server, 
 // makes each reconnect attempt fail with an error, never a hang, and the
 // reconnect loop keeps going until a working server is back; then the
 // connection works again.
-func TestF34EOFAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
+func TestHangUpAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 	bad, handshakes := hangUpAfterTLS(t, certs)

@@ -145,7 +145,7 @@ func TestTLSHandshakeFirst(t *testing.T) {
 			start := time.Now()
 			err := scConnectErr(t, url, conn.RootCAs(certs.CAFile), conn.ConnectTimeout(300*time.Millisecond))
 			// ErrTimeout is the documented class; a bare deadline error
-			// is tolerated here (see TestF34TLSHandshakeFirstMismatchIsErrTimeout).
+			// is tolerated here (see TestTLSHandshakeFirstMismatchIsErrTimeout).
 			if !errors.Is(err, conn.ErrTimeout) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("got %v, want a timeout", err)
 			}
@@ -168,10 +168,10 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	})
 }
 
-// TestF34TLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
+// TestTLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
 // ConnectTimeout fails with ErrTimeout, every time. The server here never
 // sends INFO, as a handshake_first server does to a plain client.
-func TestF34TLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
+func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
 	s := fakeserver.New(t) // connections nobody takes are held open, silent
 	for i := range 20 {
 		err := scConnectErr(t, s.URL(), conn.ConnectTimeout(20*time.Millisecond))

@@ -20,7 +20,7 @@ import (
 // publish must fail (never report success it did not see); the retry with
 // the same Msg-Id must come back as a duplicate carrying the original
 // sequence, and the stream must hold the message once.
-func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
+func TestPubAckLostRetryIsDuplicate(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	ctx := ctxT(t)
 	admin := connect(t, s.URL())

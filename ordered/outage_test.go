@@ -101,7 +101,7 @@ func TestRegressionNatsRs1331NoConsumerPileUpOnFlappingLink(t *testing.T) {
 // published after the recovery, in order and without a gap. (Distinct from
 // TestRegressionNatsGo1808RetriesWhileJetStreamUnavailable: a clustered
 // meta-leader loss, not a single server being down.)
-func TestF05OrderedSurvivesMetaLeaderLoss(t *testing.T) {
+func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}

@@ -67,7 +67,7 @@ func TestRegressionNatsGo1370OrderedAfterHardRestart(t *testing.T) {
 // connection subscribed to $JS.API.CONSUMER.CREATE.>) and the JetStream
 // API requests it served stay within a small bound over the seconds after
 // the restart.
-func TestF03OrderedMemoryStreamLostIsTerminal(t *testing.T) {
+func TestMemoryStreamLostInRestartIsTerminal(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 5)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)

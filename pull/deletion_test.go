@@ -25,7 +25,7 @@ import (
 // terminal error — the stream or its consumer is gone — instead of healing
 // forever, and it leaves no loop of API requests behind; Fetch on the
 // consumer fails the same way.
-func TestF18MessagesEndsOnStreamDelete(t *testing.T) {
+func TestMessagesEndsOnStreamDelete(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	e.publish(t, 3)
@@ -68,7 +68,7 @@ func TestF18MessagesEndsOnStreamDelete(t *testing.T) {
 	}
 }
 
-func TestF17FetchConsumerDeletedInFlight(t *testing.T) {
+func TestFetchConsumerDeletedInFlight(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	errc := make(chan error, 1)
@@ -148,7 +148,7 @@ func TestRegressionNatsGo1900InactiveThresholdDeletionSurfaced(t *testing.T) {
 // F03 (b): a durable pull consumer of a MEMORY stream; the server restarts
 // and both are gone. Messages must not go silent: it ends with the
 // terminal jsapi.ErrStreamNotFound soon after the reconnect.
-func TestF03DurablePullOnLostMemoryStreamSurfaced(t *testing.T) {
+func TestDurableOnLostMemoryStreamSurfaced(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	e.publish(t, 3)

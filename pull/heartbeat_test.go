@@ -21,7 +21,7 @@ import (
 
 // Heartbeats arrive on an idle consumer: Messages reports no missed
 // heartbeat while nothing is published.
-func TestF20IdleHeartbeats(t *testing.T) {
+func TestIdleHeartbeats(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	var missed atomic.Int32

@@ -143,7 +143,7 @@ func stepDown(t *testing.T, ctx context.Context, nc *conn.Conn, stream, consumer
 
 // F04: the stream leader of an R3 stream is shut down under Messages:
 // nothing acknowledged is lost and the loop goes on.
-func TestF04MessagesLeaderChange(t *testing.T) {
+func TestMessagesSurvivesLeaderChange(t *testing.T) {
 	cl := testserver.StartCluster(t, 3, testserver.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

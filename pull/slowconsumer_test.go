@@ -17,7 +17,7 @@ import (
 // then closed as a slow consumer never reach the client; after the
 // reconnect they come again, redelivered after AckWait, and every message
 // is received.
-func TestF10ServerSlowConsumerJetStreamRedelivery(t *testing.T) {
+func TestServerSideSlowConsumerRedelivery(t *testing.T) {
 	s := testutil.SlowConsumerServer(t, false)
 	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
