@@ -27,22 +27,12 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-func fltProxy(t *testing.T, target string) *faultproxy.Proxy {
-	t.Helper()
-	p, err := faultproxy.New(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
-func fltServer(t *testing.T) *testserver.Server {
+func coreServer(t *testing.T) *testserver.Server {
 	return testserver.Start(t, testserver.Options{NoJetStream: true})
 }
 
-// fltConnGoroutines counts goroutines with a frame in package conn.
-func fltConnGoroutines() int {
+// goroutinesInConn counts goroutines with a frame in package conn.
+func goroutinesInConn() int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -76,11 +66,11 @@ func recvErr(t *testing.T, ch <-chan error, d time.Duration, what string) error 
 // ---- F06: network stall while publishing ----
 
 func TestStallDetectedWhilePublishing(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
 	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond), conn.MaxPingsOutstanding(2),
-		conn.ConnectTimeout(300*time.Millisecond), fltFastReconnect(), ev.Opt())
+		conn.ConnectTimeout(300*time.Millisecond), testutil.FastReconnect(), ev.Opt())
 
 	// A paced publisher (about 10k msgs/s) keeps writing throughout the
 	// stall without building a backlog the reconnected link could not
@@ -153,8 +143,8 @@ func TestStallDetectedWhilePublishing(t *testing.T) {
 
 // ---- F08: cut mid-frame, partial write ----
 
-// fltPayload is the 1 KiB payload of publish number seq.
-func fltPayload(seq int) []byte {
+// seqPayload is the 1 KiB payload of publish number seq.
+func seqPayload(seq int) []byte {
 	b := make([]byte, 1024)
 	copy(b, fmt.Sprintf("%08d:", seq))
 	for i := 9; i < len(b); i++ {
@@ -163,10 +153,10 @@ func fltPayload(seq int) []byte {
 	return b
 }
 
-// fltCheckPubs checks that fs never saw a malformed frame, and that every
+// checkPubs checks that fs never saw a malformed frame, and that every
 // PUB on subject carries the exact payload of its sequence number, none
 // twice. It returns the sequence numbers per connection, in order.
-func fltCheckPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
+func checkPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
 	t.Helper()
 	if errs := fs.ParseErrors(); len(errs) > 0 {
 		t.Fatalf("server saw malformed client bytes: %v", errs)
@@ -183,7 +173,7 @@ func fltCheckPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
 				continue
 			}
 			seq, err := strconv.Atoi(string(op.Payload[:min(8, len(op.Payload))]))
-			if err != nil || !bytes.Equal(op.Payload, fltPayload(seq)) {
+			if err != nil || !bytes.Equal(op.Payload, seqPayload(seq)) {
 				t.Fatalf("connection %d: PUB with a damaged payload (%d bytes, %q…)", c.Index(), len(op.Payload), op.Payload[:min(16, len(op.Payload))])
 			}
 			if prev, dup := seen[seq]; dup {
@@ -212,10 +202,10 @@ func contiguous(s []int) bool {
 // a later connection, and every PUB must be whole.
 func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	p := fltProxy(t, fs.Addr())
+	p := testutil.Proxy(t, fs.Addr())
 	p.Chunk(faultproxy.Up, 100)
 	ev := &testutil.Events{}
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt())
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -227,7 +217,7 @@ func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 				return
 			default:
 			}
-			if err := nc.Publish("f08", fltPayload(seq)); err != nil {
+			if err := nc.Publish("f08", seqPayload(seq)); err != nil {
 				runtime.Gosched()
 				continue
 			}
@@ -249,19 +239,19 @@ func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	}()
 	const cuts = 3
 	for k := 1; k <= cuts; k++ {
-		c := fltFake(t, fs, k)
+		c := fakeClient(t, fs, k)
 		eventually(t, fmt.Sprintf("publishes on connection %d", k), func() bool { return len(c.Pubs()) >= 20 })
 		p.CutAll()
-		fltWaitDone(t, c, "the cut")
+		waitClosed(t, c, "the cut")
 	}
-	last := fltFake(t, fs, cuts+1)
+	last := fakeClient(t, fs, cuts+1)
 	eventually(t, "publishes after the last reconnect", func() bool { return len(last.Pubs()) >= 20 })
 	close(stop)
 	wg.Wait()
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	per := fltCheckPubs(t, fs, "f08")
+	per := checkPubs(t, fs, "f08")
 	truncated := 0
 	for i, c := range fs.Clients() {
 		if c.Truncated() {
@@ -277,16 +267,16 @@ func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	t.Logf("%d of %d cuts landed mid-frame", truncated, cuts)
 }
 
-// fltPartialConn writes all but the last 3 bytes of the first Write after
+// partialWriteConn writes all but the last 3 bytes of the first Write after
 // armed is set, then fails: a partial write that always ends mid-frame.
-type fltPartialConn struct {
+type partialWriteConn struct {
 	net.Conn
 	armed *atomic.Bool
 }
 
 var errInjectedPartialWrite = errors.New("injected partial write")
 
-func (c *fltPartialConn) Write(b []byte) (int, error) {
+func (c *partialWriteConn) Write(b []byte) (int, error) {
 	if len(b) > 3 && c.armed.CompareAndSwap(true, false) {
 		n, _ := c.Conn.Write(b[:len(b)-3])
 		return n, errInjectedPartialWrite
@@ -306,39 +296,39 @@ func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return &fltPartialConn{Conn: c, armed: &armed}, nil
+		return &partialWriteConn{Conn: c, armed: &armed}, nil
 	})
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), dial, fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), dial, testutil.FastReconnect(), ev.Opt())
 	seq := 0
 	for ; seq < 10; seq++ {
-		nc.Publish("f08", fltPayload(seq))
+		nc.Publish("f08", seqPayload(seq))
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(true)
 	for ; seq < 210; seq++ {
-		if err := nc.Publish("f08", fltPayload(seq)); err != nil {
+		if err := nc.Publish("f08", seqPayload(seq)); err != nil {
 			t.Fatalf("publish %d: %v", seq, err)
 		}
 	}
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	for ; seq < 220; seq++ {
-		nc.Publish("f08", fltPayload(seq))
+		nc.Publish("f08", seqPayload(seq))
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fltFake(t, fs, 1)
-	fltWaitDone(t, c1, "the failed connection to close")
+	c1 := fakeClient(t, fs, 1)
+	waitClosed(t, c1, "the failed connection to close")
 	if !c1.Truncated() {
 		t.Fatal("setup: the partial write did not end mid-frame")
 	}
 	if d, _, _ := ev.First(conn.EventDisconnected); !errors.Is(d.Err, errInjectedPartialWrite) {
 		t.Fatalf("disconnected with %v", d.Err)
 	}
-	per := fltCheckPubs(t, fs, "f08")
+	per := checkPubs(t, fs, "f08")
 	if len(per) != 2 {
 		t.Fatalf("%d connections, want 2", len(per))
 	}
@@ -399,9 +389,9 @@ func TestMaxPayloadCountsHeaders(t *testing.T) {
 // ---- F15: disconnect with requests pending ----
 
 func TestPendingRequestsFailOnReconnect(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	ev := &testutil.Events{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
 	if _, err := nc.Subscribe("f15.silent"); err != nil { // never answers
 		t.Fatal(err)
 	}
@@ -444,7 +434,7 @@ func TestPendingRequestsFailOnReconnect(t *testing.T) {
 // ---- F16: abandoned requests ----
 
 func TestAbandonedRequestsFreed(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	silent := connect(t, s.URL())
 	// A subscriber that never replies keeps no-responders away.
@@ -501,7 +491,7 @@ func TestAbandonedRequestsFreed(t *testing.T) {
 // ---- F24: drain while disconnected, drain timeout ----
 
 func TestDrainWhileDisconnected(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.Opt())
 	sub, _ := nc.Subscribe("f24")
@@ -556,7 +546,7 @@ func TestDrainWhileDisconnected(t *testing.T) {
 // TestCloseDuringDrain: Close racing a Drain; both return and the Closed
 // event fires exactly once.
 func TestCloseDuringDrain(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	ev := &testutil.Events{}
 	nc := connect(t, s.URL(), ev.Opt())
 	pub := connect(t, s.URL())
@@ -588,7 +578,7 @@ func TestCloseDuringDrain(t *testing.T) {
 // disconnected cannot be flushed by a Drain that does not wait for the
 // reconnect; Drain must not report that as a clean success.
 func TestDrainWhileDisconnectedReportsUnsent(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -605,7 +595,7 @@ func TestDrainWhileDisconnectedReportsUnsent(t *testing.T) {
 // TestDrainWedgedHandler: a handler that never returns; Drain with a
 // short context must end by its deadline with a timeout error.
 func TestDrainWedgedHandler(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before nc.Close
@@ -636,11 +626,11 @@ func TestDrainWedgedHandler(t *testing.T) {
 // ---- F25: MaxReconnects exhausted while calls are blocked ----
 
 func TestMaxReconnectsReleasesEverything(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	baseG := fltConnGoroutines()
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	baseG := goroutinesInConn()
 	ev := &testutil.Events{}
-	nc := connect(t, p.URL(), conn.MaxReconnects(2), fltFastReconnect(), ev.Opt(),
+	nc := connect(t, p.URL(), conn.MaxReconnects(2), testutil.FastReconnect(), ev.Opt(),
 		conn.RequestTimeout(time.Minute))
 	iterSub, _ := nc.Subscribe("f25.iter")
 	nextSub, _ := nc.Subscribe("f25.next")
@@ -706,13 +696,13 @@ func TestMaxReconnectsReleasesEverything(t *testing.T) {
 	if c, _, _ := ev.First(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
 		t.Fatalf("Closed event with %v", c.Err)
 	}
-	eventually(t, "client goroutines to return", func() bool { return fltConnGoroutines() <= baseG })
+	eventually(t, "client goroutines to return", func() bool { return goroutinesInConn() <= baseG })
 }
 
 // ---- F26: reconnect delay ----
 
 func TestReconnectDelayAttemptNumbers(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	var mu sync.Mutex
 	var attempts []int
 	delay := conn.ReconnectDelay(func(a int) time.Duration {
@@ -757,7 +747,7 @@ func TestReconnectDelayAttemptNumbers(t *testing.T) {
 }
 
 func TestDelayBetweenAttemptsToSameServer(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	const wait = 30 * time.Millisecond
 	const downURL = "nats://down.invalid:4222"
 	type dialRec struct {
@@ -803,7 +793,7 @@ func TestDelayBetweenAttemptsToSameServer(t *testing.T) {
 	}
 	eventually(t, "attempts to both servers", func() bool {
 		m := perAddr()
-		return len(m) == 2 && len(m[fltHostPort(s.URL())]) >= 4 && len(m["down.invalid:4222"]) >= 4
+		return len(m) == 2 && len(m[testutil.HostPort(s.URL())]) >= 4 && len(m["down.invalid:4222"]) >= 4
 	})
 	for addr, ds := range perAddr() {
 		for i := 1; i < len(ds); i++ {
@@ -825,10 +815,10 @@ func TestDelayBetweenAttemptsToSameServer(t *testing.T) {
 // ---- F27: reconnect buffer ----
 
 func TestReconnectBufferDisabled(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), fltFastReconnect(), ev.Opt())
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), testutil.FastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -853,8 +843,8 @@ func TestReconnectBufferDisabled(t *testing.T) {
 }
 
 func TestReconnectBufferLimit(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	watcher := connect(t, s.URL()) // stays connected
 	sub, _ := watcher.Subscribe("f27.b")
 	if err := watcher.Flush(ctxT(t)); err != nil {
@@ -862,7 +852,7 @@ func TestReconnectBufferLimit(t *testing.T) {
 	}
 	ev := &testutil.Events{}
 	const limit = 2048
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), fltFastReconnect(), ev.Opt())
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), testutil.FastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -913,11 +903,11 @@ func TestReconnectBufferLimit(t *testing.T) {
 // ---- F28: flush across a cut ----
 
 func TestFlushAcrossCut(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
 	// No keepalive PINGs: every outstanding PING is a Flush's.
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.Opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -962,11 +952,11 @@ func TestFlushAcrossCut(t *testing.T) {
 // ---- F29: subscriptions restored with the remaining auto-unsubscribe ----
 
 func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	ev := &testutil.Events{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
 	pubEv := &testutil.Events{}
-	pub := connect(t, s.URL(), fltFastReconnect(), pubEv.Opt())
+	pub := connect(t, s.URL(), testutil.FastReconnect(), pubEv.Opt())
 	sub, err := nc.QueueSubscribe("f29", "workers")
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fltFake(t, fs, 1)
+	c := fakeClient(t, fs, 1)
 
 	// 1024 messages per write, alternating between the subscriptions, each
 	// reply different (a real flood would not repeat itself).
@@ -162,7 +162,7 @@ func TestHostilePingFloodBounded(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fltFake(t, fs, 1)
+	c := fakeClient(t, fs, 1)
 	c.StopReading()
 	// The fake's side closes first: the client's write blocked on it
 	// fails, and Close need not wait for the write timeout.
@@ -227,7 +227,7 @@ func TestHostileTraceBomb(t *testing.T) {
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c := fltFake(t, fs, 1)
+			c := fakeClient(t, fs, 1)
 			body := gzipped(t, tc.body)
 			before := liveHeap()
 			type result struct {

@@ -24,38 +24,29 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// fltFastReconnect makes reconnect attempts quick.
-func fltFastReconnect() conn.Option { return scFastReconnect }
-
-// fltHostPort strips the scheme from a URL.
-func fltHostPort(url string) string {
-	_, hp, _ := strings.Cut(url, "://")
-	return hp
-}
-
-// fltConnectAsync connects in a goroutine (the fake server's side of the
+// connectAsync connects in a goroutine (the fake server's side of the
 // handshake runs in the test) and returns the result channel.
-func fltConnectAsync(url string, opts ...conn.Option) <-chan fltConnResult {
-	ch := make(chan fltConnResult, 1)
+func connectAsync(url string, opts ...conn.Option) <-chan connectResult {
+	ch := make(chan connectResult, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		start := time.Now()
 		nc, err := conn.Connect(ctx, url, opts...)
-		ch <- fltConnResult{nc, err, time.Since(start)}
+		ch <- connectResult{nc, err, time.Since(start)}
 	}()
 	return ch
 }
 
-type fltConnResult struct {
+type connectResult struct {
 	nc  *conn.Conn
 	err error
 	d   time.Duration
 }
 
-// fltFake returns the i-th connection to fs, failing the test after the
+// fakeClient returns the i-th connection to fs, failing the test after the
 // usual bound.
-func fltFake(t *testing.T, fs *fakeserver.Server, i int) *fakeserver.Client {
+func fakeClient(t *testing.T, fs *fakeserver.Server, i int) *fakeserver.Client {
 	t.Helper()
 	c, err := fs.Client(ctxT(t), i)
 	if err != nil {
@@ -64,8 +55,8 @@ func fltFake(t *testing.T, fs *fakeserver.Server, i int) *fakeserver.Client {
 	return c
 }
 
-// fltWaitDone waits until the fake connection c has been closed.
-func fltWaitDone(t *testing.T, c *fakeserver.Client, what string) {
+// waitClosed waits until the fake connection c has been closed.
+func waitClosed(t *testing.T, c *fakeserver.Client, what string) {
 	t.Helper()
 	select {
 	case <-c.Done():
@@ -85,19 +76,19 @@ func isTimeout(err error) bool {
 		errors.Is(err, context.DeadlineExceeded)
 }
 
-// fltFirstConn returns the fake server's first connection, or nil when the
+// firstFakeClient returns the fake server's first connection, or nil when the
 // client never got that far (its dial timed out on a loaded machine).
-func fltFirstConn(t *testing.T, fs *fakeserver.Server) *fakeserver.Client {
+func firstFakeClient(t *testing.T, fs *fakeserver.Server) *fakeserver.Client {
 	if fs.Accepted() == 0 {
 		t.Log("the dial itself timed out; nothing reached the fake server")
 		return nil
 	}
-	return fltFake(t, fs, 1)
+	return fakeClient(t, fs, 1)
 }
 
 func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
 	fs := fakeserver.New(t) // accepts, never sends a byte
-	r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
+	r := <-connectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
 	if r.err == nil {
 		r.nc.Close()
 		t.Fatal("connected to a server that never sent INFO")
@@ -108,8 +99,8 @@ func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
 	if r.d < 200*time.Millisecond || r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	if c := fltFirstConn(t, fs); c != nil {
-		fltWaitDone(t, c, "the client to close the silent connection")
+	if c := firstFakeClient(t, fs); c != nil {
+		waitClosed(t, c, "the client to close the silent connection")
 		if n := len(c.Ops()); n != 0 {
 			t.Fatalf("client sent %d ops before INFO", n)
 		}
@@ -120,7 +111,7 @@ func TestHandshakeTimeoutWithoutPong(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
 		_ = c.SendInfo(nil) // then never a PONG
 	}))
-	r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
+	r := <-connectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
 	if r.err == nil {
 		r.nc.Close()
 		t.Fatal("connected without a PONG")
@@ -131,15 +122,15 @@ func TestHandshakeTimeoutWithoutPong(t *testing.T) {
 	if r.d < 200*time.Millisecond || r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	c := fltFirstConn(t, fs)
+	c := firstFakeClient(t, fs)
 	if c == nil {
 		return
 	}
-	fltWaitDone(t, c, "the client to close the connection")
+	waitClosed(t, c, "the client to close the connection")
 	ops := c.Ops()
 	// On a loaded machine the timeout may strike before CONNECT is sent.
 	if len(ops) > 0 && (len(ops) != 2 || ops[0].Kind != proto.KindConnect || ops[1].Kind != proto.KindPing) {
-		t.Fatalf("client sent %v, want CONNECT PING", fltKinds(ops))
+		t.Fatalf("client sent %v, want CONNECT PING", opKinds(ops))
 	}
 	if c.ParseErr() != nil || len(c.Violations()) > 0 {
 		t.Fatalf("parse error %v, violations %v", c.ParseErr(), c.Violations())
@@ -151,7 +142,7 @@ func TestTLSHandshakeStallTimesOut(t *testing.T) {
 		c.Discard() // the ClientHello is not NATS protocol
 		_ = c.SendInfo(fakeserver.DefaultInfo().With("tls_required", true))
 	}))
-	r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
+	r := <-connectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
 	if r.err == nil {
 		r.nc.Close()
 		t.Fatal("connected through a TLS handshake that never completed")
@@ -162,8 +153,8 @@ func TestTLSHandshakeStallTimesOut(t *testing.T) {
 	if r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	if c := fltFirstConn(t, fs); c != nil {
-		fltWaitDone(t, c, "the client to close the connection")
+	if c := firstFakeClient(t, fs); c != nil {
+		waitClosed(t, c, "the client to close the connection")
 		// Normally the client was inside the TLS handshake (it sent a
 		// ClientHello); on a loaded machine the timeout may come first.
 		t.Logf("client sent %d bytes of TLS handshake", c.Discarded())
@@ -175,7 +166,7 @@ func TestTLSHandshakeStallTimesOut(t *testing.T) {
 func TestHandshakeTimeoutIsErrTimeout(t *testing.T) {
 	fs := fakeserver.New(t) // silent
 	for i := range 10 {
-		r := <-fltConnectAsync(fs.URL(), conn.ConnectTimeout(50*time.Millisecond))
+		r := <-connectAsync(fs.URL(), conn.ConnectTimeout(50*time.Millisecond))
 		if r.err == nil {
 			r.nc.Close()
 			t.Fatal("connected to a silent server")
@@ -194,7 +185,7 @@ func TestHandshakeTimeoutIsErrTimeout(t *testing.T) {
 	}
 }
 
-func fltKinds(ops []proto.Op) []string {
+func opKinds(ops []proto.Op) []string {
 	var out []string
 	for _, op := range ops {
 		out = append(out, op.Kind.String())
@@ -204,16 +195,16 @@ func fltKinds(ops []proto.Op) []string {
 
 // ---- F12: authentication expired ----
 
-type fltJWT struct{ n atomic.Int32 }
+type countingJWT struct{ n atomic.Int32 }
 
-func (j *fltJWT) opt() conn.Option {
+func (j *countingJWT) opt() conn.Option {
 	return conn.UserJWT(func() (string, error) {
 		return fmt.Sprintf("jwt-%d", j.n.Add(1)), nil
 	}, func(nonce []byte) ([]byte, error) { return []byte("sig:" + string(nonce)), nil })
 }
 
-// fltConnectJWT returns the jwt field of a CONNECT.
-func fltConnectJWT(t *testing.T, js []byte) string {
+// connectJWT returns the jwt field of a CONNECT.
+func connectJWT(t *testing.T, js []byte) string {
 	t.Helper()
 	var cm struct {
 		JWT string `json:"jwt"`
@@ -228,15 +219,15 @@ func fltConnectJWT(t *testing.T, js []byte) string {
 	return cm.JWT
 }
 
-func fltAuthInfo() fakeserver.Info {
+func authInfo() fakeserver.Info {
 	return fakeserver.DefaultInfo().With("auth_required", true).With("nonce", "n0nce")
 }
 
-// fltAuthFake accepts connections whose index reject(i) is false and answers
+// authFakeServer accepts connections whose index reject(i) is false and answers
 // CONNECT on the others with errText, then waits for the client to hang up.
-func fltAuthFake(t *testing.T, errText string, reject func(i int) bool) *fakeserver.Server {
+func authFakeServer(t *testing.T, errText string, reject func(i int) bool) *fakeserver.Server {
 	return fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
-		if err := c.SendInfo(fltAuthInfo()); err != nil {
+		if err := c.SendInfo(authInfo()); err != nil {
 			return
 		}
 		if _, err := c.ExpectConnect(c.Context()); err != nil {
@@ -255,11 +246,11 @@ func fltAuthFake(t *testing.T, errText string, reject func(i int) bool) *fakeser
 // Authentication Expired'; the client reports it as a *ServerError,
 // reconnects, and calls the JWT callback again for the new CONNECT.
 func TestAuthExpiredReconnect(t *testing.T) {
-	fs := fltAuthFake(t, "User Authentication Expired", func(int) bool { return false })
-	var jwt fltJWT
+	fs := authFakeServer(t, "User Authentication Expired", func(int) bool { return false })
+	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
-	c1 := fltFake(t, fs, 1)
+	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
+	c1 := fakeClient(t, fs, 1)
 	if err := c1.SendErr("User Authentication Expired"); err != nil {
 		t.Fatal(err)
 	}
@@ -274,13 +265,13 @@ func TestAuthExpiredReconnect(t *testing.T) {
 	if !errors.Is(d.Err, conn.ErrAuthExpired) {
 		t.Fatalf("disconnected with %v, want ErrAuthExpired", d.Err)
 	}
-	fltWaitDone(t, c1, "the client to drop the expired connection")
+	waitClosed(t, c1, "the client to drop the expired connection")
 	if got := jwt.n.Load(); got != 2 {
 		t.Fatalf("JWT callback called %d times, want 2 (once per connection)", got)
 	}
 	for i := 1; i <= 2; i++ {
-		op := fltFake(t, fs, i).Ops()[0]
-		if got, want := fltConnectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
+		op := fakeClient(t, fs, i).Ops()[0]
+		if got, want := connectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
 			t.Fatalf("connection %d sent %q, want the fresh %q", i, got, want)
 		}
 	}
@@ -293,19 +284,19 @@ func TestAuthExpiredReconnect(t *testing.T) {
 // reconnect attempt is refused with 'User Authentication Expired', the
 // next (with a fresh JWT) is accepted.
 func TestAuthRefusedOnceThenAccepted(t *testing.T) {
-	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
-	var jwt fltJWT
+	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i == 2 })
+	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
-	fltWaitDone(t, fltFake(t, fs, 2), "the client to drop the refused attempt")
+	waitClosed(t, fakeClient(t, fs, 2), "the client to drop the refused attempt")
 	if got := jwt.n.Load(); got != 3 {
 		t.Fatalf("JWT callback called %d times, want 3 (once per attempt)", got)
 	}
 	for i := 1; i <= 3; i++ {
-		op := fltFake(t, fs, i).Ops()[0]
-		if got, want := fltConnectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
+		op := fakeClient(t, fs, i).Ops()[0]
+		if got, want := connectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
 			t.Fatalf("connection %d sent %q, want the fresh %q", i, got, want)
 		}
 	}
@@ -322,10 +313,10 @@ func TestAuthRefusedOnceThenAccepted(t *testing.T) {
 // Expired'. The refusal must reach the application as an event carrying the
 // *ServerError, not only a log line.
 func TestAuthErrorOnReconnectReported(t *testing.T) {
-	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i == 2 })
-	var jwt fltJWT
+	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i == 2 })
+	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if jwt.n.Load() != 3 {
@@ -341,10 +332,10 @@ func TestAuthErrorOnReconnectReported(t *testing.T) {
 // with that error (RELIABILITY.md F12: "If the same auth error comes back
 // twice, close").
 func TestRepeatedAuthErrorCloses(t *testing.T) {
-	fs := fltAuthFake(t, "User Authentication Expired", func(i int) bool { return i >= 2 })
-	var jwt fltJWT
+	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i >= 2 })
+	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	select {
 	case <-nc.Closed():
@@ -372,7 +363,7 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
 	sub, err := nc.Subscribe("f13")
 	if err != nil {
 		t.Fatal(err)
@@ -380,13 +371,13 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	fltFake(t, fs, 1).Close()
+	fakeClient(t, fs, 1).Close()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if fs.Accepted() != 4 {
 		t.Fatalf("%d connections, want 4", fs.Accepted())
 	}
 	for i := 2; i <= 3; i++ {
-		fltWaitDone(t, fltFake(t, fs, i), "the client to hang up on a refused attempt")
+		waitClosed(t, fakeClient(t, fs, i), "the client to hang up on a refused attempt")
 	}
 	if nc.IsClosed() || ev.Count(conn.EventClosed) != 0 {
 		t.Fatal("max connections exceeded closed the connection")
@@ -395,7 +386,7 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 		t.Fatalf("Reconnects = %d, want 1", got)
 	}
 	// The subscription is restored on the accepted connection and works.
-	c4 := fltFake(t, fs, 4)
+	c4 := fakeClient(t, fs, 4)
 	if op, err := c4.Expect(ctxT(t), proto.KindSub); err != nil || string(op.Subject) != "f13" {
 		t.Fatalf("resubscribe: %v %v", op, err)
 	}
@@ -412,12 +403,12 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 func TestOversizedMsgFromServer(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil))) // max_payload 1 MiB
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fltFake(t, fs, 1)
+	c1 := fakeClient(t, fs, 1)
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -439,12 +430,12 @@ func TestOversizedMsgFromServer(t *testing.T) {
 	if d, _, _ := ev.First(conn.EventDisconnected); !errors.Is(d.Err, proto.ErrPayloadTooLarge) {
 		t.Fatalf("disconnected with %v", d.Err)
 	}
-	fltWaitDone(t, c1, "the client to drop the connection")
+	waitClosed(t, c1, "the client to drop the connection")
 	if sub.Delivered() != 0 {
 		t.Fatal("oversized message delivered")
 	}
 	// Reconnected to the fake; the subscription is back and works.
-	c2 := fltFake(t, fs, 2)
+	c2 := fakeClient(t, fs, 2)
 	if _, err := c2.Expect(ctxT(t), proto.KindSub); err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +457,7 @@ func TestAsyncInfoDiscovery(t *testing.T) {
 	nc := connect(t, fs.URL(), ev.Opt(), conn.DontRandomize())
 	ign := connect(t, fs.URL(), conn.IgnoreDiscoveredServers())
 	for i := 1; i <= 2; i++ {
-		if err := fltFake(t, fs, i).SendInfo(gossip); err != nil {
+		if err := fakeClient(t, fs, i).SendInfo(gossip); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -481,7 +472,7 @@ func TestAsyncInfoDiscovery(t *testing.T) {
 		want = append(want, "nats://"+u)
 	}
 	got := nc.Servers()
-	if !slices.Equal(fltSorted(got), fltSorted(want)) {
+	if !slices.Equal(sorted(got), sorted(want)) {
 		t.Errorf("pool after gossip:\n got %q\nwant %q (malformed entries must be skipped)", got, want)
 	}
 	if got[0] != fs.URL() {
@@ -493,7 +484,7 @@ func TestAsyncInfoDiscovery(t *testing.T) {
 		t.Errorf("IgnoreDiscoveredServers: pool %q", got)
 	}
 	// The same INFO again adds nothing.
-	fltFake(t, fs, 1).SendInfo(gossip)
+	fakeClient(t, fs, 1).SendInfo(gossip)
 	nc.Flush(ctxT(t))
 	if got := nc.Servers(); len(got) != len(want) {
 		t.Errorf("repeated gossip grew the pool to %q", got)
@@ -509,7 +500,7 @@ func TestGossipMalformedPortOrHostSkipped(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	nc := connect(t, fs.URL())
 	bad := []string{"h3.example:abc", "h4.example:99999", "h5.example:-1", "h 7:4222"}
-	fltFake(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls", bad))
+	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls", bad))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +514,7 @@ func TestGossipMalformedPortOrHostSkipped(t *testing.T) {
 func TestGossipDuplicateInOneInfo(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	nc := connect(t, fs.URL())
-	fltFake(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
+	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
 		[]string{"10.0.0.1:4222", "10.0.0.1:4222", "10.0.0.1:4222"}))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -543,7 +534,7 @@ func TestGossipedIPKeepsTLSName(t *testing.T) {
 		return d.DialContext(ctx, network, fs.Addr())
 	})
 	nc := connect(t, "nats://nats.example.test:4222", redirect)
-	fltFake(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
+	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
 		[]string{"10.9.8.7:4222", "node2.example.test:4222"}))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -557,7 +548,7 @@ func TestGossipedIPKeepsTLSName(t *testing.T) {
 	}
 }
 
-func fltSorted(s []string) []string {
+func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
@@ -600,12 +591,12 @@ func TestGarbageFromServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 			ev := &testutil.Events{}
-			nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
+			nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
 			sub, _ := nc.Subscribe("foo")
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c1 := fltFake(t, fs, 1)
+			c1 := fakeClient(t, fs, 1)
 			// The client may hang up before a long input is written.
 			_ = c1.Send([]byte(tc.bytes))
 			eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
@@ -616,12 +607,12 @@ func TestGarbageFromServer(t *testing.T) {
 			if e, _, ok := ev.First(tc.event); !ok || !tc.ok(e.Err) {
 				t.Fatalf("no %v event with the typed error; events: %v", tc.event, ev)
 			}
-			fltWaitDone(t, c1, "the client to drop the connection")
+			waitClosed(t, c1, "the client to drop the connection")
 			if sub.Delivered() != 0 {
 				t.Fatal("garbage delivered as a message")
 			}
 			// Reconnected to the fake server: resubscribed and working.
-			c2 := fltFake(t, fs, 2)
+			c2 := fakeClient(t, fs, 2)
 			if op, err := c2.Expect(ctxT(t), proto.KindSub); err != nil || string(op.Subject) != "foo" {
 				t.Fatalf("resubscribe: %v %v", op, err)
 			}
@@ -648,12 +639,12 @@ func TestGarbageFromServer(t *testing.T) {
 func TestNonFatalOdditiesDroppedAndCounted(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fltFake(t, fs, 1)
+	c1 := fakeClient(t, fs, 1)
 	c1.SendHMsg("foo", 1, "", []byte("XATS/1.0\r\n\r\n"), []byte("bad"))
 	c1.SendMsg("foo", 99, "", []byte("nobody"))
 	c1.SendPong()

@@ -29,7 +29,7 @@ func inlineEcho(t *testing.T, url, subject string) {
 // a subscription of the same connection keep arriving: every request gets
 // its own response and every message is delivered, in order.
 func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
@@ -77,7 +77,7 @@ func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
 // Many requesters at once: one reads, the others are woken with their
 // responses; nobody waits for the parked reader's timer in turn.
 func TestInlineConcurrentRequesters(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
@@ -109,7 +109,7 @@ func TestInlineConcurrentRequesters(t *testing.T) {
 // A request that times out while reading inline leaves the link usable:
 // the read deadline is the request's, not the connection's.
 func TestInlineTimeoutKeepsLink(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	silent := connect(t, s.URL())
 	if _, err := silent.Subscribe("void"); err != nil {
@@ -146,8 +146,8 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 // The link is lost while a requester reads inline: the request fails with
 // ErrDisconnected, the connection reconnects and the next request works.
 func TestInlineReadDuringRestart(t *testing.T) {
-	s := fltServer(t)
-	nc := connect(t, s.URL(), fltFastReconnect())
+	s := coreServer(t)
+	nc := connect(t, s.URL(), testutil.FastReconnect())
 	if _, err := nc.Subscribe("void"); err != nil { // keeps the request waiting
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestInlineReadDuringRestart(t *testing.T) {
 func TestInlineOverTLS(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	url := scTLSURL(s)
+	url := tlsURL(s)
 	rc := connect(t, url, conn.RootCAs(certs.CAFile))
 	if _, err := rc.SubscribeFunc("echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestInlineOverTLS(t *testing.T) {
 // step aside while a request still waits on its channel, which this test
 // cannot observe without timing; it would only be slower.)
 func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	rc := connect(t, s.URL())
 	// The responder answers both requests of a round together, so that
@@ -278,7 +278,7 @@ func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
 func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	url := scTLSURL(s)
+	url := tlsURL(s)
 	ev := &testutil.Events{}
 	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())
 	pub := connect(t, url, conn.RootCAs(certs.CAFile))
@@ -366,7 +366,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 // alternate with messages, so some responses are read by the requester
 // and some by the reader goroutine.
 func TestStatsCountBeforeDelivery(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)

@@ -18,7 +18,7 @@ import (
 // first request of a connection fails because the link is down, requests
 // work once the link is back.
 func TestRegressionNatsGo537RequestMuxRetriable(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	responder := connect(t, s.URL())
 	if _, err := responder.SubscribeFunc("r10.echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
 		t.Fatal(err)
@@ -34,9 +34,9 @@ func TestRegressionNatsGo537RequestMuxRetriable(t *testing.T) {
 		{"buffered", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := fltProxy(t, fltHostPort(s.URL()))
+			p := testutil.Proxy(t, s.URL())
 			ev := &testutil.Events{}
-			nc := connect(t, p.URL(), append(tc.opts, fltFastReconnect(), ev.Opt())...)
+			nc := connect(t, p.URL(), append(tc.opts, testutil.FastReconnect(), ev.Opt())...)
 			p.Refuse(true)
 			p.CutAll()
 			eventually(t, "disconnected", func() bool { return !nc.IsConnected() })

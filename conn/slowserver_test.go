@@ -19,9 +19,9 @@ import (
 // receives again.
 func TestServerSideSlowConsumer(t *testing.T) {
 	s := testutil.SlowConsumerServer(t, true)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.Opt())
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt())
 	pub := connect(t, s.URL())
 	sub, err := nc.Subscribe("f10.>")
 	if err != nil {

@@ -40,10 +40,10 @@ func TestHangUpAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 	bad, handshakes := hangUpAfterTLS(t, certs)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
-	nc := connect(t, "tls://"+p.Addr(), conn.RootCAs(certs.CAFile), fltFastReconnect(), ev.Opt())
-	scRoundTrip(t, nc, "f34.before")
+	nc := connect(t, "tls://"+p.Addr(), conn.RootCAs(certs.CAFile), testutil.FastReconnect(), ev.Opt())
+	roundTrip(t, nc, "f34.before")
 
 	p.SetTarget(bad.Addr())
 	p.CutAll()
@@ -55,7 +55,7 @@ func TestHangUpAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
 		t.Fatalf("%d reconnections reported against a server that hangs up", n)
 	}
 
-	p.SetTarget(fltHostPort(s.URL()))
+	p.SetTarget(testutil.HostPort(s.URL()))
 	eventually(t, "reconnection to the working server", func() bool { return ev.Count(conn.EventReconnected) == 1 })
-	scRoundTrip(t, nc, "f34.after")
+	roundTrip(t, nc, "f34.after")
 }

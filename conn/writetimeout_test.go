@@ -17,12 +17,12 @@ import (
 // of it, armWrite) and the link is dropped and reconnected — even with
 // pings far too rare to notice.
 func TestWriteTimeoutDropsBlockedLink(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
 	const timeout = 200 * time.Millisecond
 	nc := connect(t, p.URL(), conn.WriteTimeout(timeout), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2),
-		fltFastReconnect(), ev.Opt())
+		testutil.FastReconnect(), ev.Opt())
 
 	// Writes before the stall renew no deadline each time; they must
 	// still go through.
