@@ -31,8 +31,10 @@ test-otel:
 vet:
 	$(GO) vet $(PKGS)
 
+# Tests run in a random order, so none can rely on what another left
+# behind; a failing run prints its seed (-shuffle=<seed> repeats the order).
 race:
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -race -shuffle=on -count=1 -timeout 15m $(PKGS)
 
 # A time-bounded fuzz run can fail with a bare "context deadline exceeded"
 # when -fuzztime ends while a worker is busy (a Go toolchain race,

@@ -18,11 +18,12 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
-// scConnectErr runs Connect expecting failure; it closes a connection that
+// connectErr runs Connect expecting failure; it closes a connection that
 // unexpectedly succeeds and reports that as a nil error.
-func scConnectErr(t *testing.T, url string, opts ...conn.Option) error {
+func connectErr(t *testing.T, url string, opts ...conn.Option) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -33,14 +34,14 @@ func scConnectErr(t *testing.T, url string, opts ...conn.Option) error {
 	return err
 }
 
-// scWithUserinfo puts userinfo (already "user:pass" or "token") into a
+// withUserinfo puts userinfo (already "user:pass" or "token") into a
 // nats:// URL.
-func scWithUserinfo(url, userinfo string) string {
+func withUserinfo(url, userinfo string) string {
 	return strings.Replace(url, "://", "://"+userinfo+"@", 1)
 }
 
-// scRoundTrip checks that nc works: a request to its own responder.
-func scRoundTrip(t *testing.T, nc *conn.Conn, subject string) {
+// roundTrip checks that nc works: a request to its own responder.
+func roundTrip(t *testing.T, nc *conn.Conn, subject string) {
 	t.Helper()
 	sub, err := nc.SubscribeFunc(subject, func(m *conn.Msg) { m.Respond(append([]byte("re:"), m.Data...)) })
 	if err != nil {
@@ -56,8 +57,8 @@ func scRoundTrip(t *testing.T, nc *conn.Conn, subject string) {
 	}
 }
 
-// scAssertNoSecret fails if any of texts contains any of secrets.
-func scAssertNoSecret(t *testing.T, what string, texts []string, secrets ...string) {
+// assertNoSecret fails if any of texts contains any of secrets.
+func assertNoSecret(t *testing.T, what string, texts []string, secrets ...string) {
 	t.Helper()
 	for _, txt := range texts {
 		for _, s := range secrets {
@@ -68,7 +69,7 @@ func scAssertNoSecret(t *testing.T, what string, texts []string, secrets ...stri
 	}
 }
 
-func scErrText(err error) string {
+func errorText(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -80,30 +81,30 @@ func TestAuthUserPassword(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
 
 	t.Run("Option", func(t *testing.T) {
-		scRoundTrip(t, connect(t, s.URL(), conn.UserInfo(user, pass)), "up.opt")
+		roundTrip(t, connect(t, s.URL(), conn.UserInfo(user, pass)), "up.opt")
 	})
 	t.Run("URL", func(t *testing.T) {
-		nc := connect(t, scWithUserinfo(s.URL(), user+":"+pass))
-		scRoundTrip(t, nc, "up.url")
-		scAssertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), pass)
+		nc := connect(t, withUserinfo(s.URL(), user+":"+pass))
+		roundTrip(t, nc, "up.url")
+		assertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), pass)
 		if nc.ConnectedURL() != s.URL() {
 			t.Fatalf("ConnectedURL %q, want %q", nc.ConnectedURL(), s.URL())
 		}
 	})
 	t.Run("OptionOverridesURL", func(t *testing.T) {
-		scRoundTrip(t, connect(t, scWithUserinfo(s.URL(), user+":"+wrong), conn.UserInfo(user, pass)), "up.over")
+		roundTrip(t, connect(t, withUserinfo(s.URL(), user+":"+wrong), conn.UserInfo(user, pass)), "up.over")
 	})
 	for name, tc := range map[string]struct {
 		url  string
 		opts []conn.Option
 	}{
 		"WrongPasswordOption": {s.URL(), []conn.Option{conn.UserInfo(user, wrong)}},
-		"WrongPasswordURL":    {scWithUserinfo(s.URL(), user+":"+wrong), nil},
+		"WrongPasswordURL":    {withUserinfo(s.URL(), user+":"+wrong), nil},
 		"WrongUser":           {s.URL(), []conn.Option{conn.UserInfo("mallory", pass)}},
 		"NoCredentials":       {s.URL(), nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := scConnectErr(t, tc.url, tc.opts...)
+			err := connectErr(t, tc.url, tc.opts...)
 			if !errors.Is(err, conn.ErrAuthorization) {
 				t.Fatalf("got %v, want ErrAuthorization", err)
 			}
@@ -111,7 +112,7 @@ func TestAuthUserPassword(t *testing.T) {
 			if !errors.As(err, &se) || !se.Fatal() {
 				t.Fatalf("want a fatal *ServerError in %v", err)
 			}
-			scAssertNoSecret(t, "error", []string{err.Error()}, pass, wrong)
+			assertNoSecret(t, "error", []string{err.Error()}, pass, wrong)
 		})
 	}
 }
@@ -120,35 +121,35 @@ func TestAuthToken(t *testing.T) {
 	const token, wrong = "t0ken-s3cret-42", "t0ken-wr0ng-13"
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
 	t.Run("Option", func(t *testing.T) {
-		scRoundTrip(t, connect(t, s.URL(), conn.Token(token)), "tok.opt")
+		roundTrip(t, connect(t, s.URL(), conn.Token(token)), "tok.opt")
 	})
 	t.Run("URL", func(t *testing.T) {
-		nc := connect(t, scWithUserinfo(s.URL(), token))
-		scRoundTrip(t, nc, "tok.url")
-		scAssertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), token)
+		nc := connect(t, withUserinfo(s.URL(), token))
+		roundTrip(t, nc, "tok.url")
+		assertNoSecret(t, "URLs", append(nc.Servers(), nc.ConnectedURL()), token)
 	})
 	t.Run("OptionOverridesURL", func(t *testing.T) {
-		scRoundTrip(t, connect(t, scWithUserinfo(s.URL(), wrong), conn.Token(token)), "tok.over")
+		roundTrip(t, connect(t, withUserinfo(s.URL(), wrong), conn.Token(token)), "tok.over")
 	})
 	for name, tc := range map[string]struct {
 		url  string
 		opts []conn.Option
 	}{
 		"WrongOption":   {s.URL(), []conn.Option{conn.Token(wrong)}},
-		"WrongURL":      {scWithUserinfo(s.URL(), wrong), nil},
+		"WrongURL":      {withUserinfo(s.URL(), wrong), nil},
 		"NoCredentials": {s.URL(), nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := scConnectErr(t, tc.url, tc.opts...)
+			err := connectErr(t, tc.url, tc.opts...)
 			if !errors.Is(err, conn.ErrAuthorization) {
 				t.Fatalf("got %v, want ErrAuthorization", err)
 			}
-			scAssertNoSecret(t, "error", []string{err.Error()}, token, wrong)
+			assertNoSecret(t, "error", []string{err.Error()}, token, wrong)
 		})
 	}
 }
 
-func scWriteFile(t *testing.T, name string, data []byte) string {
+func writeFile(t *testing.T, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -163,8 +164,8 @@ func TestNKeyAuth(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
 
 	t.Run("SeedFile", func(t *testing.T) {
-		path := scWriteFile(t, "user.nk", append(append([]byte(nil), seed...), '\n'))
-		scRoundTrip(t, connect(t, s.URL(), conn.NKeyFromSeedFile(path)), "nk.file")
+		path := writeFile(t, "user.nk", append(append([]byte(nil), seed...), '\n'))
+		roundTrip(t, connect(t, s.URL(), conn.NKeyFromSeedFile(path)), "nk.file")
 	})
 	t.Run("Signer", func(t *testing.T) {
 		kp, err := nkeys.FromSeed(seed)
@@ -173,31 +174,31 @@ func TestNKeyAuth(t *testing.T) {
 		}
 		var calls atomic.Int32
 		sign := func(nonce []byte) ([]byte, error) { calls.Add(1); return kp.Sign(nonce) }
-		scRoundTrip(t, connect(t, s.URL(), conn.NKey(pub, sign)), "nk.sign")
+		roundTrip(t, connect(t, s.URL(), conn.NKey(pub, sign)), "nk.sign")
 		if calls.Load() != 1 {
 			t.Fatalf("signer called %d times, want 1", calls.Load())
 		}
 	})
 	t.Run("WrongSigner", func(t *testing.T) {
 		kp, _ := nkeys.FromSeed(otherSeed)
-		err := scConnectErr(t, s.URL(), conn.NKey(pub, kp.Sign))
+		err := connectErr(t, s.URL(), conn.NKey(pub, kp.Sign))
 		if !errors.Is(err, conn.ErrAuthorization) {
 			t.Fatalf("got %v, want ErrAuthorization", err)
 		}
 	})
 	t.Run("SignerError", func(t *testing.T) {
-		err := scConnectErr(t, s.URL(), conn.NKey(pub, func([]byte) ([]byte, error) { return nil, errors.New("hsm offline") }))
+		err := connectErr(t, s.URL(), conn.NKey(pub, func([]byte) ([]byte, error) { return nil, errors.New("hsm offline") }))
 		if !errors.Is(err, conn.ErrBadCredentials) {
 			t.Fatalf("got %v, want ErrBadCredentials", err)
 		}
 	})
 	t.Run("UnknownKey", func(t *testing.T) {
-		path := scWriteFile(t, "other.nk", otherSeed)
-		err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
+		path := writeFile(t, "other.nk", otherSeed)
+		err := connectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
 		if !errors.Is(err, conn.ErrAuthorization) {
 			t.Fatalf("got %v, want ErrAuthorization", err)
 		}
-		scAssertNoSecret(t, "error", []string{err.Error()}, string(otherSeed))
+		assertNoSecret(t, "error", []string{err.Error()}, string(otherSeed))
 	})
 	t.Run("BadSeedFiles", func(t *testing.T) {
 		akp, _ := nkeys.CreateAccount()
@@ -211,15 +212,15 @@ func TestNKeyAuth(t *testing.T) {
 			"Corrupt":     corrupt,
 		} {
 			t.Run(name, func(t *testing.T) {
-				path := scWriteFile(t, "bad.nk", data)
-				err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
+				path := writeFile(t, "bad.nk", data)
+				err := connectErr(t, s.URL(), conn.NKeyFromSeedFile(path))
 				if !errors.Is(err, conn.ErrBadCredentials) {
 					t.Fatalf("got %v, want ErrBadCredentials", err)
 				}
-				scAssertNoSecret(t, "error", []string{err.Error()}, string(aseed), string(corrupt), string(seed))
+				assertNoSecret(t, "error", []string{err.Error()}, string(aseed), string(corrupt), string(seed))
 			})
 		}
-		err := scConnectErr(t, s.URL(), conn.NKeyFromSeedFile(filepath.Join(t.TempDir(), "missing.nk")))
+		err := connectErr(t, s.URL(), conn.NKeyFromSeedFile(filepath.Join(t.TempDir(), "missing.nk")))
 		if !errors.Is(err, conn.ErrBadCredentials) {
 			t.Fatalf("missing file: got %v, want ErrBadCredentials", err)
 		}
@@ -232,8 +233,8 @@ func TestNKeyAuth(t *testing.T) {
 func TestNKeySeedFileReadAtEachAttempt(t *testing.T) {
 	seed, pub := testserver.NKeyUser(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
-	path := scWriteFile(t, "user.nk", seed)
-	nc := connect(t, s.URL(), conn.NKeyFromSeedFile(path), scFastReconnect)
+	path := writeFile(t, "user.nk", seed)
+	nc := connect(t, s.URL(), conn.NKeyFromSeedFile(path), testutil.FastReconnect())
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
@@ -248,11 +249,11 @@ func TestNKeySeedFileReadAtEachAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "reconnect once the seed is back", nc.IsConnected)
-	scRoundTrip(t, nc, "nk.back")
+	roundTrip(t, nc, "nk.back")
 }
 
-// scJWTServer starts a server in operator mode.
-func scJWTServer(t *testing.T) (*testserver.Server, *testserver.OperatorSetup) {
+// jwtServer starts a server in operator mode.
+func jwtServer(t *testing.T) (*testserver.Server, *testserver.OperatorSetup) {
 	t.Helper()
 	op := testserver.Operator(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, ConfigText: op.Config()})
@@ -260,18 +261,18 @@ func scJWTServer(t *testing.T) (*testserver.Server, *testserver.OperatorSetup) {
 }
 
 func TestJWTUserCredentials(t *testing.T) {
-	s, op := scJWTServer(t)
+	s, op := jwtServer(t)
 	creds := op.UserCreds(t, "bob")
-	nc := connect(t, s.URL(), conn.UserCredentials(creds), scFastReconnect)
-	scRoundTrip(t, nc, "jwt.creds")
+	nc := connect(t, s.URL(), conn.UserCredentials(creds), testutil.FastReconnect())
+	roundTrip(t, nc, "jwt.creds")
 	// The file is read again at the reconnect.
 	s.Restart(t)
 	eventually(t, "reconnect with the creds file", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
-	scRoundTrip(t, nc, "jwt.creds2")
+	roundTrip(t, nc, "jwt.creds2")
 }
 
 func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
-	s, op := scJWTServer(t)
+	s, op := jwtServer(t)
 	userJWT, seed := op.Account.User(t, "carol")
 	kp, err := nkeys.FromSeed(seed)
 	if err != nil {
@@ -280,27 +281,27 @@ func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
 	var calls, signs atomic.Int32
 	jwtFn := func() (string, error) { calls.Add(1); return userJWT, nil }
 	sign := func(n []byte) ([]byte, error) { signs.Add(1); return kp.Sign(n) }
-	nc := connect(t, s.URL(), conn.UserJWT(jwtFn, sign), scFastReconnect)
+	nc := connect(t, s.URL(), conn.UserJWT(jwtFn, sign), testutil.FastReconnect())
 	if calls.Load() != 1 || signs.Load() != 1 {
 		t.Fatalf("after connect: jwt callback %d, signer %d calls; want 1 and 1", calls.Load(), signs.Load())
 	}
-	scRoundTrip(t, nc, "jwt.cb")
+	roundTrip(t, nc, "jwt.cb")
 	s.Restart(t)
 	eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 	if calls.Load() < 2 || signs.Load() < 2 {
 		t.Fatalf("after reconnect: jwt callback %d, signer %d calls; want ≥ 2", calls.Load(), signs.Load())
 	}
-	scRoundTrip(t, nc, "jwt.cb2")
+	roundTrip(t, nc, "jwt.cb2")
 
 	t.Run("CallbackError", func(t *testing.T) {
-		err := scConnectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return "", errors.New("vault sealed") }, kp.Sign))
+		err := connectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return "", errors.New("vault sealed") }, kp.Sign))
 		if !errors.Is(err, conn.ErrBadCredentials) {
 			t.Fatalf("got %v, want ErrBadCredentials", err)
 		}
 	})
 	t.Run("WrongSigner", func(t *testing.T) {
 		other, _ := nkeys.CreateUser()
-		err := scConnectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return userJWT, nil }, other.Sign))
+		err := connectErr(t, s.URL(), conn.UserJWT(func() (string, error) { return userJWT, nil }, other.Sign))
 		if !errors.Is(err, conn.ErrAuthorization) {
 			t.Fatalf("got %v, want ErrAuthorization", err)
 		}
@@ -308,7 +309,7 @@ func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
 }
 
 func TestJWTBadCredsFiles(t *testing.T) {
-	s, op := scJWTServer(t)
+	s, op := jwtServer(t)
 	userJWT, seed := op.Account.User(t, "dave")
 	_, otherSeed := op.Account.User(t, "eve")
 	aseed, err := op.Account.Key.Seed()
@@ -335,16 +336,16 @@ func TestJWTBadCredsFiles(t *testing.T) {
 		"MismatchedSeed": {testserver.FormatCreds(userJWT, otherSeed), conn.ErrAuthorization},
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := scWriteFile(t, "bad.creds", []byte(tc.content))
-			err := scConnectErr(t, s.URL(), conn.UserCredentials(path))
+			path := writeFile(t, "bad.creds", []byte(tc.content))
+			err := connectErr(t, s.URL(), conn.UserCredentials(path))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			scAssertNoSecret(t, "error", []string{err.Error()}, secrets...)
+			assertNoSecret(t, "error", []string{err.Error()}, secrets...)
 		})
 	}
 	t.Run("Missing", func(t *testing.T) {
-		err := scConnectErr(t, s.URL(), conn.UserCredentials(filepath.Join(t.TempDir(), "nope.creds")))
+		err := connectErr(t, s.URL(), conn.UserCredentials(filepath.Join(t.TempDir(), "nope.creds")))
 		if !errors.Is(err, conn.ErrBadCredentials) {
 			t.Fatalf("got %v, want ErrBadCredentials", err)
 		}
@@ -356,11 +357,11 @@ func TestJWTBadCredsFiles(t *testing.T) {
 // seed must never be sent to the server.
 func TestCredsFileWithoutJWTNotSent(t *testing.T) {
 	seed, _ := testserver.NKeyUser(t)
-	f := newSCFakeServer(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
+	f := newConnectRecorder(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
 	f.reject = true
 	f.start()
-	path := scWriteFile(t, "seed-only.creds", append(bytes.Clone(seed), '\n'))
-	err := scConnectErr(t, f.url(), conn.UserCredentials(path))
+	path := writeFile(t, "seed-only.creds", append(bytes.Clone(seed), '\n'))
+	err := connectErr(t, f.url(), conn.UserCredentials(path))
 	select {
 	case m := <-f.connects:
 		if strings.Contains(m["jwt"].(string), string(seed)) {
@@ -373,23 +374,23 @@ func TestCredsFileWithoutJWTNotSent(t *testing.T) {
 	if !errors.Is(err, conn.ErrBadCredentials) {
 		t.Fatalf("got %v, want ErrBadCredentials", err)
 	}
-	scAssertNoSecret(t, "error", []string{err.Error()}, string(seed))
+	assertNoSecret(t, "error", []string{err.Error()}, string(seed))
 }
 
-// scLockedBuf is a bytes.Buffer safe for a logger writing from several
+// lockedBuf is a bytes.Buffer safe for a logger writing from several
 // goroutines while the test reads it.
-type scLockedBuf struct {
+type lockedBuf struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *scLockedBuf) Write(p []byte) (int, error) {
+func (l *lockedBuf) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *scLockedBuf) String() string {
+func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -399,18 +400,18 @@ func (l *scLockedBuf) String() string {
 // failed authentication, a server restart and reconnect and close with a
 // debug logger, and checks logs, events and errors for the secrets.
 func TestAuthSecretsNeverLogged(t *testing.T) {
-	var buf scLockedBuf
+	var buf lockedBuf
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("client log:\n%s", buf.String())
 		}
 	})
 	logger := conn.Logger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	var rec scEvents
+	var rec testutil.Events
 	var errs []string
 	fail := func(url string, opts ...conn.Option) {
 		t.Helper()
-		err := scConnectErr(t, url, append(opts, logger, rec.option())...)
+		err := connectErr(t, url, append(opts, logger, rec.Opt())...)
 		if err == nil {
 			t.Fatalf("connect to %s with bad credentials succeeded", url)
 		}
@@ -419,7 +420,7 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 	var conns []*conn.Conn
 	live := func(url string, opts ...conn.Option) {
 		t.Helper()
-		conns = append(conns, connect(t, url, append(opts, logger, rec.option(), scFastReconnect)...))
+		conns = append(conns, connect(t, url, append(opts, logger, rec.Opt(), testutil.FastReconnect())...))
 	}
 
 	const user, pass, wrongPass = "sam", "sam-pa55-f00d", "sam-wr0ng-beef"
@@ -430,36 +431,36 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 	sUP := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
 	sTok := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
 	sNK := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
-	sJWT, op := scJWTServer(t)
+	sJWT, op := jwtServer(t)
 	userJWT, credSeed := op.Account.User(t, "logme")
 	creds := testserver.WriteCreds(t, userJWT, credSeed)
 	secrets := []string{pass, wrongPass, token, wrongToken, string(seed), string(wrongSeed), userJWT, string(credSeed), string(credSeed[:20])}
 
-	live(scWithUserinfo(sUP.URL(), user+":"+pass))
+	live(withUserinfo(sUP.URL(), user+":"+pass))
 	live(sUP.URL(), conn.UserInfo(user, pass))
-	live(scWithUserinfo(sTok.URL(), token))
+	live(withUserinfo(sTok.URL(), token))
 	live(sTok.URL(), conn.Token(token))
-	live(sNK.URL(), conn.NKeyFromSeedFile(scWriteFile(t, "u.nk", seed)))
+	live(sNK.URL(), conn.NKeyFromSeedFile(writeFile(t, "u.nk", seed)))
 	live(sJWT.URL(), conn.UserCredentials(creds))
 
-	fail(scWithUserinfo(sUP.URL(), user+":"+wrongPass))
+	fail(withUserinfo(sUP.URL(), user+":"+wrongPass))
 	fail(sUP.URL(), conn.UserInfo(user, wrongPass))
-	fail(scWithUserinfo(sTok.URL(), wrongToken))
+	fail(withUserinfo(sTok.URL(), wrongToken))
 	fail(sTok.URL(), conn.Token(wrongToken))
-	fail(sNK.URL(), conn.NKeyFromSeedFile(scWriteFile(t, "w.nk", wrongSeed)))
+	fail(sNK.URL(), conn.NKeyFromSeedFile(writeFile(t, "w.nk", wrongSeed)))
 	fail(sJWT.URL(), conn.UserCredentials(testserver.WriteCreds(t, userJWT, wrongSeed)))
-	fail(sJWT.URL(), conn.UserCredentials(scWriteFile(t, "c.creds", []byte(testserver.FormatCreds(userJWT, credSeed[:20])))))
+	fail(sJWT.URL(), conn.UserCredentials(writeFile(t, "c.creds", []byte(testserver.FormatCreds(userJWT, credSeed[:20])))))
 
 	for _, s := range []*testserver.Server{sUP, sTok, sNK, sJWT} {
 		s.Restart(t)
 	}
 	for i, nc := range conns {
 		eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
-		scRoundTrip(t, nc, "logs."+string(rune('a'+i)))
+		roundTrip(t, nc, "logs."+string(rune('a'+i)))
 	}
 
 	for _, nc := range conns {
-		errs = append(errs, scErrText(nc.Err()))
+		errs = append(errs, errorText(nc.Err()))
 	}
 
 	// Reconnect attempts that fail authentication are logged: bring the
@@ -482,11 +483,11 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 		})
 	}
 	for _, nc := range conns {
-		errs = append(errs, scErrText(nc.Err()))
+		errs = append(errs, errorText(nc.Err()))
 		nc.Close()
 	}
-	for _, e := range rec.all() {
-		errs = append(errs, scErrText(e.Err), e.Server)
+	for _, e := range rec.All() {
+		errs = append(errs, errorText(e.Err), e.Server)
 	}
 	logs := buf.String()
 	if !strings.Contains(logs, "reconnected") || !strings.Contains(logs, "level=DEBUG") && !strings.Contains(logs, "level=INFO") {
@@ -495,6 +496,6 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 	if testing.Verbose() {
 		t.Log(logs)
 	}
-	scAssertNoSecret(t, "log output", []string{logs}, secrets...)
-	scAssertNoSecret(t, "errors and events", errs, secrets...)
+	assertNoSecret(t, "log output", []string{logs}, secrets...)
+	assertNoSecret(t, "errors and events", errs, secrets...)
 }

@@ -25,7 +25,7 @@ func borrowPayload(i int) []byte {
 // socket meanwhile: here requests on the same connection, whose responses
 // would land on the lent messages if their buffer were read into again.
 func TestNextBatchBorrowed(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	if _, err := pub.SubscribeFunc("borrow.echo", func(m *conn.Msg) {
@@ -94,7 +94,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 func TestNextBatchNotBorrowed(t *testing.T) {
 	for _, tc := range []struct{ inline, borrow bool }{{true, false}, {false, true}} {
 		t.Run(fmt.Sprintf("inline=%v,borrow=%v", tc.inline, tc.borrow), func(t *testing.T) {
-			s := fltServer(t)
+			s := coreServer(t)
 			nc := connect(t, s.URL())
 			sub, err := connx.SubscribeBatches(nc, "nb.copy", nil, shellIf(tc.borrow))
 			if err != nil {
@@ -231,7 +231,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 // read when it is cancelled, and a Background ctx in between does not
 // leave the old registration interrupting reads it has nothing to do with.
 func TestNextBatchSameCtxInterrupted(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	sub, err := connx.SubscribeBatches(nc, "nb.ctx", nil, nil)
 	if err != nil {

@@ -21,7 +21,7 @@ func TestBorrowedLifetime(t *testing.T) {
 	const n, maxRounds = 2000, 20
 	for _, form := range []string{"SubscribeFunc", "QueueSubscribeFunc", "Messages"} {
 		t.Run(form, func(t *testing.T) {
-			s := fltServer(t)
+			s := coreServer(t)
 			nc := connect(t, s.URL())
 			pub := connect(t, s.URL())
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -117,7 +117,7 @@ func TestBorrowedLifetime(t *testing.T) {
 // queued as owned copies: a later NextMsg returns them intact, after
 // more traffic has gone through the read buffer they were lent from.
 func TestBorrowedBreakRequeuesCopies(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -189,7 +189,7 @@ func TestBorrowedBreakRequeuesCopies(t *testing.T) {
 
 // A zero SubOpt is rejected before anything is subscribed.
 func TestSubOptZeroRejected(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	if _, err := nc.SubscribeFunc("x", func(*conn.Msg) {}, conn.SubOpt{}); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("zero SubOpt: %v", err)

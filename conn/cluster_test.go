@@ -1,13 +1,11 @@
 package conn_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -17,71 +15,36 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/proto"
 )
 
-// scFastReconnect keeps reconnect tests quick: 10 ms doubling to 50 ms.
-var scFastReconnect = conn.ReconnectDelay(func(attempt int) time.Duration {
-	d := 10 * time.Millisecond << min(attempt-1, 3)
-	return min(d, 50*time.Millisecond) + rand.N(5*time.Millisecond)
-})
-
-// scEvents records connection events.
-type scEvents struct {
-	mu  sync.Mutex
-	evs []conn.Event
-}
-
-func (r *scEvents) option() conn.Option {
-	return conn.OnEvent(func(e conn.Event) {
-		r.mu.Lock()
-		r.evs = append(r.evs, e)
-		r.mu.Unlock()
-	})
-}
-
-func (r *scEvents) all() []conn.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.evs)
-}
-
-// find returns the first event of kind k for which match (may be nil) holds.
-func (r *scEvents) find(k conn.EventKind, match func(conn.Event) bool) (conn.Event, bool) {
-	for _, e := range r.all() {
-		if e.Kind == k && (match == nil || match(e)) {
-			return e, true
-		}
-	}
-	return conn.Event{}, false
-}
-
-func (r *scEvents) has(k conn.EventKind) bool {
-	_, ok := r.find(k, nil)
-	return ok
-}
-
-// scLogRecord is one captured log line.
-type scLogRecord struct {
+// logRecord is one captured log line.
+type logRecord struct {
 	msg   string
 	attrs map[string]string
 }
 
-// scLogRecorder is a slog.Handler keeping every record (all levels).
-type scLogRecorder struct {
+// logRecorder is a slog.Handler keeping every record (all levels).
+type logRecorder struct {
 	mu   *sync.Mutex
-	recs *[]scLogRecord
+	recs *[]logRecord
 }
 
-func newSCLogRecorder() *scLogRecorder {
-	return &scLogRecorder{mu: new(sync.Mutex), recs: new([]scLogRecord)}
+func newLogRecorder() *logRecorder {
+	return &logRecorder{mu: new(sync.Mutex), recs: new([]logRecord)}
 }
 
-func (h *scLogRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *scLogRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *scLogRecorder) WithGroup(string) slog.Handler            { return h }
-func (h *scLogRecorder) Handle(_ context.Context, r slog.Record) error {
-	rec := scLogRecord{msg: r.Message, attrs: map[string]string{}}
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h *logRecorder) WithGroup(string) slog.Handler { return h }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{msg: r.Message, attrs: map[string]string{}}
 	r.Attrs(func(a slog.Attr) bool {
 		rec.attrs[a.Key] = a.Value.String()
 		return true
@@ -92,23 +55,23 @@ func (h *scLogRecorder) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-func (h *scLogRecorder) records() []scLogRecord {
+func (h *logRecorder) records() []logRecord {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(*h.recs)
 }
 
-func (h *scLogRecorder) option() conn.Option { return conn.Logger(slog.New(h)) }
+func (h *logRecorder) option() conn.Option { return conn.Logger(slog.New(h)) }
 
-// scWaitPool waits until nc's pool holds n servers.
-func scWaitPool(t *testing.T, nc *conn.Conn, n int) {
+// waitPool waits until nc's pool holds n servers.
+func waitPool(t *testing.T, nc *conn.Conn, n int) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%d servers in the pool", n), func() bool { return len(nc.Servers()) == n })
 }
 
-// scRecvEventually publishes on pub until sub receives a message: interest
+// recvEventually publishes on pub until sub receives a message: interest
 // propagates between cluster members asynchronously.
-func scRecvEventually(t *testing.T, pub *conn.Conn, sub *conn.Subscription, subject string) {
+func recvEventually(t *testing.T, pub *conn.Conn, sub *conn.Subscription, subject string) {
 	t.Helper()
 	eventually(t, "message through the cluster on "+subject, func() bool {
 		if err := pub.Publish(subject, []byte("ping")); err != nil {
@@ -121,19 +84,19 @@ func scRecvEventually(t *testing.T, pub *conn.Conn, sub *conn.Subscription, subj
 	})
 }
 
-func scStartCluster(t *testing.T, opts testserver.Options) *testserver.Cluster {
+func startCluster(t *testing.T, opts testserver.Options) *testserver.Cluster {
 	t.Helper()
 	opts.NoJetStream = true
 	return testserver.StartCluster(t, 3, opts)
 }
 
 func TestClusterDiscoverServers(t *testing.T) {
-	c := scStartCluster(t, testserver.Options{})
+	c := startCluster(t, testserver.Options{})
 	srvs := c.Servers()
-	var rec scEvents
-	nc := connect(t, srvs[0].URL(), rec.option())
+	var rec testutil.Events
+	nc := connect(t, srvs[0].URL(), rec.Opt())
 	// The INFO of a formed cluster lists every member in connect_urls.
-	scWaitPool(t, nc, 3)
+	waitPool(t, nc, 3)
 	got := nc.Servers()
 	for _, s := range srvs {
 		if !slices.Contains(got, s.URL()) {
@@ -146,14 +109,14 @@ func TestClusterDiscoverServers(t *testing.T) {
 }
 
 func TestClusterIgnoreDiscoveredServers(t *testing.T) {
-	c := scStartCluster(t, testserver.Options{})
+	c := startCluster(t, testserver.Options{})
 	srvs := c.Servers()
 	// Control: without the option the same server's gossip fills the pool.
 	control := connect(t, srvs[0].URL())
-	scWaitPool(t, control, 3)
+	waitPool(t, control, 3)
 
-	var rec scEvents
-	nc := connect(t, srvs[0].URL(), conn.IgnoreDiscoveredServers(), rec.option())
+	var rec testutil.Events
+	nc := connect(t, srvs[0].URL(), conn.IgnoreDiscoveredServers(), rec.Opt())
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -166,17 +129,17 @@ func TestClusterIgnoreDiscoveredServers(t *testing.T) {
 	if got := nc.Servers(); len(got) != 1 || got[0] != srvs[0].URL() {
 		t.Fatalf("IgnoreDiscoveredServers: pool is %v", got)
 	}
-	if rec.has(conn.EventDiscovered) {
+	if rec.Has(conn.EventDiscovered) {
 		t.Fatal("EventDiscovered with IgnoreDiscoveredServers")
 	}
 }
 
 func TestClusterFailoverToDiscoveredServer(t *testing.T) {
-	c := scStartCluster(t, testserver.Options{})
+	c := startCluster(t, testserver.Options{})
 	srvs := c.Servers()
-	var rec scEvents
-	nc := connect(t, srvs[0].URL(), scFastReconnect, rec.option())
-	scWaitPool(t, nc, 3)
+	var rec testutil.Events
+	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), rec.Opt())
+	waitPool(t, nc, 3)
 	sub, err := nc.Subscribe("failover.>")
 	if err != nil {
 		t.Fatal(err)
@@ -185,37 +148,37 @@ func TestClusterFailoverToDiscoveredServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := connect(t, srvs[2].URL(), conn.IgnoreDiscoveredServers())
-	scRecvEventually(t, pub, sub, "failover.before")
+	recvEventually(t, pub, sub, "failover.before")
 
 	c.Shutdown(0)
 	eventually(t, "reconnect to another member", func() bool {
 		u := nc.ConnectedURL()
-		return u != "" && u != srvs[0].URL() && rec.has(conn.EventReconnected)
+		return u != "" && u != srvs[0].URL() && rec.Has(conn.EventReconnected)
 	})
 	if u := nc.ConnectedURL(); u != srvs[1].URL() && u != srvs[2].URL() {
 		t.Fatalf("reconnected to %q, not a cluster member", u)
 	}
-	if e, _ := rec.find(conn.EventReconnected, nil); e.Server != nc.ConnectedURL() {
+	if e, _ := rec.Find(conn.EventReconnected, nil); e.Server != nc.ConnectedURL() {
 		t.Fatalf("EventReconnected for %q, connected to %q", e.Server, nc.ConnectedURL())
 	}
 	// The subscription was restored on the new server.
-	scRecvEventually(t, pub, sub, "failover.after")
+	recvEventually(t, pub, sub, "failover.after")
 	if !sub.IsValid() {
 		t.Fatal("subscription closed by failover")
 	}
 }
 
-func TestF11LameDuckMovesClient(t *testing.T) {
+func TestLameDuckMovesClient(t *testing.T) {
 	// A long grace period: the client must leave by itself, long before
 	// the server would start closing clients.
-	c := scStartCluster(t, testserver.Options{
+	c := startCluster(t, testserver.Options{
 		LameDuckDuration:    10 * time.Second,
 		LameDuckGracePeriod: 5 * time.Second,
 	})
 	srvs := c.Servers()
-	var rec scEvents
-	nc := connect(t, srvs[0].URL(), scFastReconnect, conn.DontRandomize(), rec.option())
-	scWaitPool(t, nc, 3)
+	var rec testutil.Events
+	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), conn.DontRandomize(), rec.Opt())
+	waitPool(t, nc, 3)
 	sub, err := nc.Subscribe("ldm.>")
 	if err != nil {
 		t.Fatal(err)
@@ -233,29 +196,29 @@ func TestF11LameDuckMovesClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := connect(t, srvs[2].URL(), conn.IgnoreDiscoveredServers())
-	scRecvEventually(t, pub, sub, "ldm.before")
+	recvEventually(t, pub, sub, "ldm.before")
 
 	done := srvs[0].LameDuck()
 	eventually(t, "EventLameDuck, disconnect and reconnect elsewhere", func() bool {
-		return rec.has(conn.EventLameDuck) && rec.has(conn.EventDisconnected) && rec.has(conn.EventReconnected)
+		return rec.Has(conn.EventLameDuck) && rec.Has(conn.EventDisconnected) && rec.Has(conn.EventReconnected)
 	})
 	select {
 	case <-done:
 		t.Fatal("lame duck shutdown finished before the client moved")
 	default:
 	}
-	if e, _ := rec.find(conn.EventLameDuck, nil); e.Server != srvs[0].URL() {
+	if e, _ := rec.Find(conn.EventLameDuck, nil); e.Server != srvs[0].URL() {
 		t.Fatalf("lame duck event for %q, want %q", e.Server, srvs[0].URL())
 	}
 	// The client left on its own (forced reconnect), it was not cut.
-	if e, ok := rec.find(conn.EventDisconnected, nil); !ok || !errors.Is(e.Err, conn.ErrForcedReconnect) {
+	if e, ok := rec.Find(conn.EventDisconnected, nil); !ok || !errors.Is(e.Err, conn.ErrForcedReconnect) {
 		t.Fatalf("disconnect reason %v, want ErrForcedReconnect", e.Err)
 	}
 	u := nc.ConnectedURL()
 	if u == srvs[0].URL() || (u != srvs[1].URL() && u != srvs[2].URL()) {
 		t.Fatalf("connected to %q after lame duck", u)
 	}
-	scRecvEventually(t, pub, sub, "ldm.after")
+	recvEventually(t, pub, sub, "ldm.after")
 	eventually(t, "callback subscription delivers after the move", func() bool {
 		if err := pub.Publish("ldmcb", []byte("x")); err != nil {
 			return false
@@ -269,17 +232,20 @@ func TestF11LameDuckMovesClient(t *testing.T) {
 	}
 }
 
-// scBlockingHandler is a slog.Handler that blocks on the record with
+// blockingHandler is a slog.Handler that blocks on the record with
 // message msg until release is closed (or 2 s pass): a slow log sink.
-type scBlockingHandler struct {
+type blockingHandler struct {
 	msg     string
 	release <-chan struct{}
 }
 
-func (h scBlockingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h scBlockingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h scBlockingHandler) WithGroup(string) slog.Handler            { return h }
-func (h scBlockingHandler) Handle(_ context.Context, r slog.Record) error {
+func (h blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h blockingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h blockingHandler) WithGroup(string) slog.Handler { return h }
+
+func (h blockingHandler) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == h.msg {
 		select {
 		case <-h.release:
@@ -293,21 +259,21 @@ func (h scBlockingHandler) Handle(_ context.Context, r slog.Record) error {
 // EventReconnected of the reconnect it caused, whatever the speed of the
 // logger or of OnDisconnect hooks.
 func TestClusterFailoverEventOrder(t *testing.T) {
-	c := scStartCluster(t, testserver.Options{})
+	c := startCluster(t, testserver.Options{})
 	srvs := c.Servers()
 	reconnected := make(chan struct{})
-	var rec scEvents
-	nc := connect(t, srvs[0].URL(), scFastReconnect, rec.option(),
-		conn.Logger(slog.New(scBlockingHandler{msg: "nats: disconnected", release: reconnected})))
-	scWaitPool(t, nc, 3)
+	var rec testutil.Events
+	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), rec.Opt(),
+		conn.Logger(slog.New(blockingHandler{msg: "nats: disconnected", release: reconnected})))
+	waitPool(t, nc, 3)
 	var once sync.Once
 	nc.OnReconnect(func() { once.Do(func() { close(reconnected) }) })
 	c.Shutdown(0)
 	eventually(t, "disconnect and reconnect events", func() bool {
-		return rec.has(conn.EventDisconnected) && rec.has(conn.EventReconnected)
+		return rec.Has(conn.EventDisconnected) && rec.Has(conn.EventReconnected)
 	})
 	var kinds []string
-	for _, e := range rec.all() {
+	for _, e := range rec.All() {
 		kinds = append(kinds, e.Kind.String())
 	}
 	order := strings.Join(kinds, ",")
@@ -321,12 +287,12 @@ func TestClusterFailoverEventOrder(t *testing.T) {
 // fails authorization; the client comes back only to the named server.
 func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	const user, pass = "clu", "cluster-pass-9f3a1"
-	c := scStartCluster(t, testserver.Options{User: user, Password: pass})
+	c := startCluster(t, testserver.Options{User: user, Password: pass})
 	srvs := c.Servers()
-	var rec scEvents
-	logs := newSCLogRecorder()
-	nc := connect(t, srvs[0].URL(), conn.UserInfo(user, pass), scFastReconnect, rec.option(), logs.option())
-	scWaitPool(t, nc, 3)
+	var rec testutil.Events
+	logs := newLogRecorder()
+	nc := connect(t, srvs[0].URL(), conn.UserInfo(user, pass), testutil.FastReconnect(), rec.Opt(), logs.option())
+	waitPool(t, nc, 3)
 	sub, err := nc.Subscribe("creds.>")
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +313,7 @@ func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	eventually(t, "authorization failures at the discovered servers", func() bool {
 		return authFailed(srvs[1].URL()) && authFailed(srvs[2].URL())
 	})
-	if rec.has(conn.EventReconnected) || nc.IsConnected() {
+	if rec.Has(conn.EventReconnected) || nc.IsConnected() {
 		t.Fatalf("reconnected to %q without sending credentials?", nc.ConnectedURL())
 	}
 	for _, r := range logs.records() {
@@ -362,7 +328,7 @@ func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	c.Restart(t, 0)
 	eventually(t, "reconnect to the named server", func() bool { return nc.ConnectedURL() == srvs[0].URL() })
 	pub := connect(t, srvs[1].URL(), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
-	scRecvEventually(t, pub, sub, "creds.back")
+	recvEventually(t, pub, sub, "creds.back")
 }
 
 func TestClusterSendCredentialsToDiscovered(t *testing.T) {
@@ -371,9 +337,9 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 		t.Run(map[bool]string{false: "UserInfo", true: "URLUserInfo"}[viaURL], func(t *testing.T) {
 			if viaURL {
 			}
-			c := scStartCluster(t, testserver.Options{User: user, Password: pass})
+			c := startCluster(t, testserver.Options{User: user, Password: pass})
 			srvs := c.Servers()
-			opts := []conn.Option{conn.SendCredentialsToDiscovered(), scFastReconnect}
+			opts := []conn.Option{conn.SendCredentialsToDiscovered(), testutil.FastReconnect()}
 			u := srvs[0].URL()
 			if viaURL {
 				u = strings.Replace(u, "nats://", "nats://"+user+":"+pass+"@", 1)
@@ -381,7 +347,7 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 				opts = append(opts, conn.UserInfo(user, pass))
 			}
 			nc := connect(t, u, opts...)
-			scWaitPool(t, nc, 3)
+			waitPool(t, nc, 3)
 			sub, err := nc.Subscribe("creds.>")
 			if err != nil {
 				t.Fatal(err)
@@ -394,7 +360,7 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 				return u == srvs[1].URL() || u == srvs[2].URL()
 			})
 			pub := connect(t, srvs[1].URL(), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
-			scRecvEventually(t, pub, sub, "creds.moved")
+			recvEventually(t, pub, sub, "creds.moved")
 			for _, s := range append(nc.Servers(), nc.ConnectedURL()) {
 				if strings.Contains(s, pass) {
 					t.Fatalf("URL list leaks the password: %q", s)
@@ -410,10 +376,10 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 	const user, pass = "tlsu", "tls-cluster-pass-4b"
 	certs := testserver.GenerateCerts(t)
-	c := scStartCluster(t, testserver.Options{User: user, Password: pass, TLS: certs.ServerTLS(false)})
+	c := startCluster(t, testserver.Options{User: user, Password: pass, TLS: certs.ServerTLS(false)})
 	srvs := c.Servers()
-	nc := connect(t, scTLSURL(srvs[0]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), scFastReconnect)
-	scWaitPool(t, nc, 3)
+	nc := connect(t, tlsURL(srvs[0]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), testutil.FastReconnect())
+	waitPool(t, nc, 3)
 	for _, s := range nc.Servers() {
 		if !strings.HasPrefix(s, "tls://") {
 			t.Fatalf("gossiped server %q lost the tls scheme", s)
@@ -427,32 +393,36 @@ func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 	c.Shutdown(0)
 	eventually(t, "reconnect to a discovered TLS member", func() bool {
 		u := nc.ConnectedURL()
-		return u == scTLSURL(srvs[1]) || u == scTLSURL(srvs[2])
+		return u == tlsURL(srvs[1]) || u == tlsURL(srvs[2])
 	})
-	pub := connect(t, scTLSURL(srvs[2]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
-	scRecvEventually(t, pub, sub, "tlscreds")
+	pub := connect(t, tlsURL(srvs[2]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
+	recvEventually(t, pub, sub, "tlscreds")
 }
 
-// scFakeServer is a minimal scripted NATS server on a loopback listener that
-// records the CONNECT JSON of every client.
-type scFakeServer struct {
+// connectRecorder is the scripted server (internal/fakeserver) of the
+// discovery and credential tests, on a loopback listener: it records the
+// CONNECT JSON of every client.
+type connectRecorder struct {
 	t        *testing.T
 	ln       net.Listener
 	info     map[string]any
 	connects chan map[string]any
-	// onPong, when set, runs after the first PONG of a connection.
-	onPong func(c net.Conn)
+	// onPong, when set, runs after the PONG that completes a connection's
+	// handshake; PINGs are answered once it returns.
+	onPong func(c *fakeserver.Client)
 	// reject answers CONNECT with an authorization error.
 	reject bool
 }
 
-func newSCFakeServer(t *testing.T, info map[string]any) *scFakeServer {
+// newConnectRecorder listens on a free port; the test may change the
+// fields (info included) until start.
+func newConnectRecorder(t *testing.T, info map[string]any) *connectRecorder {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &scFakeServer{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
+	f := &connectRecorder{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := map[string]any{
 		"server_id": "FAKE" + strconv.Itoa(port), "version": "2.11.0", "proto": 1,
@@ -465,85 +435,55 @@ func newSCFakeServer(t *testing.T, info map[string]any) *scFakeServer {
 	return f
 }
 
-func (f *scFakeServer) addr() string { return f.ln.Addr().String() }
-func (f *scFakeServer) url() string  { return "nats://" + f.addr() }
+func (f *connectRecorder) addr() string { return f.ln.Addr().String() }
+
+func (f *connectRecorder) url() string { return "nats://" + f.addr() }
 
 // start serves connections until the test ends.
-func (f *scFakeServer) start() {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	f.t.Cleanup(func() {
-		f.ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := f.ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() { f.serve(c) })
-		}
-	})
+func (f *connectRecorder) start() {
+	fakeserver.Serve(f.t, f.ln, fakeserver.WithHandler(f.serve))
 }
 
-func (f *scFakeServer) serve(c net.Conn) {
-	defer c.Close()
-	js, _ := json.Marshal(f.info)
-	if _, err := fmt.Fprintf(c, "INFO %s\r\n", js); err != nil {
+func (f *connectRecorder) serve(c *fakeserver.Client) {
+	ctx := c.Context()
+	if c.SendInfo(f.info) != nil {
 		return
 	}
-	r := bufio.NewReader(c)
-	ponged := false
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case strings.HasPrefix(line, "CONNECT "):
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line[len("CONNECT "):]), &m); err != nil {
-				f.t.Errorf("fake server: bad CONNECT %q", line)
-				return
-			}
-			select {
-			case f.connects <- m:
-			default:
-			}
-			if f.reject {
-				fmt.Fprintf(c, "-ERR 'Authorization Violation'\r\n")
-				return
-			}
-		case line == "PING":
-			if _, err := c.Write([]byte("PONG\r\n")); err != nil {
-				return
-			}
-			if !ponged && f.onPong != nil {
-				ponged = true
-				f.onPong(c)
-			}
-		}
+	js, err := c.ExpectConnect(ctx)
+	if err != nil {
+		return
 	}
+	var m map[string]any
+	if err := json.Unmarshal(js, &m); err != nil {
+		f.t.Errorf("fake server: bad CONNECT %q", js)
+		c.Close()
+		return
+	}
+	select {
+	case f.connects <- m:
+	default:
+	}
+	if f.reject {
+		_ = c.SendErr("Authorization Violation")
+		c.Close()
+		return
+	}
+	if _, err := c.Expect(ctx, proto.KindPing); err != nil || c.SendPong() != nil {
+		return
+	}
+	if f.onPong != nil {
+		f.onPong(c)
+	}
+	c.ServeBasic()
 }
 
 // TestDiscoverFromInitialInfo: the connect_urls of the INFO received during
 // the handshake populate the pool (a cluster formed before the client
 // connects sends no further INFO).
 func TestDiscoverFromInitialInfo(t *testing.T) {
-	b := newSCFakeServer(t, nil)
+	b := newConnectRecorder(t, nil)
 	b.start()
-	a := newSCFakeServer(t, nil)
+	a := newConnectRecorder(t, nil)
 	a.info["connect_urls"] = []string{a.addr(), b.addr()}
 	a.start()
 	nc := connect(t, a.url())
@@ -556,22 +496,21 @@ func TestDiscoverFromInitialInfo(t *testing.T) {
 	}
 }
 
-// scDiscoveredConnect connects to a fake server A with opts; A gossips a fake
+// discoveredConnect connects to a fake server A with opts; A gossips a fake
 // server B in an async INFO and drops the client once it has learnt B; it
 // returns the CONNECT that B received.
-func scDiscoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map[string]any {
+func discoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map[string]any {
 	t.Helper()
-	b := newSCFakeServer(t, map[string]any{"auth_required": true})
+	b := newConnectRecorder(t, map[string]any{"auth_required": true})
 	b.reject = true
 	b.start()
 	drop := make(chan struct{})
-	a := newSCFakeServer(t, map[string]any{"auth_required": true})
-	a.onPong = func(c net.Conn) {
-		js, _ := json.Marshal(map[string]any{
+	a := newConnectRecorder(t, map[string]any{"auth_required": true})
+	a.onPong = func(c *fakeserver.Client) {
+		_ = c.SendInfo(map[string]any{
 			"server_id": "A", "version": "2.11.0", "proto": 1, "headers": true,
 			"max_payload": 1 << 20, "connect_urls": []string{a.addr(), b.addr()},
 		})
-		fmt.Fprintf(c, "INFO %s\r\n", js)
 		<-drop
 		c.Close()
 	}
@@ -587,9 +526,9 @@ func scDiscoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map
 	if urlCreds != "" {
 		u = "nats://" + urlCreds + "@" + a.addr()
 	}
-	nc := connect(t, u, append(opts, scFastReconnect)...)
+	nc := connect(t, u, append(opts, testutil.FastReconnect())...)
 	first := <-a.connects
-	scWaitPool(t, nc, 2)
+	waitPool(t, nc, 2)
 	close(drop)
 	var got map[string]any
 	select {
@@ -605,7 +544,7 @@ func scDiscoveredConnect(t *testing.T, urlCreds string, opts ...conn.Option) map
 	return got
 }
 
-var scDiscoveredCredCases = []struct {
+var discoveredCredCases = []struct {
 	name     string
 	urlCreds string
 	opts     []conn.Option
@@ -617,9 +556,9 @@ var scDiscoveredCredCases = []struct {
 }
 
 func TestDiscoveredPlaintextServerGetsNoCredentials(t *testing.T) {
-	for _, tc := range scDiscoveredCredCases {
+	for _, tc := range discoveredCredCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := scDiscoveredConnect(t, tc.urlCreds, tc.opts...)
+			got := discoveredConnect(t, tc.urlCreds, tc.opts...)
 			for _, k := range []string{"user", "pass", "auth_token"} {
 				if v, ok := got[k]; ok {
 					t.Fatalf("discovered plaintext server received %s=%v", k, v)
@@ -630,11 +569,11 @@ func TestDiscoveredPlaintextServerGetsNoCredentials(t *testing.T) {
 }
 
 func TestDiscoveredServerGetsCredentialsWhenAllowed(t *testing.T) {
-	for _, tc := range scDiscoveredCredCases {
+	for _, tc := range discoveredCredCases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.urlCreds != "" {
 			}
-			got := scDiscoveredConnect(t, tc.urlCreds, append(tc.opts, conn.SendCredentialsToDiscovered())...)
+			got := discoveredConnect(t, tc.urlCreds, append(tc.opts, conn.SendCredentialsToDiscovered())...)
 			if got["pass"] != "pw-7c1e" && got["auth_token"] != "tok-5d2b" {
 				t.Fatalf("with SendCredentialsToDiscovered the server got %v", got)
 			}

@@ -23,25 +23,16 @@ import (
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/proto"
 )
 
-func fltProxy(t *testing.T, target string) *faultproxy.Proxy {
-	t.Helper()
-	p, err := faultproxy.New(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
-func fltServer(t *testing.T) *testserver.Server {
+func coreServer(t *testing.T) *testserver.Server {
 	return testserver.Start(t, testserver.Options{NoJetStream: true})
 }
 
-// fltConnGoroutines counts goroutines with a frame in package conn.
-func fltConnGoroutines() int {
+// goroutinesInConn counts goroutines with a frame in package conn.
+func goroutinesInConn() int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -74,12 +65,12 @@ func recvErr(t *testing.T, ch <-chan error, d time.Duration, what string) error 
 
 // ---- F06: network stall while publishing ----
 
-func TestF06StallWhilePublishing(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
+func TestStallDetectedWhilePublishing(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
 	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond), conn.MaxPingsOutstanding(2),
-		conn.ConnectTimeout(300*time.Millisecond), fltFastReconnect(), ev.opt())
+		conn.ConnectTimeout(300*time.Millisecond), testutil.FastReconnect(), ev.Opt())
 
 	// A paced publisher (about 10k msgs/s) keeps writing throughout the
 	// stall without building a backlog the reconnected link could not
@@ -118,8 +109,8 @@ func TestF06StallWhilePublishing(t *testing.T) {
 	p.Stall(faultproxy.Up, true)
 	p.Stall(faultproxy.Down, true)
 	atStall := published.Load()
-	eventually(t, "stale connection detected", func() bool { return ev.count(conn.EventDisconnected) > 0 })
-	d, at, _ := ev.first(conn.EventDisconnected)
+	eventually(t, "stale connection detected", func() bool { return ev.Count(conn.EventDisconnected) > 0 })
+	d, at, _ := ev.First(conn.EventDisconnected)
 	if !errors.Is(d.Err, conn.ErrStaleConnection) {
 		t.Fatalf("disconnected with %v, want ErrStaleConnection", d.Err)
 	}
@@ -129,13 +120,13 @@ func TestF06StallWhilePublishing(t *testing.T) {
 	} else {
 		t.Logf("stall detected after %v while publishing (bound 300ms); %d publishes accepted since the stall", lat, published.Load()-atStall)
 	}
-	if ev.count(conn.EventReconnected) != 0 {
+	if ev.Count(conn.EventReconnected) != 0 {
 		t.Fatal("reconnected through a stalled link")
 	}
 
 	p.Stall(faultproxy.Up, false)
 	p.Stall(faultproxy.Down, false)
-	eventually(t, "reconnect after the stall", func() bool { return ev.count(conn.EventReconnected) > 0 })
+	eventually(t, "reconnect after the stall", func() bool { return ev.Count(conn.EventReconnected) > 0 })
 	close(stop)
 	wg.Wait()
 	// Under heavy load a 300ms ping bound may trip again; the link must
@@ -152,8 +143,8 @@ func TestF06StallWhilePublishing(t *testing.T) {
 
 // ---- F08: cut mid-frame, partial write ----
 
-// fltPayload is the 1 KiB payload of publish number seq.
-func fltPayload(seq int) []byte {
+// seqPayload is the 1 KiB payload of publish number seq.
+func seqPayload(seq int) []byte {
 	b := make([]byte, 1024)
 	copy(b, fmt.Sprintf("%08d:", seq))
 	for i := 9; i < len(b); i++ {
@@ -162,10 +153,10 @@ func fltPayload(seq int) []byte {
 	return b
 }
 
-// fltCheckPubs checks that fs never saw a malformed frame, and that every
+// checkPubs checks that fs never saw a malformed frame, and that every
 // PUB on subject carries the exact payload of its sequence number, none
 // twice. It returns the sequence numbers per connection, in order.
-func fltCheckPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
+func checkPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
 	t.Helper()
 	if errs := fs.ParseErrors(); len(errs) > 0 {
 		t.Fatalf("server saw malformed client bytes: %v", errs)
@@ -182,7 +173,7 @@ func fltCheckPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
 				continue
 			}
 			seq, err := strconv.Atoi(string(op.Payload[:min(8, len(op.Payload))]))
-			if err != nil || !bytes.Equal(op.Payload, fltPayload(seq)) {
+			if err != nil || !bytes.Equal(op.Payload, seqPayload(seq)) {
 				t.Fatalf("connection %d: PUB with a damaged payload (%d bytes, %q…)", c.Index(), len(op.Payload), op.Payload[:min(16, len(op.Payload))])
 			}
 			if prev, dup := seen[seq]; dup {
@@ -205,16 +196,16 @@ func contiguous(s []int) bool {
 	return true
 }
 
-// TestF08CutMidFrameNoHalfPub: 1 KiB publishes through a proxy that
+// TestCutMidFrameSendsNoHalfPublish: 1 KiB publishes through a proxy that
 // forwards 100-byte pieces; the proxy is cut three times while publishing.
 // The strict fake server behind it must never see a half frame spliced into
 // a later connection, and every PUB must be whole.
-func TestF08CutMidFrameNoHalfPub(t *testing.T) {
+func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	p := fltProxy(t, fs.Addr())
+	p := testutil.Proxy(t, fs.Addr())
 	p.Chunk(faultproxy.Up, 100)
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt())
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -226,7 +217,7 @@ func TestF08CutMidFrameNoHalfPub(t *testing.T) {
 				return
 			default:
 			}
-			if err := nc.Publish("f08", fltPayload(seq)); err != nil {
+			if err := nc.Publish("f08", seqPayload(seq)); err != nil {
 				runtime.Gosched()
 				continue
 			}
@@ -248,19 +239,19 @@ func TestF08CutMidFrameNoHalfPub(t *testing.T) {
 	}()
 	const cuts = 3
 	for k := 1; k <= cuts; k++ {
-		c := fltFake(t, fs, k)
+		c := fakeClient(t, fs, k)
 		eventually(t, fmt.Sprintf("publishes on connection %d", k), func() bool { return len(c.Pubs()) >= 20 })
 		p.CutAll()
-		fltWaitDone(t, c, "the cut")
+		waitClosed(t, c, "the cut")
 	}
-	last := fltFake(t, fs, cuts+1)
+	last := fakeClient(t, fs, cuts+1)
 	eventually(t, "publishes after the last reconnect", func() bool { return len(last.Pubs()) >= 20 })
 	close(stop)
 	wg.Wait()
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	per := fltCheckPubs(t, fs, "f08")
+	per := checkPubs(t, fs, "f08")
 	truncated := 0
 	for i, c := range fs.Clients() {
 		if c.Truncated() {
@@ -270,22 +261,22 @@ func TestF08CutMidFrameNoHalfPub(t *testing.T) {
 			t.Fatalf("connection %d: publishes out of order or with a hole: %v", i+1, per[i])
 		}
 	}
-	if n := ev.count(conn.EventReconnected); n != cuts {
+	if n := ev.Count(conn.EventReconnected); n != cuts {
 		t.Fatalf("%d reconnects, want %d", n, cuts)
 	}
 	t.Logf("%d of %d cuts landed mid-frame", truncated, cuts)
 }
 
-// fltPartialConn writes all but the last 3 bytes of the first Write after
+// partialWriteConn writes all but the last 3 bytes of the first Write after
 // armed is set, then fails: a partial write that always ends mid-frame.
-type fltPartialConn struct {
+type partialWriteConn struct {
 	net.Conn
 	armed *atomic.Bool
 }
 
 var errInjectedPartialWrite = errors.New("injected partial write")
 
-func (c *fltPartialConn) Write(b []byte) (int, error) {
+func (c *partialWriteConn) Write(b []byte) (int, error) {
 	if len(b) > 3 && c.armed.CompareAndSwap(true, false) {
 		n, _ := c.Conn.Write(b[:len(b)-3])
 		return n, errInjectedPartialWrite
@@ -293,10 +284,10 @@ func (c *fltPartialConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// TestF08PartialWriteNoHalfPub: the socket takes only part of a buffer and
+// TestPartialWriteSendsNoHalfPublish: the socket takes only part of a buffer and
 // fails. The rest of that frame must never be sent on the next connection;
 // publishes buffered after the failure arrive whole and in order.
-func TestF08PartialWriteNoHalfPub(t *testing.T) {
+func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
 	var armed atomic.Bool
 	dial := conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -305,39 +296,39 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return &fltPartialConn{Conn: c, armed: &armed}, nil
+		return &partialWriteConn{Conn: c, armed: &armed}, nil
 	})
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), dial, fltFastReconnect(), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), dial, testutil.FastReconnect(), ev.Opt())
 	seq := 0
 	for ; seq < 10; seq++ {
-		nc.Publish("f08", fltPayload(seq))
+		nc.Publish("f08", seqPayload(seq))
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(true)
 	for ; seq < 210; seq++ {
-		if err := nc.Publish("f08", fltPayload(seq)); err != nil {
+		if err := nc.Publish("f08", seqPayload(seq)); err != nil {
 			t.Fatalf("publish %d: %v", seq, err)
 		}
 	}
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	for ; seq < 220; seq++ {
-		nc.Publish("f08", fltPayload(seq))
+		nc.Publish("f08", seqPayload(seq))
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fltFake(t, fs, 1)
-	fltWaitDone(t, c1, "the failed connection to close")
+	c1 := fakeClient(t, fs, 1)
+	waitClosed(t, c1, "the failed connection to close")
 	if !c1.Truncated() {
 		t.Fatal("setup: the partial write did not end mid-frame")
 	}
-	if d, _, _ := ev.first(conn.EventDisconnected); !errors.Is(d.Err, errInjectedPartialWrite) {
+	if d, _, _ := ev.First(conn.EventDisconnected); !errors.Is(d.Err, errInjectedPartialWrite) {
 		t.Fatalf("disconnected with %v", d.Err)
 	}
-	per := fltCheckPubs(t, fs, "f08")
+	per := checkPubs(t, fs, "f08")
 	if len(per) != 2 {
 		t.Fatalf("%d connections, want 2", len(per))
 	}
@@ -353,7 +344,7 @@ func TestF08PartialWriteNoHalfPub(t *testing.T) {
 
 // ---- F14: max payload, real server ----
 
-func TestF14MaxPayloadWithHeaders(t *testing.T) {
+func TestMaxPayloadCountsHeaders(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, MaxPayload: 1024})
 	nc := connect(t, s.URL())
 	if nc.MaxPayload() != 1024 {
@@ -397,10 +388,10 @@ func TestF14MaxPayloadWithHeaders(t *testing.T) {
 
 // ---- F15: disconnect with requests pending ----
 
-func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
-	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.opt())
+func TestPendingRequestsFailOnReconnect(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
 	if _, err := nc.Subscribe("f15.silent"); err != nil { // never answers
 		t.Fatal(err)
 	}
@@ -433,7 +424,7 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 		t.Fatalf("%d requests still pending", c)
 	}
 	// The request path works again after the reconnect.
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	nc.SubscribeFunc("f15.echo", func(m *conn.Msg) { m.Respond(m.Data) })
 	if m, err := nc.Request(ctxT(t), "f15.echo", []byte("again")); err != nil || string(m.Data) != "again" {
 		t.Fatalf("request after reconnect: %v %v", m, err)
@@ -442,8 +433,8 @@ func TestF15PendingRequestsFailOnReconnect(t *testing.T) {
 
 // ---- F16: abandoned requests ----
 
-func TestF16AbandonedRequestsFreed(t *testing.T) {
-	s := fltServer(t)
+func TestAbandonedRequestsFreed(t *testing.T) {
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	silent := connect(t, s.URL())
 	// A subscriber that never replies keeps no-responders away.
@@ -499,10 +490,10 @@ func TestF16AbandonedRequestsFreed(t *testing.T) {
 
 // ---- F24: drain while disconnected, drain timeout ----
 
-func TestF24DrainWhileDisconnected(t *testing.T) {
-	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.opt())
+func TestDrainWhileDisconnected(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0), ev.Opt())
 	sub, _ := nc.Subscribe("f24")
 	nc.SubscribeFunc("f24.h", func(*conn.Msg) {})
 	if err := nc.Flush(ctxT(t)); err != nil {
@@ -537,14 +528,14 @@ func TestF24DrainWhileDisconnected(t *testing.T) {
 	default:
 		t.Fatal("Closed() channel open after Drain")
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events, want 1", n)
 	}
 	nc.Close()
 	if err := nc.Drain(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("Drain after close: %v", err)
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events after Close and Drain again, want 1", n)
 	}
 	if err := recvErr(t, iterDone, 5*time.Second, "iterator"); err != nil && !errors.Is(err, conn.ErrClosed) {
@@ -552,12 +543,12 @@ func TestF24DrainWhileDisconnected(t *testing.T) {
 	}
 }
 
-// TestF24CloseDuringDrain: Close racing a Drain; both return and the Closed
+// TestCloseDuringDrain: Close racing a Drain; both return and the Closed
 // event fires exactly once.
-func TestF24CloseDuringDrain(t *testing.T) {
-	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), ev.opt())
+func TestCloseDuringDrain(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), ev.Opt())
 	pub := connect(t, s.URL())
 	for i := range 5 {
 		nc.SubscribeFunc(fmt.Sprintf("f24.c%d", i), func(*conn.Msg) {})
@@ -578,16 +569,16 @@ func TestF24CloseDuringDrain(t *testing.T) {
 	if !nc.IsClosed() {
 		t.Fatal("not closed")
 	}
-	if n := ev.count(conn.EventClosed); n != 1 {
+	if n := ev.Count(conn.EventClosed); n != 1 {
 		t.Fatalf("%d Closed events, want 1", n)
 	}
 }
 
-// TestF24DrainWhileDisconnectedReportsUnsent: publishes buffered while
+// TestDrainWhileDisconnectedReportsUnsent: publishes buffered while
 // disconnected cannot be flushed by a Drain that does not wait for the
 // reconnect; Drain must not report that as a clean success.
-func TestF24DrainWhileDisconnectedReportsUnsent(t *testing.T) {
-	s := fltServer(t)
+func TestDrainWhileDisconnectedReportsUnsent(t *testing.T) {
+	s := coreServer(t)
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -601,10 +592,10 @@ func TestF24DrainWhileDisconnectedReportsUnsent(t *testing.T) {
 	}
 }
 
-// TestF24DrainWedgedHandler: a handler that never returns; Drain with a
+// TestDrainWedgedHandler: a handler that never returns; Drain with a
 // short context must end by its deadline with a timeout error.
-func TestF24DrainWedgedHandler(t *testing.T) {
-	s := fltServer(t)
+func TestDrainWedgedHandler(t *testing.T) {
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before nc.Close
@@ -634,12 +625,12 @@ func TestF24DrainWedgedHandler(t *testing.T) {
 
 // ---- F25: MaxReconnects exhausted while calls are blocked ----
 
-func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	baseG := fltConnGoroutines()
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), conn.MaxReconnects(2), fltFastReconnect(), ev.opt(),
+func TestMaxReconnectsReleasesEverything(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	baseG := goroutinesInConn()
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.MaxReconnects(2), testutil.FastReconnect(), ev.Opt(),
 		conn.RequestTimeout(time.Minute))
 	iterSub, _ := nc.Subscribe("f25.iter")
 	nextSub, _ := nc.Subscribe("f25.next")
@@ -701,17 +692,17 @@ func TestF25MaxReconnectsReleasesEverything(t *testing.T) {
 	if _, err := nc.Request(ctxT(t), "x", nil); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("Request after close: %v", err)
 	}
-	eventually(t, "Closed event", func() bool { return ev.count(conn.EventClosed) == 1 })
-	if c, _, _ := ev.first(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
+	eventually(t, "Closed event", func() bool { return ev.Count(conn.EventClosed) == 1 })
+	if c, _, _ := ev.First(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
 		t.Fatalf("Closed event with %v", c.Err)
 	}
-	eventually(t, "client goroutines to return", func() bool { return fltConnGoroutines() <= baseG })
+	eventually(t, "client goroutines to return", func() bool { return goroutinesInConn() <= baseG })
 }
 
 // ---- F26: reconnect delay ----
 
-func TestF26ReconnectDelayAttempts(t *testing.T) {
-	s := fltServer(t)
+func TestReconnectDelayAttemptNumbers(t *testing.T) {
+	s := coreServer(t)
 	var mu sync.Mutex
 	var attempts []int
 	delay := conn.ReconnectDelay(func(a int) time.Duration {
@@ -720,8 +711,8 @@ func TestF26ReconnectDelayAttempts(t *testing.T) {
 		mu.Unlock()
 		return 5 * time.Millisecond
 	})
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), delay, ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), delay, ev.Opt())
 	snapshot := func() []int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -743,20 +734,20 @@ func TestF26ReconnectDelayAttempts(t *testing.T) {
 		t.Fatalf("attempt numbers %v do not increase", got)
 	}
 	s.Restart(t)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	// A success resets the count.
 	mu.Lock()
 	attempts = nil
 	mu.Unlock()
 	nc.ForceReconnect()
-	eventually(t, "second reconnect", func() bool { return ev.count(conn.EventReconnected) == 2 })
+	eventually(t, "second reconnect", func() bool { return ev.Count(conn.EventReconnected) == 2 })
 	if got := snapshot(); len(got) == 0 || got[0] != 1 {
 		t.Fatalf("after a successful reconnect the delay was consulted with %v, want a fresh 1", got)
 	}
 }
 
-func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
-	s := fltServer(t)
+func TestDelayBetweenAttemptsToSameServer(t *testing.T) {
+	s := coreServer(t)
 	const wait = 30 * time.Millisecond
 	const downURL = "nats://down.invalid:4222"
 	type dialRec struct {
@@ -784,8 +775,8 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 		mu.Unlock()
 		return wait
 	})
-	ev := &fltEvents{}
-	nc := connect(t, s.URL()+","+downURL, conn.DontRandomize(), dialer, delay, ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL()+","+downURL, conn.DontRandomize(), dialer, delay, ev.Opt())
 	mu.Lock()
 	dials = nil
 	mu.Unlock()
@@ -802,7 +793,7 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 	}
 	eventually(t, "attempts to both servers", func() bool {
 		m := perAddr()
-		return len(m) == 2 && len(m[fltHostPort(s.URL())]) >= 4 && len(m["down.invalid:4222"]) >= 4
+		return len(m) == 2 && len(m[testutil.HostPort(s.URL())]) >= 4 && len(m["down.invalid:4222"]) >= 4
 	})
 	for addr, ds := range perAddr() {
 		for i := 1; i < len(ds); i++ {
@@ -815,7 +806,7 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 		}
 	}
 	down.Store(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -823,11 +814,11 @@ func TestF26DelayBetweenAttemptsToSameServer(t *testing.T) {
 
 // ---- F27: reconnect buffer ----
 
-func TestF27ReconnectBufferDisabled(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), fltFastReconnect(), ev.opt())
+func TestReconnectBufferDisabled(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), testutil.FastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -845,23 +836,23 @@ func TestF27ReconnectBufferDisabled(t *testing.T) {
 		t.Fatal("failed request left pending")
 	}
 	p.Refuse(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Publish("f27", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestF27ReconnectBufferLimit(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
+func TestReconnectBufferLimit(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
 	watcher := connect(t, s.URL()) // stays connected
 	sub, _ := watcher.Subscribe("f27.b")
 	if err := watcher.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
+	ev := &testutil.Events{}
 	const limit = 2048
-	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), fltFastReconnect(), ev.opt())
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), testutil.FastReconnect(), ev.Opt())
 	p.Refuse(true)
 	p.CutAll()
 	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
@@ -885,7 +876,7 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 		}
 	}
 	p.Refuse(false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if err := nc.Publish("f27.b", []byte("end")); err != nil {
 		t.Fatal(err)
 	}
@@ -911,12 +902,12 @@ func TestF27ReconnectBufferLimit(t *testing.T) {
 
 // ---- F28: flush across a cut ----
 
-func TestF28FlushAcrossCut(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
+func TestFlushAcrossCut(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
 	// No keepalive PINGs: every outstanding PING is a Flush's.
-	nc := connect(t, p.URL(), fltFastReconnect(), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -934,7 +925,7 @@ func TestF28FlushAcrossCut(t *testing.T) {
 		}
 	}
 	p.Stall(faultproxy.Down, false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) == 1 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := nc.Flush(ctx)
@@ -953,19 +944,19 @@ func TestF28FlushAcrossCut(t *testing.T) {
 	}
 	wg.Wait()
 	eventually(t, "PONG FIFO empty", func() bool { return conn.PendingPongs(nc) == 0 })
-	if ev.count(conn.EventDisconnected) != 1 {
+	if ev.Count(conn.EventDisconnected) != 1 {
 		t.Fatalf("events: %v", ev)
 	}
 }
 
 // ---- F29: subscriptions restored with the remaining auto-unsubscribe ----
 
-func TestF29QueueAutoUnsubAcrossRestart(t *testing.T) {
-	s := fltServer(t)
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), fltFastReconnect(), ev.opt())
-	pubEv := &fltEvents{}
-	pub := connect(t, s.URL(), fltFastReconnect(), pubEv.opt())
+func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
+	pubEv := &testutil.Events{}
+	pub := connect(t, s.URL(), testutil.FastReconnect(), pubEv.Opt())
 	sub, err := nc.QueueSubscribe("f29", "workers")
 	if err != nil {
 		t.Fatal(err)
@@ -984,7 +975,7 @@ func TestF29QueueAutoUnsubAcrossRestart(t *testing.T) {
 
 	s.Restart(t)
 	eventually(t, "both reconnected", func() bool {
-		return ev.count(conn.EventReconnected) == 1 && pubEv.count(conn.EventReconnected) == 1
+		return ev.Count(conn.EventReconnected) == 1 && pubEv.Count(conn.EventReconnected) == 1
 	})
 	if err := nc.Flush(ctxT(t)); err != nil { // the restored SUB/UNSUB are processed
 		t.Fatal(err)

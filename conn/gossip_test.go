@@ -1,7 +1,6 @@
 package conn_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,13 +13,13 @@ import (
 	"math/big"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nkeys"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
@@ -84,56 +83,32 @@ func (p *gossipPKI) server(t *testing.T, host string) *tls.Config {
 func gossipServe(t *testing.T, l *memnet.Listener, cfg *tls.Config, info map[string]any, connects chan<- map[string]any, closeFirst bool) {
 	info = maps(info, map[string]any{"server_id": "G", "version": "2.15.2", "proto": 1, "headers": true,
 		"max_payload": 1 << 20, "nonce": "gossip-nonce", "tls_required": cfg != nil})
-	js, _ := json.Marshal(info)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = l.Close(); wg.Wait() })
-	first := closeFirst
-	wg.Go(func() {
-		for {
-			c, err := l.AcceptContext(context.Background())
-			if err != nil {
-				return
-			}
-			drop := first
-			first = false
-			wg.Go(func() {
-				var nc net.Conn = c
-				defer func() { _ = nc.Close() }()
-				if _, err := c.Write(proto.AppendInfo(nil, js)); err != nil {
-					return
-				}
-				if cfg != nil {
-					tc := tls.Server(c, cfg)
-					if tc.HandshakeContext(context.Background()) != nil {
-						return
-					}
-					nc = tc
-				}
-				r := bufio.NewReader(nc)
-				line, err := r.ReadString('\n')
-				if err != nil || !strings.HasPrefix(line, "CONNECT ") {
-					return
-				}
-				var cm map[string]any
-				if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "CONNECT ")), &cm) != nil {
-					return
-				}
-				connects <- cm
-				if _, err := r.ReadString('\n'); err != nil { // PING
-					return
-				}
-				if _, err := nc.Write(proto.AppendPong(nil)); err != nil || drop {
-					return
-				}
-				_, _ = r.WriteTo(discard{})
-			})
+	opts := []fakeserver.Option{fakeserver.WithHandler(func(c *fakeserver.Client) {
+		ctx := c.Context()
+		if c.SendInfo(info) != nil {
+			return
 		}
-	})
+		js, err := c.ExpectConnect(ctx)
+		if err != nil {
+			return
+		}
+		var cm map[string]any
+		if json.Unmarshal(js, &cm) != nil {
+			return
+		}
+		connects <- cm
+		if _, err := c.Expect(ctx, proto.KindPing); err != nil {
+			return
+		}
+		if c.SendPong() != nil || closeFirst && c.Index() == 1 {
+			c.Close()
+		}
+	})}
+	if cfg != nil {
+		opts = append(opts, fakeserver.WithTLS(cfg))
+	}
+	fakeserver.Serve(t, l, opts...)
 }
-
-type discard struct{}
-
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
 
 func maps(a, b map[string]any) map[string]any {
 	out := map[string]any{}

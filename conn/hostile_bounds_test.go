@@ -19,6 +19,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -46,15 +47,15 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 		n = 32 << 10 // still ten times the connection's limit in replies
 	}
 	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	ev := &fltEvents{}
-	nc := connect(t, fs.URL(), ev.opt(),
+	ev := &testutil.Events{}
+	nc := connect(t, fs.URL(), ev.Opt(),
 		conn.PendingLimits(1<<30, subLimit), conn.ConnectionPendingLimit(connLimit))
 	s1, _ := nc.Subscribe("s1")
 	s2, _ := nc.Subscribe("s2")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fltFake(t, fs, 1)
+	c := fakeClient(t, fs, 1)
 
 	// 1024 messages per write, alternating between the subscriptions, each
 	// reply different (a real flood would not repeat itself).
@@ -118,7 +119,7 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 	}
 	eventually(t, "a slow-consumer event for each subscription", func() bool {
 		var got1, got2 bool
-		for _, e := range ev.all(conn.EventSlowConsumer) {
+		for _, e := range ev.Of(conn.EventSlowConsumer) {
 			got1 = got1 || e.Sub == s1
 			got2 = got2 || e.Sub == s2
 		}
@@ -161,7 +162,7 @@ func TestHostilePingFloodBounded(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fltFake(t, fs, 1)
+	c := fakeClient(t, fs, 1)
 	c.StopReading()
 	// The fake's side closes first: the client's write blocked on it
 	// fails, and Close need not wait for the write timeout.
@@ -226,7 +227,7 @@ func TestHostileTraceBomb(t *testing.T) {
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c := fltFake(t, fs, 1)
+			c := fakeClient(t, fs, 1)
 			body := gzipped(t, tc.body)
 			before := liveHeap()
 			type result struct {

@@ -29,7 +29,7 @@ func TestHostileLentReplyChecked(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fltFake(t, fs, 1)
+	c := fakeClient(t, fs, 1)
 	for i, reply := range []string{"zz.abcd", "zz.\x1b[2J", "zz.abcd", "zz.a\x01b>", "zz.ab.>", "zz.a\x7fcd"} {
 		valid := proto.ValidatePublishSubject(reply) == nil
 		// The same frame length each time: the reply lands where the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
 // inlineEcho starts a responder on its own connection.
@@ -28,7 +29,7 @@ func inlineEcho(t *testing.T, url, subject string) {
 // a subscription of the same connection keep arriving: every request gets
 // its own response and every message is delivered, in order.
 func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
@@ -76,7 +77,7 @@ func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
 // Many requesters at once: one reads, the others are woken with their
 // responses; nobody waits for the parked reader's timer in turn.
 func TestInlineConcurrentRequesters(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
@@ -108,7 +109,7 @@ func TestInlineConcurrentRequesters(t *testing.T) {
 // A request that times out while reading inline leaves the link usable:
 // the read deadline is the request's, not the connection's.
 func TestInlineTimeoutKeepsLink(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	silent := connect(t, s.URL())
 	if _, err := silent.Subscribe("void"); err != nil {
@@ -117,8 +118,8 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 	if err := silent.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
-	nc := connect(t, s.URL(), conn.RequestTimeout(50*time.Millisecond), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), conn.RequestTimeout(50*time.Millisecond), ev.Opt())
 	for i := range 5 {
 		if _, err := nc.Request(context.Background(), "void", nil); !errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("request %d to a silent subscriber: %v, want ErrTimeout", i, err)
@@ -134,7 +135,7 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 			t.Fatalf("request after a timeout: %v %v", m, err)
 		}
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects: an inline read deadline broke the link", n)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
@@ -145,8 +146,8 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 // The link is lost while a requester reads inline: the request fails with
 // ErrDisconnected, the connection reconnects and the next request works.
 func TestInlineReadDuringRestart(t *testing.T) {
-	s := fltServer(t)
-	nc := connect(t, s.URL(), fltFastReconnect())
+	s := coreServer(t)
+	nc := connect(t, s.URL(), testutil.FastReconnect())
 	if _, err := nc.Subscribe("void"); err != nil { // keeps the request waiting
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestInlineReadDuringRestart(t *testing.T) {
 func TestInlineOverTLS(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	url := scTLSURL(s)
+	url := tlsURL(s)
 	rc := connect(t, url, conn.RootCAs(certs.CAFile))
 	if _, err := rc.SubscribeFunc("echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
 		t.Fatal(err)
@@ -187,8 +188,8 @@ func TestInlineOverTLS(t *testing.T) {
 	if err := rc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	ev := &fltEvents{}
-	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.opt())
+	ev := &testutil.Events{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())
 	for i := range 200 {
 		if i%50 == 0 {
 			// A short deadline for the silent subscriber only: the echo
@@ -210,7 +211,7 @@ func TestInlineOverTLS(t *testing.T) {
 	if nc.Stats().InlineReads == 0 {
 		t.Fatal("no inline read over TLS")
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects", n)
 	}
 }
@@ -221,7 +222,7 @@ func TestInlineOverTLS(t *testing.T) {
 // step aside while a request still waits on its channel, which this test
 // cannot observe without timing; it would only be slower.)
 func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	rc := connect(t, s.URL())
 	// The responder answers both requests of a round together, so that
@@ -277,9 +278,9 @@ func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
 func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	url := scTLSURL(s)
-	ev := &fltEvents{}
-	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.opt())
+	url := tlsURL(s)
+	ev := &testutil.Events{}
+	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())
 	pub := connect(t, url, conn.RootCAs(certs.CAFile))
 	keep, err := nc.Subscribe("keep")
 	if err != nil {
@@ -355,7 +356,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 	if nc.Stats().InlineBatches == 0 {
 		t.Fatal("no consumer read inline over TLS")
 	}
-	if n := ev.count(conn.EventDisconnected); n != 0 {
+	if n := ev.Count(conn.EventDisconnected); n != 0 {
 		t.Fatalf("%d disconnects", n)
 	}
 }
@@ -365,7 +366,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 // alternate with messages, so some responses are read by the requester
 // and some by the reader goroutine.
 func TestStatsCountBeforeDelivery(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	inlineEcho(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
@@ -18,24 +19,24 @@ import (
 // and Close writes what waits.
 func TestSynctestPublishLazy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		type seen struct {
 			subj string
 			at   time.Time
 		}
 		got := make(chan seen, 64)
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
+		stop := serveFake(t, l, func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
 				return
 			}
-			s.serve(nil, func(op *proto.Op) {
+			serveOps(c, nil, func(op *proto.Op) {
 				if op.Kind == proto.KindPub {
 					got <- seen{string(op.Subject), time.Now()}
 				}
 			})
 		})
 		defer stop()
-		nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		// Let the flusher settle: a write it is about to make would carry
 		// a lazy publish with it at once.

@@ -17,7 +17,7 @@ import (
 func TestNextBatchInlineReads(t *testing.T) {
 	for _, inline := range []bool{false, true} {
 		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
-			s := fltServer(t)
+			s := coreServer(t)
 			nc := connect(t, s.URL())
 			pub := connect(t, s.URL())
 			sub, err := connx.SubscribeBatches(nc, "nb.inline", nil, nil)
@@ -93,7 +93,7 @@ func TestNextBatchInlineReads(t *testing.T) {
 // PublishRequestNow delivers like PublishRequest, reply subject included,
 // and refuses what PublishRequest refuses before anything is written.
 func TestPublishRequestNow(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	sub, err := nc.Subscribe("now.>")
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 func TestNextBatch(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	sub, err := nc.Subscribe("nb")

@@ -1,7 +1,9 @@
 package conn_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -13,14 +15,15 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
-// stOutageDialer dials l except while the server is down, [down, up) in
+// outageDialer dials l except while the server is down, [down, up) in
 // fake time since start, when it refuses like a closed port. It records
 // every attempt.
-type stOutageDialer struct {
+type outageDialer struct {
 	l        *memnet.Listener
 	start    time.Time
 	down, up time.Duration
@@ -28,7 +31,7 @@ type stOutageDialer struct {
 	at       []time.Duration
 }
 
-func (d *stOutageDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (d *outageDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	now := time.Since(d.start)
 	d.mu.Lock()
 	d.at = append(d.at, now)
@@ -39,38 +42,38 @@ func (d *stOutageDialer) dial(ctx context.Context, network, addr string) (net.Co
 	return d.l.Dial(ctx, network, addr)
 }
 
-func (d *stOutageDialer) times() []time.Duration {
+func (d *outageDialer) times() []time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]time.Duration(nil), d.at...)
 }
 
-// stOutage runs clients (default options) against a server that drops
+// runOutage runs clients (default options) against a server that drops
 // every connection at lossAt and is down for outage. It returns, per
 // client, the fake time of its reconnection and its dial attempts.
-func stOutage(t *testing.T, clients int, outage time.Duration) (back time.Duration, reconnected []time.Duration, dials [][]time.Duration) {
+func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Duration, reconnected []time.Duration, dials [][]time.Duration) {
 	const lossAt = time.Second
 	start := time.Now()
 	back = lossAt + outage
-	l := memnet.Listen(stAddr)
-	stop := stServe(l, func(s *stSrv) {
-		if s.handshake() != nil {
+	l := memnet.Listen(fakeAddr)
+	stop := serveFake(t, l, func(c *fakeserver.Client) {
+		if handshake(c, nil) != nil {
 			return
 		}
 		if time.Since(start) < lossAt {
 			time.Sleep(lossAt - time.Since(start))
 			return // the server goes down: the connection closes
 		}
-		s.serve(nil, nil)
+		serveOps(c, nil, nil)
 	})
 	defer stop()
 	var ncs []*conn.Conn
-	var evs []*stEvents
-	var dialers []*stOutageDialer
+	var evs []*timedEvents
+	var dialers []*outageDialer
 	for range clients {
-		ev := newSTEvents(start)
-		d := &stOutageDialer{l: l, start: start, down: lossAt, up: back}
-		nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(d.dial), ev.opt(), conn.PingInterval(time.Hour))
+		ev := newTimedEvents(start)
+		d := &outageDialer{l: l, start: start, down: lossAt, up: back}
+		nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(d.dial), ev.opt(), conn.PingInterval(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +100,7 @@ func TestSynctestReconnectSoonAfterOutage(t *testing.T) {
 	for _, outage := range []time.Duration{5 * time.Second, 20 * time.Second, 45 * time.Second} {
 		t.Run(outage.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				back, rec, dials := stOutage(t, 1, outage)
+				back, rec, dials := runOutage(t, 1, outage)
 				late := rec[0] - back
 				if late < 0 || late > bound {
 					t.Fatalf("outage of %v: reconnected %v after the server was back, want at most %v\ndials: %v",
@@ -122,7 +125,7 @@ func TestSynctestReconnectSoonAfterOutage(t *testing.T) {
 func TestSynctestReconnectStormSpreads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const clients = 20
-		back, rec, _ := stOutage(t, clients, 20*time.Second)
+		back, rec, _ := runOutage(t, clients, 20*time.Second)
 		lo, hi := rec[0], rec[0]
 		distinct := map[time.Duration]bool{}
 		for _, at := range rec {
@@ -146,13 +149,13 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 		const lossAt = time.Second
 		const attempts = 8
 		start := time.Now()
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		var mu sync.Mutex
 		var tries []time.Duration
 		got := make(chan struct{}, attempts+4)
-		stop := stServe(l, func(s *stSrv) {
+		stop := serveFake(t, l, func(c *fakeserver.Client) {
 			if time.Since(start) == 0 {
-				if s.handshake() == nil {
+				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
 				}
 				return
@@ -160,15 +163,15 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 			mu.Lock()
 			tries = append(tries, time.Since(start))
 			mu.Unlock()
-			_ = s.send(proto.AppendInfo(nil, []byte(stInfo)))
-			if op, err := s.next(); err == nil && op.Kind == proto.KindConnect {
-				_ = s.send([]byte("-ERR 'maximum connections exceeded'\r\n"))
+			_ = c.SendInfo(nil)
+			if _, err := c.ExpectConnect(c.Context()); err == nil {
+				_ = c.SendErr("maximum connections exceeded")
 			}
 			got <- struct{}{}
 		})
 		defer stop()
-		ev := newSTEvents(start)
-		nc := stConnect(t, l, ev.opt(), conn.PingInterval(time.Hour))
+		ev := newTimedEvents(start)
+		nc := connectFake(t, l, ev.opt(), conn.PingInterval(time.Hour))
 		defer nc.Close()
 		for range attempts {
 			<-got
@@ -197,12 +200,16 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 	})
 }
 
-// stBigInfo is an INFO whose connect_urls fill most of 1 MiB (about 55k
+// hugeGossipInfo is an INFO whose connect_urls fill most of 1 MiB (about 55k
 // addresses), numbered from base.
-func stBigInfo(t *testing.T, base, n int) (string, int) {
+func hugeGossipInfo(t *testing.T, base, n int) (string, int) {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(strings.TrimSuffix(stInfo, "}"))
+	info, err := json.Marshal(fakeserver.DefaultInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(bytes.TrimSuffix(info, []byte("}")))
 	b.WriteString(`,"connect_urls":[`)
 	count := 0
 	for i := base; i < base+n && b.Len() < proto.DefaultMaxInfoLine-64; i++ {
@@ -223,27 +230,27 @@ func stBigInfo(t *testing.T, base, n int) (string, int) {
 // at once; a pool merge under the lock would deadlock it.
 func TestSynctestHugeGossip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		big, n := stBigInfo(t, 0, 60000)
+		big, n := hugeGossipInfo(t, 0, 60000)
 		if n < 50000 {
 			t.Fatalf("only %d URLs fit", n)
 		}
-		async1, _ := stBigInfo(t, 100000, 30000)
-		async2, _ := stBigInfo(t, 200000, 30000)
-		l := memnet.Listen(stAddr)
+		async1, _ := hugeGossipInfo(t, 100000, 30000)
+		async2, _ := hugeGossipInfo(t, 200000, 30000)
+		l := memnet.Listen(fakeAddr)
 		var mu sync.Mutex
 		pubs := 0
 		sent := make(chan struct{})
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshakeWith(big) != nil {
+		stop := serveFake(t, l, func(c *fakeserver.Client) {
+			if handshake(c, big) != nil {
 				return
 			}
 			for _, info := range []string{async1, async2} {
-				if s.send(proto.AppendInfo(nil, []byte(info))) != nil {
+				if c.SendInfo(info) != nil {
 					return
 				}
 			}
 			close(sent)
-			s.serve(nil, func(op *proto.Op) {
+			serveOps(c, nil, func(op *proto.Op) {
 				if op.Kind == proto.KindPub && string(op.Subject) == "during.info" {
 					mu.Lock()
 					pubs++
@@ -261,7 +268,7 @@ func TestSynctestHugeGossip(t *testing.T) {
 				}
 			}
 		})()
-		nc := stConnect(t, l, conn.PingInterval(time.Hour))
+		nc := connectFake(t, l, conn.PingInterval(time.Hour))
 		defer nc.Close()
 		if got := len(nc.Servers()); got > 1024 {
 			t.Fatalf("pool of %d servers after a %d-URL INFO", got, n)

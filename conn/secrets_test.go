@@ -30,7 +30,7 @@ func TestConnFormatHidesSecrets(t *testing.T) {
 	sToken := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
 	seed, pub := testserver.NKeyUser(t)
 	sNKey := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
-	sJWT, op := scJWTServer(t)
+	sJWT, op := jwtServer(t)
 	userJWT, jwtSeed := op.Account.User(t, "printed")
 	creds := testserver.WriteCreds(t, userJWT, jwtSeed)
 	secrets := []string{pass, token, string(seed), userJWT, string(jwtSeed)}
@@ -41,10 +41,10 @@ func TestConnFormatHidesSecrets(t *testing.T) {
 		opts []conn.Option
 	}{
 		{"password option", sPass.URL(), []conn.Option{conn.UserInfo(user, pass)}},
-		{"password in URL", scWithUserinfo(sPass.URL(), user+":"+pass), nil},
+		{"password in URL", withUserinfo(sPass.URL(), user+":"+pass), nil},
 		{"token option", sToken.URL(), []conn.Option{conn.Token(token)}},
-		{"token in URL", scWithUserinfo(sToken.URL(), token), nil},
-		{"seed file", sNKey.URL(), []conn.Option{conn.NKeyFromSeedFile(scWriteFile(t, "u.nk", seed))}},
+		{"token in URL", withUserinfo(sToken.URL(), token), nil},
+		{"seed file", sNKey.URL(), []conn.Option{conn.NKeyFromSeedFile(writeFile(t, "u.nk", seed))}},
 		{"creds file", sJWT.URL(), []conn.Option{conn.UserCredentials(creds)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestConnFormatHidesSecrets(t *testing.T) {
 					fmt.Sprintf(verb, []any{nc}))
 			}
 			out = append(out, nc.String(), nc.GoString(), fmt.Sprint(nc), fmt.Sprintln(nc))
-			scAssertNoSecret(t, "printed connection", out, secrets...)
+			assertNoSecret(t, "printed connection", out, secrets...)
 			want := `nats connection "printed" to ` + strings.Replace(tc.url, user+":"+pass+"@", "", 1)
 			want = strings.Replace(want, token+"@", "", 1) + " (connected)"
 			// String never waits for the connection's lock: while another
@@ -81,7 +81,7 @@ func TestConnFormatHidesSecrets(t *testing.T) {
 			for _, verb := range verbs {
 				out = append(out, fmt.Sprintf(verb, reflect.ValueOf(nc).Elem()))
 			}
-			scAssertNoSecret(t, "printed Conn value", out, secrets...)
+			assertNoSecret(t, "printed Conn value", out, secrets...)
 		})
 	}
 	var nilConn *conn.Conn
@@ -127,7 +127,7 @@ func TestReadableSecretFileWarned(t *testing.T) {
 	}
 	seed, pub := testserver.NKeyUser(t)
 	sNKey := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
-	sJWT, op := scJWTServer(t)
+	sJWT, op := jwtServer(t)
 	userJWT, jwtSeed := op.Account.User(t, "warned")
 	for _, tc := range []struct {
 		name   string
@@ -140,14 +140,14 @@ func TestReadableSecretFileWarned(t *testing.T) {
 	} {
 		for _, mode := range []os.FileMode{0o600, 0o400, 0o640, 0o604, 0o644} {
 			t.Run(fmt.Sprintf("%s %v", tc.name, mode), func(t *testing.T) {
-				path := scWriteFile(t, "secret", tc.data)
+				path := writeFile(t, "secret", tc.data)
 				if err := os.Chmod(path, mode); err != nil {
 					t.Fatal(err)
 				}
 				var logs logRecords
 				connect(t, tc.url, tc.option(path), conn.Logger(logs.logger()))
 				warned := logs.warnings()
-				scAssertNoSecret(t, "log", warned, string(seed), userJWT, string(jwtSeed))
+				assertNoSecret(t, "log", warned, string(seed), userJWT, string(jwtSeed))
 				if mode&0o077 == 0 {
 					if len(warned) != 0 {
 						t.Fatalf("mode %v warned: %q", mode, warned)

@@ -13,7 +13,7 @@ import (
 // F09: a slow subscriber loses what does not fit its queue — counted, and
 // reported once per episode — while the connection's other subscriptions
 // keep receiving.
-func TestF09SlowConsumer(t *testing.T) {
+func TestClientSideSlowConsumer(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
 	var events atomic.Int32
 	nc := connect(t, s.URL(), conn.OnEvent(func(e conn.Event) {

@@ -9,6 +9,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
 // Disconnects and the reconnect buffer's figures: counted as they happen,
@@ -17,7 +18,7 @@ import (
 func TestStatsDisconnectsAndReconnectBuffer(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true})
 	const limit = 4096
-	nc := connect(t, s.URL(), conn.ReconnectBuffer(limit), fltFastReconnect())
+	nc := connect(t, s.URL(), conn.ReconnectBuffer(limit), testutil.FastReconnect())
 
 	nc.ForceReconnect()
 	eventually(t, "the forced reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
@@ -67,8 +68,8 @@ func TestStatsServerAndProtocolErrors(t *testing.T) {
 	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
-	nc := connect(t, fs.URL(), fltFastReconnect())
-	c1 := fltFake(t, fs, 1)
+	nc := connect(t, fs.URL(), testutil.FastReconnect())
+	c1 := fakeClient(t, fs, 1)
 	if err := c1.SendErr(`Permissions Violation for Publish to "x"`); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // readable during the call (and copied by the handler to keep), responses
 // sent from the handler, and the queue-based reads refused.
 func TestSubscribeInline(t *testing.T) {
-	s := fltServer(t)
+	s := coreServer(t)
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx := ctxT(t)

@@ -1,8 +1,8 @@
 package conn_test
 
 // Tier 1 timer tests (RELIABILITY.md d.5): each runs in a testing/synctest
-// bubble against a scripted server on an in-memory pipe (internal/memnet),
-// so the fake clock advances only when every goroutine is durably blocked
+// bubble against the scripted server (internal/fakeserver) on an in-memory
+// listener (internal/memnet), so the fake clock advances only when every goroutine is durably blocked
 // and the timings asserted here are exact, not "within some slack".
 
 import (
@@ -20,101 +20,66 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
+// fakeAddr is the address of the in-memory listener the fake server of
+// these tests accepts on.
 const (
-	stAddr = "fake:4222"
-	stURL  = "nats://" + stAddr
-	stInfo = `{"server_id":"NSYNCTEST","server_name":"synctest","version":"2.15.2","proto":1,` +
-		`"go":"go1.26","host":"fake","port":4222,"headers":true,"max_payload":1048576}`
+	fakeAddr = "fake:4222"
+	fakeURL  = "nats://" + fakeAddr
 )
 
-// stSrv is the server end of one client connection: a strict client-ops
-// parser over a memnet.Conn.
-type stSrv struct {
-	c   *memnet.Conn
-	p   proto.Parser
-	buf []byte
-	n   int // bytes read from the client
-}
-
-func newSTSrv(c *memnet.Conn) *stSrv {
-	s := &stSrv{c: c, buf: make([]byte, 32<<10)}
-	s.p.ClientOps = true
-	return s
-}
-
-// next returns the next op the client sent (a copy the caller owns), or
-// the read error once the connection has ended.
-func (s *stSrv) next() (*proto.Op, error) {
-	for {
-		op, err := s.p.Next()
-		if err != nil {
-			return nil, err
+// serveFake serves the scripted server (internal/fakeserver) on l, inside
+// the calling bubble: h runs on every connection, which is closed when h
+// returns. The returned function waits until the client has closed its
+// end of every connection (the handlers return then) and closes the
+// server: a client that left a connection open would block the bubble.
+func serveFake(t *testing.T, l *memnet.Listener, h func(c *fakeserver.Client)) (stop func()) {
+	t.Helper()
+	s := fakeserver.Serve(t, l, fakeserver.WithHandler(func(c *fakeserver.Client) {
+		defer c.Close()
+		h(c)
+	}))
+	return func() {
+		for _, c := range s.Clients() {
+			<-c.Done()
 		}
-		if op != nil {
-			cp := proto.Op{
-				Kind: op.Kind, SID: op.SID, Max: op.Max, Owned: true,
-				Subject: append([]byte(nil), op.Subject...),
-				Reply:   append([]byte(nil), op.Reply...),
-				Queue:   append([]byte(nil), op.Queue...),
-				Header:  append([]byte(nil), op.Header...),
-				Payload: append([]byte(nil), op.Payload...),
-				Text:    append([]byte(nil), op.Text...),
-			}
-			return &cp, nil
-		}
-		n, err := s.c.Read(s.buf)
-		if n > 0 {
-			s.n += n
-			s.p.Feed(s.buf[:n])
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
+		s.Close()
 	}
 }
 
-func (s *stSrv) send(b []byte) error {
-	_, err := s.c.Write(b)
-	return err
-}
-
-// handshake sends INFO, reads CONNECT and the client's PING and answers
-// PONG.
-func (s *stSrv) handshake() error {
-	return s.handshakeWith(stInfo)
-}
-
-func (s *stSrv) handshakeWith(info string) error {
-	if err := s.send(proto.AppendInfo(nil, []byte(info))); err != nil {
+// handshake plays the server's side of the handshake on c: INFO (info;
+// nil for fakeserver.DefaultInfo()), the client's CONNECT and PING, PONG.
+func handshake(c *fakeserver.Client, info any) error {
+	if err := c.SendInfo(info); err != nil {
 		return err
 	}
-	for _, want := range []proto.Kind{proto.KindConnect, proto.KindPing} {
-		op, err := s.next()
-		if err != nil {
-			return err
-		}
-		if op.Kind != want {
-			return fmt.Errorf("handshake: got %v, want %v", op.Kind, want)
-		}
+	if _, err := c.ExpectConnect(c.Context()); err != nil {
+		return err
 	}
-	return s.send(proto.AppendPong(nil))
+	op, err := c.Next(c.Context())
+	if err != nil {
+		return err
+	}
+	if op.Kind != proto.KindPing {
+		return fmt.Errorf("handshake: got %v, want PING", op.Kind)
+	}
+	return c.SendPong()
 }
 
-// serve answers every PING with a PONG (unless pong is set and returns
+// serveOps answers every PING with a PONG (unless pong is set and returns
 // false) and hands every op to f (if set), until the connection ends.
-func (s *stSrv) serve(pong func() bool, f func(*proto.Op)) {
+func serveOps(c *fakeserver.Client, pong func() bool, f func(*proto.Op)) {
 	for {
-		op, err := s.next()
+		op, err := c.Next(c.Context())
 		if err != nil {
 			return
 		}
 		if op.Kind == proto.KindPing && (pong == nil || pong()) {
-			if s.send(proto.AppendPong(nil)) != nil {
+			if c.SendPong() != nil {
 				return
 			}
 		}
@@ -124,51 +89,28 @@ func (s *stSrv) serve(pong func() bool, f func(*proto.Op)) {
 	}
 }
 
-// stServe accepts connections on l and runs h on each, until l is closed.
-// The returned function closes l and waits for the handlers (which must
-// return once the client has closed its end).
-func stServe(l *memnet.Listener, h func(*stSrv)) (stop func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := l.AcceptContext(context.Background())
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				h(newSTSrv(c))
-			})
-		}
-	})
-	return func() {
-		_ = l.Close()
-		wg.Wait()
-	}
-}
-
-// stEvent is an event with the fake time it was delivered at, relative to
+// timedEvent is an event with the fake time it was delivered at, relative to
 // the start of the test.
-type stEvent struct {
+type timedEvent struct {
 	conn.Event
 	at time.Duration
 }
 
-// stEvents records events with their fake time.
-type stEvents struct {
+// timedEvents records events with their fake time.
+type timedEvents struct {
 	start time.Time
 	mu    sync.Mutex
-	evs   []stEvent
-	ch    chan stEvent
+	evs   []timedEvent
+	ch    chan timedEvent
 }
 
-func newSTEvents(start time.Time) *stEvents {
-	return &stEvents{start: start, ch: make(chan stEvent, 1024)}
+func newTimedEvents(start time.Time) *timedEvents {
+	return &timedEvents{start: start, ch: make(chan timedEvent, 1024)}
 }
 
-func (r *stEvents) opt() conn.Option {
+func (r *timedEvents) opt() conn.Option {
 	return conn.OnEvent(func(ev conn.Event) {
-		e := stEvent{ev, time.Since(r.start)}
+		e := timedEvent{ev, time.Since(r.start)}
 		r.mu.Lock()
 		r.evs = append(r.evs, e)
 		r.mu.Unlock()
@@ -176,14 +118,14 @@ func (r *stEvents) opt() conn.Option {
 	})
 }
 
-func (r *stEvents) all() []stEvent {
+func (r *timedEvents) all() []timedEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]stEvent(nil), r.evs...)
+	return append([]timedEvent(nil), r.evs...)
 }
 
 // wait returns the next event of kind k (skipping others).
-func (r *stEvents) wait(k conn.EventKind) stEvent {
+func (r *timedEvents) wait(k conn.EventKind) timedEvent {
 	for e := range r.ch {
 		if e.Kind == k {
 			return e
@@ -192,9 +134,9 @@ func (r *stEvents) wait(k conn.EventKind) stEvent {
 	panic("unreachable")
 }
 
-// stConnGoroutines lists the goroutines started by package conn that are
+// goroutinesStartedByConn lists the goroutines started by package conn that are
 // still running.
-func stConnGoroutines() []string {
+func goroutinesStartedByConn() []string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -213,9 +155,9 @@ func stConnGoroutines() []string {
 	return out
 }
 
-func stConnect(t *testing.T, l *memnet.Listener, opts ...conn.Option) *conn.Conn {
+func connectFake(t *testing.T, l *memnet.Listener, opts ...conn.Option) *conn.Conn {
 	t.Helper()
-	nc, err := conn.Connect(context.Background(), stURL, append([]conn.Option{conn.Dialer(l.Dial)}, opts...)...)
+	nc, err := conn.Connect(context.Background(), fakeURL, append([]conn.Option{conn.Dialer(l.Dial)}, opts...)...)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -251,16 +193,16 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				ev := newSTEvents(start)
-				l := memnet.Listen(stAddr)
+				ev := newTimedEvents(start)
+				l := memnet.Listen(fakeAddr)
 				var mu sync.Mutex
 				var pings []time.Duration
 				pubs := 0
-				stop := stServe(l, func(s *stSrv) {
-					if s.handshake() != nil {
+				stop := serveFake(t, l, func(c *fakeserver.Client) {
+					if handshake(c, nil) != nil {
 						return
 					}
-					s.serve(func() bool {
+					serveOps(c, func() bool {
 						mu.Lock()
 						defer mu.Unlock()
 						pings = append(pings, time.Since(start))
@@ -278,7 +220,7 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 					opts = append(opts, conn.NoReconnect())
 				}
 				defer stop()
-				nc := stConnect(t, l, opts...)
+				nc := connectFake(t, l, opts...)
 				defer nc.Close()
 				if d := time.Since(start); d != 0 {
 					t.Fatalf("handshake took %v of fake time", d)
@@ -346,10 +288,10 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 
 // ---- b. Reconnect backoff ----
 
-// stDetBackoff is the deterministic part of the delay before the f-th
+// backoffWithoutJitter is the deterministic part of the delay before the f-th
 // consecutive attempt to a server (conn's options.backoff): base doubled
 // f-1 times, capped at max. A random jitter in [0, jitter) is added.
-func stDetBackoff(base, maxW time.Duration, f int) time.Duration {
+func backoffWithoutJitter(base, maxW time.Duration, f int) time.Duration {
 	d := base
 	for i := 1; i < f && d < maxW; i++ {
 		d *= 2
@@ -357,9 +299,9 @@ func stDetBackoff(base, maxW time.Duration, f int) time.Duration {
 	return min(d, maxW)
 }
 
-// stDialRecorder dials l, recording the fake time of every attempt, and
+// refusingDialRecorder dials l, recording the fake time of every attempt, and
 // refuses every attempt after the first.
-type stDialRecorder struct {
+type refusingDialRecorder struct {
 	l     *memnet.Listener
 	start time.Time
 	mu    sync.Mutex
@@ -367,7 +309,7 @@ type stDialRecorder struct {
 	ch    chan struct{}
 }
 
-func (d *stDialRecorder) dial(ctx context.Context, network, addr string) (_ net.Conn, err error) {
+func (d *refusingDialRecorder) dial(ctx context.Context, network, addr string) (_ net.Conn, err error) {
 	d.mu.Lock()
 	d.at = append(d.at, time.Since(d.start))
 	first := len(d.at) == 1
@@ -379,7 +321,7 @@ func (d *stDialRecorder) dial(ctx context.Context, network, addr string) (_ net.
 	return d.l.Dial(ctx, network, addr)
 }
 
-func (d *stDialRecorder) times() []time.Duration {
+func (d *refusingDialRecorder) times() []time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]time.Duration(nil), d.at...)
@@ -401,18 +343,18 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 	// fake times of the loss and of the attempts.
 	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
 		start := time.Now()
-		ev := newSTEvents(start)
-		l := memnet.Listen(stAddr)
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
+		ev := newTimedEvents(start)
+		l := memnet.Listen(fakeAddr)
+		stop := serveFake(t, l, func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
 				return
 			}
 			time.Sleep(lossAt)
-			_ = s.c.Close()
+			c.Close()
 		})
 		defer stop()
-		rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, attempts+2)}
-		nc, err := conn.Connect(context.Background(), stURL,
+		rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, attempts+2)}
+		nc, err := conn.Connect(context.Background(), fakeURL,
 			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -442,7 +384,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			var extras []time.Duration
 			for i, at := range tries {
 				failures := i + 1 // attempt i+1 follows the loss (i == 0) or i failed attempts
-				det := stDetBackoff(base, maxW, failures)
+				det := backoffWithoutJitter(base, maxW, failures)
 				gap := at - prev
 				if gap < det || gap >= det+jitter {
 					t.Fatalf("attempt %d came %v after the previous event, want in [%v, %v) (failures %d)\nall: %v",
@@ -468,7 +410,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(0))
 			prev := loss
 			for i, at := range tries {
-				if want := stDetBackoff(base, maxW, i+1); at-prev != want {
+				if want := backoffWithoutJitter(base, maxW, i+1); at-prev != want {
 					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
 				}
 				prev = at
@@ -513,16 +455,16 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			const n = 3
 			start := time.Now()
-			ev := newSTEvents(start)
-			l := memnet.Listen(stAddr)
-			stop := stServe(l, func(s *stSrv) {
-				if s.handshake() == nil {
+			ev := newTimedEvents(start)
+			l := memnet.Listen(fakeAddr)
+			stop := serveFake(t, l, func(c *fakeserver.Client) {
+				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
 				}
 			})
 			defer stop()
-			rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, 16)}
-			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(rec.dial), ev.opt(),
+			rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, 16)}
+			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(rec.dial), ev.opt(),
 				conn.MaxReconnects(n), conn.ReconnectDelay(func(int) time.Duration { return time.Second }))
 			if err != nil {
 				t.Fatal(err)
@@ -553,16 +495,16 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 // otherwise (longer or shorter).
 func TestSynctestRequestTimeoutExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		var answerPings atomic.Bool
 		answerPings.Store(true)
 		var mu sync.Mutex
 		var reqs []string
-		stop := stServe(l, func(s *stSrv) {
-			if s.handshake() != nil {
+		stop := serveFake(t, l, func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
 				return
 			}
-			s.serve(answerPings.Load, func(op *proto.Op) {
+			serveOps(c, answerPings.Load, func(op *proto.Op) {
 				if op.Kind == proto.KindPub && len(op.Reply) > 0 {
 					mu.Lock()
 					reqs = append(reqs, string(op.Subject))
@@ -572,7 +514,7 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 		})
 		const d = 3 * time.Second
 		defer stop()
-		nc := stConnect(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		nc := connectFake(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 
 		check := func(what string, want time.Duration, call func() error) {
@@ -642,19 +584,19 @@ func TestSynctestDrainTimeout(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(stAddr)
-				stop := stServe(l, func(s *stSrv) {
-					if s.handshake() != nil {
+				l := memnet.Listen(fakeAddr)
+				stop := serveFake(t, l, func(c *fakeserver.Client) {
+					if handshake(c, nil) != nil {
 						return
 					}
-					s.serve(nil, func(op *proto.Op) {
+					serveOps(c, nil, func(op *proto.Op) {
 						if op.Kind == proto.KindSub && string(op.Subject) == "work" {
-							_ = s.send(proto.AppendMsg(nil, "work", op.SID, "", []byte("job")))
+							_ = c.SendMsg("work", op.SID, "", []byte("job"))
 						}
 					})
 				})
 				defer stop()
-				nc := stConnect(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+				nc := connectFake(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				got := make(chan struct{}, 1)
 				release := make(chan struct{})
@@ -712,24 +654,24 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 	t.Run("connected", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
-			ev := newSTEvents(start)
-			l := memnet.Listen(stAddr)
+			ev := newTimedEvents(start)
+			l := memnet.Listen(fakeAddr)
 			type srvEnd struct {
-				bytes int
+				ops   int // operations the client sent
 				pings []time.Duration
 			}
 			srvDone := make(chan srvEnd, 4)
-			stop := stServe(l, func(s *stSrv) {
-				if s.handshake() != nil {
+			stop := serveFake(t, l, func(c *fakeserver.Client) {
+				if handshake(c, nil) != nil {
 					return
 				}
 				var pings []time.Duration
-				s.serve(nil, func(op *proto.Op) {
+				serveOps(c, nil, func(op *proto.Op) {
 					if op.Kind == proto.KindPing {
 						pings = append(pings, time.Since(start))
 					}
 				})
-				srvDone <- srvEnd{s.n, pings}
+				srvDone <- srvEnd{len(c.Ops()), pings}
 			})
 			defer stop()
 			var dials atomic.Int32 // every attempt, successful or not
@@ -737,7 +679,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				dials.Add(1)
 				return l.Dial(ctx, network, addr)
 			}
-			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(dial), ev.opt(),
+			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(dial), ev.opt(),
 				conn.PingInterval(time.Second), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Minute),
 				conn.ReconnectBackoff(time.Second, 5*time.Second), conn.ReconnectJitter(time.Second))
 			if err != nil {
@@ -774,7 +716,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				t.Fatalf("keepalive PINGs at %v, want [1s 2s]", end.pings)
 			}
 			synctest.Wait()
-			if g := stConnGoroutines(); len(g) != 0 {
+			if g := goroutinesStartedByConn(); len(g) != 0 {
 				t.Fatalf("%d conn goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
 			}
 			// The listener stays open: a late dial would be accepted.
@@ -787,7 +729,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 			}
 			select {
 			case e := <-srvDone:
-				t.Fatalf("a connection after Close carried %d bytes", e.bytes)
+				t.Fatalf("a connection after Close carried %d operations", e.ops)
 			default:
 			}
 			evs := ev.all()
@@ -802,16 +744,16 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 	t.Run("reconnecting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
-			ev := newSTEvents(start)
-			l := memnet.Listen(stAddr)
-			stop := stServe(l, func(s *stSrv) {
-				if s.handshake() == nil {
+			ev := newTimedEvents(start)
+			l := memnet.Listen(fakeAddr)
+			stop := serveFake(t, l, func(c *fakeserver.Client) {
+				if handshake(c, nil) == nil {
 					time.Sleep(time.Second)
 				}
 			})
 			defer stop()
-			rec := &stDialRecorder{l: l, start: start, ch: make(chan struct{}, 64)}
-			nc, err := conn.Connect(context.Background(), stURL, conn.Dialer(rec.dial), ev.opt(),
+			rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, 64)}
+			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(rec.dial), ev.opt(),
 				conn.ReconnectBackoff(2*time.Second, 8*time.Second), conn.ReconnectJitter(0), conn.PingInterval(time.Second), conn.MaxPingsOutstanding(1))
 			if err != nil {
 				t.Fatal(err)
@@ -826,7 +768,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 			nc.Close()
 			stop()
 			synctest.Wait()
-			if g := stConnGoroutines(); len(g) != 0 {
+			if g := goroutinesStartedByConn(); len(g) != 0 {
 				t.Fatalf("%d conn goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
 			}
 			nev := len(ev.all())
@@ -851,16 +793,16 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 // the list gets its own ConnectTimeout.
 func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 	const timeout = 3 * time.Second
-	silent := func(s *stSrv) { s.serve(nil, nil) } // reads, never writes
-	noPong := func(s *stSrv) {
-		if err := s.send(proto.AppendInfo(nil, []byte(stInfo))); err != nil {
+	silent := func(c *fakeserver.Client) { serveOps(c, nil, nil) } // reads, never writes
+	noPong := func(c *fakeserver.Client) {
+		if err := c.SendInfo(nil); err != nil {
 			return
 		}
-		s.serve(func() bool { return false }, nil)
+		serveOps(c, func() bool { return false }, nil)
 	}
 	cases := []struct {
 		name    string
-		handler func(*stSrv)
+		handler func(*fakeserver.Client)
 		dial    bool // the dial itself hangs
 		url     string
 		ctx     time.Duration
@@ -875,12 +817,12 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(stAddr)
+				l := memnet.Listen(fakeAddr)
 				h := tc.handler
 				if h == nil {
 					h = silent
 				}
-				stop := stServe(l, h)
+				stop := serveFake(t, l, h)
 				defer stop()
 				dial := l.Dial
 				if tc.dial {
@@ -889,7 +831,7 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 						return nil, ctx.Err()
 					}
 				}
-				url := stURL
+				url := fakeURL
 				if tc.url != "" {
 					url = tc.url
 				}
@@ -917,7 +859,7 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 				}
 				stop() // the handlers saw the client close its end
 				synctest.Wait()
-				if g := stConnGoroutines(); len(g) != 0 {
+				if g := goroutinesStartedByConn(); len(g) != 0 {
 					t.Fatalf("%d conn goroutines left:\n%s", len(g), strings.Join(g, "\n\n"))
 				}
 			})
@@ -927,52 +869,36 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 
 // ---- Inline reads: the parked reader goroutine ----
 
-// stEchoFeedServer serves one connection: it answers each request after
+// echoFeedServer serves one connection: it answers each request after
 // delay with its own payload (except those to "silent"), and sends feed to
 // the subscription on "feed" each time push gets a value.
-func stEchoFeedServer(l *memnet.Listener, delay time.Duration, push <-chan struct{}, feed string) (stop func()) {
-	return stServe(l, func(s *stSrv) {
-		if s.handshake() != nil {
+func echoFeedServer(t *testing.T, l *memnet.Listener, delay time.Duration, push <-chan struct{}, feed string) (stop func()) {
+	return serveFake(t, l, func(c *fakeserver.Client) {
+		if handshake(c, nil) != nil {
 			return
 		}
-		var mu sync.Mutex
-		subs := map[string]uint64{}
 		go func() {
 			for range push {
-				mu.Lock()
-				sid := subs["feed"]
-				mu.Unlock()
-				_ = s.send(proto.AppendMsg(nil, "feed", sid, "", []byte(feed)))
+				_ = c.SendTo("feed", "", nil, []byte(feed))
 			}
 		}()
-		s.serve(nil, func(op *proto.Op) {
-			switch op.Kind {
-			case proto.KindSub:
-				mu.Lock()
-				subs[strings.TrimSuffix(string(op.Subject), "*")] = op.SID
-				mu.Unlock()
-			case proto.KindPub:
-				if len(op.Reply) == 0 || string(op.Subject) == "silent" {
-					return
-				}
-				reply := string(op.Reply)
-				mu.Lock()
-				sid := subs[reply[:strings.LastIndexByte(reply, '.')+1]]
-				mu.Unlock()
-				time.Sleep(delay)
-				_ = s.send(proto.AppendMsg(nil, reply, sid, "", op.Payload))
+		serveOps(c, nil, func(op *proto.Op) {
+			if op.Kind != proto.KindPub || len(op.Reply) == 0 || string(op.Subject) == "silent" {
+				return
 			}
+			time.Sleep(delay)
+			_ = c.SendTo(string(op.Reply), "", nil, op.Payload)
 		})
 	})
 }
 
-// stFeedRequester connects to a stEchoFeedServer, subscribes to "feed" and
+// connectFeedRequester connects to a echoFeedServer, subscribes to "feed" and
 // makes one request, then waits until all is quiet: the first request may
 // find the reader goroutine still holding the socket (it answers, then
 // parks); from then on the reader is parked and requests read inline.
-func stFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
+func connectFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
 	t.Helper()
-	nc := stConnect(t, l, opts...)
+	nc := connectFake(t, l, opts...)
 	sub, err := nc.Subscribe("feed")
 	if err != nil {
 		t.Fatal(err)
@@ -997,12 +923,12 @@ func stFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*co
 func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 	defer conn.AllowInlineReads()()
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		push := make(chan struct{})
-		stop := stEchoFeedServer(l, 100*time.Microsecond, push, "late")
+		stop := echoFeedServer(t, l, 100*time.Microsecond, push, "late")
 		defer stop()
 		defer close(push)
-		nc, sub := stFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		nc, sub := connectFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		ctx := context.Background()
 		before := nc.Stats().InlineReads
@@ -1040,16 +966,13 @@ func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
 	})
 }
 
-// stPushServer serves one connection: it answers PINGs, records SUBs, and
-// sends a message to the subscription on subject subj each time push gets
-// one (the payload).
-func stPushServer(l *memnet.Listener, push <-chan string) (stop func()) {
-	return stServe(l, func(s *stSrv) {
-		if s.handshake() != nil {
+// pushServer serves one connection: it answers PINGs and sends a message
+// to the subscription on subject subj each time push gets "subj payload".
+func pushServer(t *testing.T, l *memnet.Listener, push <-chan string) (stop func()) {
+	return serveFake(t, l, func(c *fakeserver.Client) {
+		if handshake(c, nil) != nil {
 			return
 		}
-		var mu sync.Mutex
-		subs := map[string]uint64{}
 		done := make(chan struct{})
 		defer close(done)
 		go func() {
@@ -1060,22 +983,13 @@ func stPushServer(l *memnet.Listener, push <-chan string) (stop func()) {
 						return
 					}
 					subj, data, _ := strings.Cut(p, " ")
-					mu.Lock()
-					sid := subs[subj]
-					mu.Unlock()
-					_ = s.send(proto.AppendMsg(nil, subj, sid, "", []byte(data)))
+					_ = c.SendTo(subj, "", nil, []byte(data))
 				case <-done:
 					return
 				}
 			}
 		}()
-		s.serve(nil, func(op *proto.Op) {
-			if op.Kind == proto.KindSub {
-				mu.Lock()
-				subs[string(op.Subject)] = op.SID
-				mu.Unlock()
-			}
-		})
+		serveOps(c, nil, nil)
 	})
 }
 
@@ -1091,12 +1005,12 @@ func stPushServer(l *memnet.Listener, push <-chan string) (stop func()) {
 func TestSynctestConsumerReadsInline(t *testing.T) {
 	defer conn.AllowInlineReads()()
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		push := make(chan string)
-		stop := stPushServer(l, push)
+		stop := pushServer(t, l, push)
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		sub, err := nc.Subscribe("feed")
 		if err != nil {
@@ -1185,12 +1099,12 @@ func TestSynctestInlineConsumerInterrupted(t *testing.T) {
 	for _, how := range []string{"unsubscribe", "cancel"} {
 		t.Run(how, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(stAddr)
+				l := memnet.Listen(fakeAddr)
 				push := make(chan string)
-				stop := stPushServer(l, push)
+				stop := pushServer(t, l, push)
 				defer stop()
 				defer close(push)
-				nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+				nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				sub, err := nc.Subscribe("feed")
 				if err != nil {
@@ -1249,12 +1163,12 @@ func TestSynctestInlineConsumerInterrupted(t *testing.T) {
 func TestSynctestQuietConnectionParksLonger(t *testing.T) {
 	defer conn.AllowInlineReads()()
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		push := make(chan struct{})
-		stop := stEchoFeedServer(l, 900*time.Microsecond, push, "first")
+		stop := echoFeedServer(t, l, 900*time.Microsecond, push, "first")
 		defer stop()
 		defer close(push)
-		nc := stConnect(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		ctx := context.Background()
 		loop := func(d time.Duration) {
@@ -1308,12 +1222,12 @@ func TestSynctestQuietConnectionParksLonger(t *testing.T) {
 func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
 	defer conn.AllowInlineReads()()
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(stAddr)
+		l := memnet.Listen(fakeAddr)
 		push := make(chan struct{})
-		stop := stEchoFeedServer(l, 0, push, "fed")
+		stop := echoFeedServer(t, l, 0, push, "fed")
 		defer stop()
 		defer close(push)
-		nc, sub := stFeedRequester(t, l, conn.PingInterval(100*time.Hour), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Hour))
+		nc, sub := connectFeedRequester(t, l, conn.PingInterval(100*time.Hour), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Hour))
 		defer nc.Close()
 		ctx := context.Background()
 		before := nc.Stats().InlineReads

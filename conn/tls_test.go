@@ -14,14 +14,16 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
-func scTLSURL(s *testserver.Server) string { return strings.Replace(s.URL(), "nats://", "tls://", 1) }
+func tlsURL(s *testserver.Server) string { return strings.Replace(s.URL(), "nats://", "tls://", 1) }
 
-// scServerTLSVersions returns the TLS versions of the server's client
+// serverTLSVersions returns the TLS versions of the server's client
 // connections, as the server reports them.
-func scServerTLSVersions(t *testing.T, s *testserver.Server) []string {
+func serverTLSVersions(t *testing.T, s *testserver.Server) []string {
 	t.Helper()
 	cz, err := s.Srv().Connz(&server.ConnzOptions{})
 	if err != nil {
@@ -39,8 +41,8 @@ func TestTLSRootCAs(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 
 	t.Run("TLSURL", func(t *testing.T) {
-		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile))
-		scRoundTrip(t, nc, "tls.url")
+		nc := connect(t, tlsURL(s), conn.RootCAs(certs.CAFile))
+		roundTrip(t, nc, "tls.url")
 		if !nc.ServerInfo().TLSRequired {
 			t.Fatal("server INFO does not require TLS")
 		}
@@ -48,16 +50,16 @@ func TestTLSRootCAs(t *testing.T) {
 	t.Run("NatsURLUpgrades", func(t *testing.T) {
 		// The server requires TLS: a nats:// URL is upgraded, verified
 		// against the given roots.
-		scRoundTrip(t, connect(t, s.URL(), conn.RootCAs(certs.CAFile)), "tls.nats")
+		roundTrip(t, connect(t, s.URL(), conn.RootCAs(certs.CAFile)), "tls.nats")
 	})
 	t.Run("TLSConfig", func(t *testing.T) {
-		scRoundTrip(t, connect(t, scTLSURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool})), "tls.cfg")
+		roundTrip(t, connect(t, tlsURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool})), "tls.cfg")
 	})
-	for name, url := range map[string]string{"NoCA": scTLSURL(s), "NoCANatsURL": s.URL()} {
+	for name, url := range map[string]string{"NoCA": tlsURL(s), "NoCANatsURL": s.URL()} {
 		t.Run(name, func(t *testing.T) {
 			// Verification is on by default: the system roots do not
 			// know the test CA.
-			err := scConnectErr(t, url)
+			err := connectErr(t, url)
 			var ua x509.UnknownAuthorityError
 			if !errors.As(err, &ua) {
 				t.Fatalf("got %v, want x509.UnknownAuthorityError", err)
@@ -65,14 +67,14 @@ func TestTLSRootCAs(t *testing.T) {
 		})
 	}
 	t.Run("WrongName", func(t *testing.T) {
-		err := scConnectErr(t, scTLSURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool, ServerName: "nats.example.com"}))
+		err := connectErr(t, tlsURL(s), conn.TLS(&tls.Config{RootCAs: certs.CAPool, ServerName: "nats.example.com"}))
 		var he x509.HostnameError
 		if !errors.As(err, &he) {
 			t.Fatalf("got %v, want x509.HostnameError", err)
 		}
 	})
 	t.Run("ReconnectOverTLS", func(t *testing.T) {
-		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile), scFastReconnect)
+		nc := connect(t, tlsURL(s), conn.RootCAs(certs.CAFile), testutil.FastReconnect())
 		sub, err := nc.Subscribe("tls.re")
 		if err != nil {
 			t.Fatal(err)
@@ -93,15 +95,15 @@ func TestTLSMutual(t *testing.T) {
 	certs := testserver.GenerateCerts(t)
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(true)})
 	t.Run("ClientCert", func(t *testing.T) {
-		nc := connect(t, scTLSURL(s), conn.RootCAs(certs.CAFile), conn.ClientCert(certs.ClientCertFile, certs.ClientKeyFile))
-		scRoundTrip(t, nc, "mtls")
+		nc := connect(t, tlsURL(s), conn.RootCAs(certs.CAFile), conn.ClientCert(certs.ClientCertFile, certs.ClientKeyFile))
+		roundTrip(t, nc, "mtls")
 		if !nc.ServerInfo().TLSVerify {
 			t.Fatal("server INFO does not announce tls_verify")
 		}
 	})
 	t.Run("NoClientCert", func(t *testing.T) {
 		start := time.Now()
-		err := scConnectErr(t, scTLSURL(s), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
+		err := connectErr(t, tlsURL(s), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
 		if err == nil {
 			t.Fatal("connected to an mTLS server without a client certificate")
 		}
@@ -117,7 +119,7 @@ func TestTLSMutual(t *testing.T) {
 		}
 	})
 	t.Run("BadClientCertFiles", func(t *testing.T) {
-		err := scConnectErr(t, scTLSURL(s), conn.ClientCert(certs.ClientCertFile, certs.ServerKeyFile))
+		err := connectErr(t, tlsURL(s), conn.ClientCert(certs.ClientCertFile, certs.ServerKeyFile))
 		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("mismatched key: got %v, want ErrInvalidOption", err)
 		}
@@ -131,20 +133,20 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: opts})
 
 	t.Run("Works", func(t *testing.T) {
-		nc := connect(t, scTLSURL(s), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), scFastReconnect)
-		scRoundTrip(t, nc, "hsf")
+		nc := connect(t, tlsURL(s), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), testutil.FastReconnect())
+		roundTrip(t, nc, "hsf")
 		s.Restart(t)
 		eventually(t, "reconnect with handshake first", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
-		scRoundTrip(t, nc, "hsf2")
+		roundTrip(t, nc, "hsf2")
 	})
-	for name, url := range map[string]string{"PlainClient": s.URL(), "TLSClientNotFirst": scTLSURL(s)} {
+	for name, url := range map[string]string{"PlainClient": s.URL(), "TLSClientNotFirst": tlsURL(s)} {
 		t.Run(name, func(t *testing.T) {
 			// The client waits for an INFO that never comes; the connect
 			// timeout bounds the attempt (the server would wait 5 s).
 			start := time.Now()
-			err := scConnectErr(t, url, conn.RootCAs(certs.CAFile), conn.ConnectTimeout(300*time.Millisecond))
+			err := connectErr(t, url, conn.RootCAs(certs.CAFile), conn.ConnectTimeout(300*time.Millisecond))
 			// ErrTimeout is the documented class; a bare deadline error
-			// is tolerated here (see TestF34TLSHandshakeFirstMismatchIsErrTimeout).
+			// is tolerated here (see TestTLSHandshakeFirstMismatchIsErrTimeout).
 			if !errors.Is(err, conn.ErrTimeout) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Fatalf("got %v, want a timeout", err)
 			}
@@ -156,7 +158,7 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	t.Run("HandshakeFirstAgainstRegularServer", func(t *testing.T) {
 		regular := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
 		start := time.Now()
-		err := scConnectErr(t, scTLSURL(regular), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
+		err := connectErr(t, tlsURL(regular), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
 		if err == nil || errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("got %v, want a prompt TLS error (the server speaks INFO first)", err)
 		}
@@ -167,34 +169,13 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	})
 }
 
-// TestF34TLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
+// TestTLSHandshakeFirstMismatchIsErrTimeout: an attempt cut by
 // ConnectTimeout fails with ErrTimeout, every time. The server here never
 // sends INFO, as a handshake_first server does to a plain client.
-func TestF34TLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { ln.Close(); <-done })
-	go func() {
-		defer close(done)
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c) // silent: no INFO
-		}
-	}()
+func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
+	s := fakeserver.New(t) // connections nobody takes are held open, silent
 	for i := range 20 {
-		err := scConnectErr(t, "nats://"+ln.Addr().String(), conn.ConnectTimeout(20*time.Millisecond))
+		err := connectErr(t, s.URL(), conn.ConnectTimeout(20*time.Millisecond))
 		if !errors.Is(err, conn.ErrTimeout) {
 			t.Fatalf("attempt %d: got %v, want ErrTimeout", i, err)
 		}
@@ -234,7 +215,7 @@ func TestTLSMinVersionRaised(t *testing.T) {
 		t.Fatalf("control handshake negotiated %s", tls.VersionName(v))
 	}
 
-	err = scConnectErr(t, scTLSURL(old), conn.TLS(weak))
+	err = connectErr(t, tlsURL(old), conn.TLS(weak))
 	if err == nil {
 		t.Fatal("connected over TLS < 1.2")
 	}
@@ -244,9 +225,9 @@ func TestTLSMinVersionRaised(t *testing.T) {
 
 	// Against a modern server the same config negotiates ≥ 1.2.
 	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
-	nc := connect(t, scTLSURL(s), conn.TLS(weak))
-	scRoundTrip(t, nc, "tlsver")
-	for _, v := range scServerTLSVersions(t, s) {
+	nc := connect(t, tlsURL(s), conn.TLS(weak))
+	roundTrip(t, nc, "tlsver")
+	for _, v := range serverTLSVersions(t, s) {
 		if v != "1.2" && v != "1.3" {
 			t.Fatalf("server reports TLS version %q", v)
 		}
@@ -263,12 +244,12 @@ func TestTLSRequiredButServerPlain(t *testing.T) {
 		url  string
 		opts []conn.Option
 	}{
-		"TLSURL":          {scTLSURL(s), nil},
+		"TLSURL":          {tlsURL(s), nil},
 		"RootCAsNatsURL":  {s.URL(), []conn.Option{conn.RootCAs(certs.CAFile)}},
 		"TLSConfigOption": {s.URL(), []conn.Option{conn.TLS(&tls.Config{RootCAs: certs.CAPool})}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := scConnectErr(t, tc.url, append(tc.opts, conn.UserInfo("u", "tls-only-secret"))...)
+			err := connectErr(t, tc.url, append(tc.opts, conn.UserInfo("u", "tls-only-secret"))...)
 			if !errors.Is(err, conn.ErrTLSRequired) {
 				t.Fatalf("got %v, want ErrTLSRequired", err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
 // TestWriteTimeoutDropsBlockedLink: when the server stops reading, a
@@ -16,12 +17,12 @@ import (
 // of it, armWrite) and the link is dropped and reconnected — even with
 // pings far too rare to notice.
 func TestWriteTimeoutDropsBlockedLink(t *testing.T) {
-	s := fltServer(t)
-	p := fltProxy(t, fltHostPort(s.URL()))
-	ev := &fltEvents{}
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
 	const timeout = 200 * time.Millisecond
 	nc := connect(t, p.URL(), conn.WriteTimeout(timeout), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2),
-		fltFastReconnect(), ev.opt())
+		testutil.FastReconnect(), ev.Opt())
 
 	// Writes before the stall renew no deadline each time; they must
 	// still go through.
@@ -53,12 +54,12 @@ func TestWriteTimeoutDropsBlockedLink(t *testing.T) {
 	})
 	defer func() { close(stop); wg.Wait() }()
 
-	eventually(t, "the blocked write dropping the link", func() bool { return ev.count(conn.EventDisconnected) > 0 })
-	d, _, _ := ev.first(conn.EventDisconnected)
+	eventually(t, "the blocked write dropping the link", func() bool { return ev.Count(conn.EventDisconnected) > 0 })
+	d, _, _ := ev.First(conn.EventDisconnected)
 	if !os.IsTimeout(d.Err) {
 		t.Fatalf("disconnected with %v, want a write timeout", d.Err)
 	}
 	p.Stall(faultproxy.Up, false)
-	eventually(t, "reconnect", func() bool { return ev.count(conn.EventReconnected) > 0 })
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) > 0 })
 	t.Logf("%d publishes of 64 KiB accepted around the stall", sent.Load())
 }

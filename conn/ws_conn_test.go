@@ -11,40 +11,41 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
-// scCountingConn counts the bytes written to and read from the wire.
-type scCountingConn struct {
+// byteCountingConn counts the bytes written to and read from the wire.
+type byteCountingConn struct {
 	net.Conn
 	in, out *atomic.Int64
 }
 
-func (c scCountingConn) Read(p []byte) (int, error) {
+func (c byteCountingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.in.Add(int64(n))
 	return n, err
 }
 
-func (c scCountingConn) Write(p []byte) (int, error) {
+func (c byteCountingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.out.Add(int64(n))
 	return n, err
 }
 
-// scCountingDialer returns a Dialer option counting wire bytes into in and
+// countingDialer returns a Dialer option counting wire bytes into in and
 // out.
-func scCountingDialer(in, out *atomic.Int64) conn.Option {
+func countingDialer(in, out *atomic.Int64) conn.Option {
 	return conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return scCountingConn{Conn: c, in: in, out: out}, nil
+		return byteCountingConn{Conn: c, in: in, out: out}, nil
 	})
 }
 
-func scRandomBytes(n int, seed uint64) []byte {
+func randomBytes(n int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	b := make([]byte, n)
 	for i := 0; i+8 <= n; i += 8 {
@@ -58,10 +59,10 @@ func scRandomBytes(n int, seed uint64) []byte {
 
 const wsBigPayload = 512 << 10
 
-// scWSExercise runs pub/sub and request/reply round trips over nc,
+// wsExercise runs pub/sub and request/reply round trips over nc,
 // including 512 KiB payloads, and checks every byte. Each publish is
 // flushed on its own (see TestWSConnCompressedMaxPayload for batches).
-func scWSExercise(t *testing.T, nc *conn.Conn, prefix string) {
+func wsExercise(t *testing.T, nc *conn.Conn, prefix string) {
 	t.Helper()
 	sub, err := nc.Subscribe(prefix + ".data")
 	if err != nil {
@@ -74,7 +75,7 @@ func scWSExercise(t *testing.T, nc *conn.Conn, prefix string) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	random := scRandomBytes(wsBigPayload, 1)
+	random := randomBytes(wsBigPayload, 1)
 	text := bytes.Repeat([]byte("compressible natsio websocket payload "), wsBigPayload/38+1)[:wsBigPayload]
 	payloads := [][]byte{[]byte("small"), nil, random, text}
 	for i, p := range payloads {
@@ -121,7 +122,7 @@ func TestWSConnRoundTrip(t *testing.T) {
 			s := testserver.Start(t, testserver.Options{NoJetStream: true,
 				WebSocket: &testserver.WebSocketOptions{Compression: tc.server}})
 			var in, out atomic.Int64
-			opts := []conn.Option{scCountingDialer(&in, &out)}
+			opts := []conn.Option{countingDialer(&in, &out)}
 			if tc.client {
 				opts = append(opts, conn.WebSocketCompression())
 			}
@@ -130,9 +131,9 @@ func TestWSConnRoundTrip(t *testing.T) {
 				t.Fatalf("connected to %q", nc.ConnectedURL())
 			}
 			if tc.client == tc.server {
-				scWSExercise(t, nc, "ws")
+				wsExercise(t, nc, "ws")
 			} else {
-				scRoundTrip(t, nc, "ws.small")
+				roundTrip(t, nc, "ws.small")
 			}
 
 			// A compressible 512 KiB message: compressed on the wire
@@ -161,8 +162,8 @@ func TestWSConnReconnectAfterRestart(t *testing.T) {
 		t.Run(map[bool]string{false: "Plain", true: "Compressed"}[compress], func(t *testing.T) {
 			s := testserver.Start(t, testserver.Options{NoJetStream: true,
 				WebSocket: &testserver.WebSocketOptions{Compression: compress}})
-			var rec scEvents
-			opts := []conn.Option{scFastReconnect, rec.option()}
+			var rec testutil.Events
+			opts := []conn.Option{testutil.FastReconnect(), rec.Opt()}
 			if compress {
 				opts = append(opts, conn.WebSocketCompression())
 			}
@@ -177,16 +178,16 @@ func TestWSConnReconnectAfterRestart(t *testing.T) {
 			wsURL := s.WSURL()
 			s.Restart(t)
 			eventually(t, "reconnect over WebSocket", func() bool {
-				return nc.Stats().Reconnects == 1 && nc.IsConnected() && rec.has(conn.EventReconnected)
+				return nc.Stats().Reconnects == 1 && nc.IsConnected() && rec.Has(conn.EventReconnected)
 			})
 			if nc.ConnectedURL() != wsURL {
 				t.Fatalf("reconnected to %q, want %q", nc.ConnectedURL(), wsURL)
 			}
-			if e, ok := rec.find(conn.EventReconnected, nil); !ok || e.Server != wsURL {
+			if e, ok := rec.Find(conn.EventReconnected, nil); !ok || e.Server != wsURL {
 				t.Fatalf("reconnected event %+v", e)
 			}
 			// The subscription was restored over the new WebSocket.
-			big := scRandomBytes(wsBigPayload, 7)
+			big := randomBytes(wsBigPayload, 7)
 			if err := nc.Publish("wsre", big); err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +198,7 @@ func TestWSConnReconnectAfterRestart(t *testing.T) {
 			if !bytes.Equal(m.Data, big) {
 				t.Fatalf("after reconnect: %d bytes differ from the %d sent", len(m.Data), len(big))
 			}
-			scRoundTrip(t, nc, "wsafter")
+			roundTrip(t, nc, "wsafter")
 		})
 	}
 }
@@ -212,8 +213,8 @@ func TestWSConnCompressedMaxPayload(t *testing.T) {
 		t.Run(map[bool]string{false: "Plain", true: "Compressed"}[compress], func(t *testing.T) {
 			s := testserver.Start(t, testserver.Options{NoJetStream: true,
 				WebSocket: &testserver.WebSocketOptions{Compression: true}})
-			var rec scEvents
-			opts := []conn.Option{rec.option(), conn.NoReconnect()}
+			var rec testutil.Events
+			opts := []conn.Option{rec.Opt(), conn.NoReconnect()}
 			if compress {
 				opts = append(opts, conn.WebSocketCompression())
 			}
@@ -244,14 +245,14 @@ func TestWSConnCompressedMaxPayload(t *testing.T) {
 			for i, want := range [][]byte{max, half, half, half} {
 				m, err := sub.NextMsg(ctxT(t))
 				if err != nil {
-					t.Fatalf("message %d: %v (events %v)", i, err, rec.all())
+					t.Fatalf("message %d: %v (events %v)", i, err, rec.All())
 				}
 				if !bytes.Equal(m.Data, want) {
 					t.Fatalf("message %d: %d bytes, want %d", i, len(m.Data), len(want))
 				}
 			}
-			if rec.has(conn.EventDisconnected) {
-				t.Fatalf("connection dropped: %v", rec.all())
+			if rec.Has(conn.EventDisconnected) {
+				t.Fatalf("connection dropped: %v", rec.All())
 			}
 		})
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/natsio/natsio/jsapi"
 )
 
-// TestF33FastFlowAcrossLeaderChange: a fast-ingest batch into an R3 stream
+// TestFastFlowAcrossLeaderChange: a fast-ingest batch into an R3 stream
 // goes on across a stream leader step-down. The new leader acknowledges
 // where the batch stands, flow control resumes, and the commit counts and
 // stores every message, in order, once. (A batch message after the first
@@ -23,7 +23,7 @@ import (
 // batch with jsapi.ErrNoStreamResponse — the publisher keeps no copies to
 // resend; only the first message is sent again, RetryStart — so the test
 // resumes adding only once a plain publish is answered again.)
-func TestF33FastFlowAcrossLeaderChange(t *testing.T) {
+func TestFastFlowAcrossLeaderChange(t *testing.T) {
 	r := newR3(t, jsapi.StreamConfig{Name: "FL", Subjects: []string{"fl.>"}, AllowBatchPublish: true})
 	js, st, ctx, probe := r.js, r.st, r.ctx, r.probe
 	if seq := probe(); seq != 1 {
@@ -157,11 +157,11 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// TestF32AtomicBatchAcrossLeaderChange: an atomic batch open at the stream
+// TestAtomicBatchAcrossLeaderChange: an atomic batch open at the stream
 // leader of an R3 stream when the leader steps down is gone with it. The
 // commit, answered by the new leader, fails with a typed error, none of
 // the batch is stored, and a new batch commits whole.
-func TestF32AtomicBatchAcrossLeaderChange(t *testing.T) {
+func TestAtomicBatchAcrossLeaderChange(t *testing.T) {
 	r := newR3(t, jsapi.StreamConfig{Name: "AL", Subjects: []string{"al.>"}, AllowAtomicPublish: true})
 	js, st, ctx, probe := r.js, r.st, r.ctx, r.probe
 	probe()

@@ -78,7 +78,7 @@ func TestFastIngest100k(t *testing.T) {
 	}
 }
 
-func TestF33FastGapFail(t *testing.T) {
+func TestFastGapFails(t *testing.T) {
 	_, _, js := startJS(t)
 	st := fastStream(t, js, "GF")
 	ctx := ctxT(t)
@@ -462,13 +462,13 @@ func TestFastInvalidReplies(t *testing.T) {
 	}
 }
 
-// TestF33FastDuplicatesReported: a fast batch whose message repeats a
+// TestFastDuplicatesReported: a fast batch whose message repeats a
 // message ID already stored reports it the way the server does. A batch of
 // one that commits at once gets a PubAck marked Duplicate with the original
 // sequence; a batch made only of duplicates commits with its full size and
 // stores nothing; a batch mixing both stores only the new messages. The
 // stream never holds a second copy.
-func TestF33FastDuplicatesReported(t *testing.T) {
+func TestFastDuplicatesReported(t *testing.T) {
 	_, _, js := startJS(t)
 	st := fastStream(t, js, "FD")
 	ctx := ctxT(t)

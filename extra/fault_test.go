@@ -38,7 +38,7 @@ func proxied(t *testing.T) (direct *jsapi.JS, nc *conn.Conn, px *faultproxy.Prox
 // A connection cut while an atomic batch is open: the publisher refuses to
 // go on, the server stores none of the staged messages, and a new batch on
 // the reconnected connection works.
-func TestF32CutDuringAtomicBatchStoresNothing(t *testing.T) {
+func TestCutDuringAtomicBatchStoresNothing(t *testing.T) {
 	direct, nc, px := proxied(t)
 	st := atomicStream(t, direct, "CUT")
 	js := newJS(t, nc)
@@ -122,7 +122,7 @@ func dropFrame(chunk, pattern []byte) ([]byte, bool) {
 
 // A flow acknowledgement lost on the way: the publisher, waiting for it,
 // pings; the server repeats it and the batch completes.
-func TestF33LostFlowAckRecoveredByPing(t *testing.T) {
+func TestFastLostFlowAckRecoveredByPing(t *testing.T) {
 	direct, nc, px := proxied(t)
 	st := fastStream(t, direct, "FA")
 	js := newJS(t, nc)
@@ -170,7 +170,7 @@ func TestF33LostFlowAckRecoveredByPing(t *testing.T) {
 
 // The link from the server stalls while a commit waits: pings go out, and
 // when the link recovers the held acknowledgement completes the commit.
-func TestF33StallDuringFastCommit(t *testing.T) {
+func TestStallDuringFastCommit(t *testing.T) {
 	direct, nc, px := proxied(t)
 	st := fastStream(t, direct, "FS")
 	js := newJS(t, nc)
@@ -207,7 +207,7 @@ func TestF33StallDuringFastCommit(t *testing.T) {
 // A final acknowledgement lost on the way is not repeated by the server:
 // the commit's pings find the batch gone and the commit fails with
 // jsapi.ErrBatchUnknownID, although the messages are stored.
-func TestF32LostFinalAck(t *testing.T) {
+func TestAtomicLostFinalAck(t *testing.T) {
 	direct, nc, px := proxied(t)
 	st := fastStream(t, direct, "FL")
 	js := newJS(t, nc)

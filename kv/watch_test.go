@@ -170,7 +170,7 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 	}
 }
 
-// TestF18WatchEndsWhenBucketDeleted: deleting the bucket ends its watch
+// TestWatchEndsWhenBucketDeleted: deleting the bucket ends its watch
 // with ErrBucketNotFound, once.
 //
 // The server usually answers the watch's waiting pull with 409 Consumer
@@ -179,7 +179,7 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 // the watch then learns from missed heartbeats, after two of them. A short
 // heartbeat keeps that path inside the helper's 10 s wait (with the 5 s
 // default this test failed once in a loaded full -race run).
-func TestF18WatchEndsWhenBucketDeleted(t *testing.T) {
+func TestWatchEndsWhenBucketDeleted(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w", Storage: jsapi.StorageMemory})
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
@@ -216,11 +216,11 @@ func TestWatchContextEnds(t *testing.T) {
 	}
 }
 
-// TestF31WatchSurvivesRestart restarts the server under a watch: the first
+// TestWatchSurvivesRestart restarts the server under a watch: the first
 // update after the reconnect arrives within 2 s, and across a restart in
 // the middle of concurrent writes every revision arrives exactly once, in
 // order, with no gap.
-func TestF31WatchSurvivesRestart(t *testing.T) {
+func TestWatchSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w"}) // file storage survives restarts
 	for i := range 20 {

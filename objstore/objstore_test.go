@@ -291,10 +291,10 @@ func TestReplacePurgesOldChunks(t *testing.T) {
 	}
 }
 
-// TestF31InterruptedPut: a reader failing midway, a cancelled context and a
+// TestInterruptedPutLeavesNothing: a reader failing midway, a cancelled context and a
 // full store all leave no chunk and no object, and keep a replaced
 // object intact.
-func TestF31InterruptedPut(t *testing.T) {
+func TestInterruptedPutLeavesNothing(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "i", MaxBytes: 2 << 20})
 	ctx := e.ctx
@@ -666,7 +666,7 @@ func TestListAndWatch(t *testing.T) {
 	}
 }
 
-func TestF31ObjWatchSurvivesRestart(t *testing.T) {
+func TestObjWatchSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "rs"})
 	ctx := e.ctx

@@ -12,7 +12,7 @@ import (
 // F02: a server restart while the iterator is idle (no message in flight):
 // the consumer is recreated and the first message published after the
 // restart is delivered — no hang, no gap.
-func TestF02RestartWhileIdle(t *testing.T) {
+func TestRestartWhileIdle(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	e.publish(t, "o.a", 5)
 	oc := newOrdered(t, e.js, "O", ordered.Config{})

@@ -153,7 +153,7 @@ func TestFilterAndStartSeq(t *testing.T) {
 }
 
 // A gap: another client steals messages from the ordered consumer.
-func TestF19GapRecovery(t *testing.T) {
+func TestGapRecovery(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 50)
 	var resets []error
@@ -189,7 +189,7 @@ func TestF19GapRecovery(t *testing.T) {
 	}
 }
 
-func TestF17RecreateAfterDeletion(t *testing.T) {
+func TestRecreateAfterConsumerDeletion(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 100)
 	// Pulls waiting at the deleted consumer vanish without a status: the
@@ -216,7 +216,7 @@ func TestF17RecreateAfterDeletion(t *testing.T) {
 	}
 }
 
-func TestF01RecreateAfterRestart(t *testing.T) {
+func TestRecreateAfterRestart(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	e.publish(t, "o.a", 100)
 	oc := newOrdered(t, e.js, "O", ordered.Config{})
@@ -257,7 +257,7 @@ func TestIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestF18StreamDeletedIsTerminal(t *testing.T) {
+func TestStreamDeletedIsTerminal(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 5)
 	base := runtime.NumGoroutine()

@@ -109,7 +109,7 @@ func TestWindowStreamErrors(t *testing.T) {
 
 // A stream that never acks (no_ack): the window fills, stalls, and futures
 // time out, freeing their slots.
-func TestF22WindowNoAckStream(t *testing.T) {
+func TestWindowNoAckStreamTimesOut(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	js, _, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	w, _ := pubwin.New(js, pubwin.MaxPending(5), pubwin.StallWait(20*time.Millisecond), pubwin.AckTimeout(300*time.Millisecond))

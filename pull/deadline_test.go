@@ -178,7 +178,7 @@ func TestSynctestDefaultFetchWait(t *testing.T) {
 	for _, call := range []string{"Fetch", "Next"} {
 		t.Run(call, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				j, cons := stStart(t)
+				j, cons := startScriptedConsumer(t)
 				t0 := time.Now()
 				var err error
 				if call == "Fetch" {

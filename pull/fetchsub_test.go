@@ -152,3 +152,35 @@ func TestFetchSubscriptionAcrossReconnect(t *testing.T) {
 		t.Fatalf("after the reconnect the pull replied to %q, not the kept %q", r, first)
 	}
 }
+
+// nats.go#809 / nats.py#933: a Fetch right after a previous Fetch timed out
+// on an empty consumer gets the available messages promptly, not a stale
+// 408 or a wait for the full timeout (no lingering pull takes them).
+func TestRegressionNatsGo809FetchAfterTimedOutFetch(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	c := e.consumer(t, jsapi.ConsumerConfig{})
+	for round := range 3 {
+		ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+		msgs, err := c.Fetch(ctx, 5)
+		cancel()
+		if len(msgs) != 0 {
+			t.Fatalf("round %d: empty consumer gave %d messages (%v)", round, len(msgs), err)
+		}
+		e.publish(t, 5)
+		ctx, cancel = context.WithTimeout(e.ctx, 10*time.Second)
+		start := time.Now()
+		msgs, err = c.Fetch(ctx, 5)
+		cancel()
+		if err != nil || len(msgs) != 5 {
+			t.Fatalf("round %d: fetch after a timed-out fetch: %d messages, %v", round, len(msgs), err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("round %d: fetch of available messages took %v", round, d)
+		}
+		for _, m := range msgs {
+			if err := m.AckSync(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -169,7 +169,7 @@ func TestFetchAndNext(t *testing.T) {
 	}
 }
 
-func TestF20FetchHeartbeats(t *testing.T) {
+func TestFetchHeartbeats(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	ctx, cancel := context.WithTimeout(e.ctx, 1500*time.Millisecond)
@@ -224,7 +224,7 @@ func TestMessagesConsume(t *testing.T) {
 	}
 }
 
-func TestF17MessagesEndsOnConsumerDelete(t *testing.T) {
+func TestMessagesEndsOnConsumerDelete(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	e.publish(t, 3)
@@ -289,7 +289,7 @@ func TestMessagesStopsOnCancel(t *testing.T) {
 }
 
 // F01: a server restart under Messages (file store): nothing lost.
-func TestF01MessagesSurvivesRestart(t *testing.T) {
+func TestMessagesSurvivesRestart(t *testing.T) {
 	e := newEnv(t, jsapi.StorageFile)
 	c := e.consumer(t, jsapi.ConsumerConfig{AckWait: 2 * time.Second})
 	const n = 400

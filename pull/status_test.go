@@ -13,7 +13,7 @@ import (
 
 // F21: every status the server sends to a pull maps to a typed error, and
 // the terminal ones end Messages.
-func TestF21PullStatuses(t *testing.T) {
+func TestPullStatuses(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, 30)
 

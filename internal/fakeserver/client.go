@@ -2,10 +2,12 @@ package fakeserver
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -48,12 +50,19 @@ func (i Info) With(key string, v any) Info {
 // safe for concurrent use.
 type Client struct {
 	s      *Server
-	conn   net.Conn
+	raw    net.Conn // the accepted connection
+	conn   net.Conn // raw, or the TLS connection over it once tlsDone is closed
 	index  int
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	wmu sync.Mutex // serialises writes
+
+	// With WithTLS: closed once the first SendInfo has done the TLS
+	// handshake (conn is set then), with tlsErr if it failed. The reader
+	// waits for it before its first read.
+	tlsDone chan struct{}
+	tlsErr  error
 
 	// maxPayload is the parser's payload limit, from the last INFO sent.
 	maxPayload atomic.Int64
@@ -72,14 +81,26 @@ type Client struct {
 	readErr    error
 	changed    chan struct{} // closed and replaced on every change
 	done       chan struct{} // closed when the reader has returned
+	subs       map[uint64]*interest
+}
+
+// interest is one of the client's subscriptions, as SUB and UNSUB made it.
+type interest struct {
+	subject   string
+	max       uint64 // from UNSUB <sid> <max>; 0: none
+	delivered uint64 // messages routed to it by SendTo
 }
 
 func newClient(s *Server, nc net.Conn, index int) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
-		s: s, conn: nc, index: index, ctx: ctx, cancel: cancel,
+		s: s, raw: nc, conn: nc, index: index, ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
+		subs:    map[uint64]*interest{},
+	}
+	if s.tls != nil {
+		c.tlsDone = make(chan struct{})
 	}
 	c.maxPayload.Store(proto.DefaultMaxPayload)
 	return c
@@ -88,9 +109,9 @@ func newClient(s *Server, nc net.Conn, index int) *Client {
 // Index returns the connection's position in accept order, from 1.
 func (c *Client) Index() int { return c.index }
 
-// Conn returns the underlying connection (for tests that take over the
-// byte stream; prefer the Send methods).
-func (c *Client) Conn() net.Conn { return c.conn }
+// Conn returns the underlying connection, as accepted (for tests that take
+// over the byte stream; prefer the Send methods).
+func (c *Client) Conn() net.Conn { return c.raw }
 
 // Context returns a context canceled when the connection closes.
 func (c *Client) Context() context.Context { return c.ctx }
@@ -107,7 +128,7 @@ func (c *Client) Close() {
 
 func (c *Client) shut() {
 	c.cancel()
-	_ = c.conn.Close()
+	_ = c.raw.Close()
 }
 
 // notifyLocked wakes waiters. c.mu held.
@@ -122,6 +143,26 @@ func (c *Client) readLoop() {
 	defer c.s.wg.Done()
 	defer close(c.done)
 	defer c.cancel()
+	if c.tlsDone != nil {
+		select {
+		case <-c.tlsDone:
+		case <-c.ctx.Done():
+		}
+		c.mu.Lock()
+		err := c.tlsErr
+		if err == nil && c.ctx.Err() != nil {
+			err = net.ErrClosed
+		}
+		if err != nil {
+			c.readErr = err
+			c.notifyLocked()
+		}
+		c.mu.Unlock()
+		if err != nil {
+			_ = c.raw.Close()
+			return
+		}
+	}
 	p := proto.Parser{ClientOps: true}
 	buf := make([]byte, readBufSize)
 	for {
@@ -146,7 +187,7 @@ func (c *Client) readLoop() {
 					c.readErr = perr
 					c.notifyLocked()
 					c.mu.Unlock()
-					_ = c.conn.Close()
+					_ = c.raw.Close()
 					return
 				}
 			}
@@ -183,6 +224,18 @@ func (c *Client) record(op *proto.Op) {
 	v := violation(&cp)
 	c.mu.Lock()
 	c.ops = append(c.ops, cp)
+	switch cp.Kind {
+	case proto.KindSub:
+		c.subs[cp.SID] = &interest{subject: string(cp.Subject)}
+	case proto.KindUnsub:
+		if in := c.subs[cp.SID]; in != nil {
+			if cp.Max == 0 || in.delivered >= uint64(cp.Max) {
+				delete(c.subs, cp.SID)
+			} else {
+				in.max = uint64(cp.Max)
+			}
+		}
+	}
 	pong := c.basic && cp.Kind == proto.KindPing
 	c.answered = append(c.answered, pong)
 	if v != nil {
@@ -461,7 +514,33 @@ func (c *Client) SendInfo(info any) error {
 	if json.Unmarshal(js, &mp) == nil && mp.MaxPayload > 0 {
 		c.maxPayload.Store(mp.MaxPayload)
 	}
-	return c.Send(proto.AppendInfo(nil, js))
+	if c.tlsDone == nil {
+		return c.Send(proto.AppendInfo(nil, js))
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	select {
+	case <-c.tlsDone:
+		_, err := c.conn.Write(proto.AppendInfo(nil, js))
+		return err
+	default:
+	}
+	// The first INFO, then the TLS handshake; the reader waits for it.
+	_, err := c.raw.Write(proto.AppendInfo(nil, js))
+	if err == nil {
+		tc := tls.Server(c.raw, c.s.tls)
+		if err = tc.HandshakeContext(c.ctx); err == nil {
+			c.conn = tc
+		}
+	}
+	c.mu.Lock()
+	c.tlsErr = err
+	c.mu.Unlock()
+	close(c.tlsDone)
+	if err != nil {
+		c.shut()
+	}
+	return err
 }
 
 // SendMsg sends "MSG <subject> <sid> [reply] <size>" and the payload.
@@ -485,3 +564,58 @@ func (c *Client) SendPong() error { return c.Send(proto.AppendPong(nil)) }
 
 // SendOK sends "+OK".
 func (c *Client) SendOK() error { return c.Send(proto.AppendOK(nil)) }
+
+// ErrNoInterest is returned by SendTo when no subscription of the client
+// matches the subject.
+var ErrNoInterest = errors.New("fakeserver: no subscription matches the subject")
+
+// SendTo delivers a message as a server routes a publish: to the client's
+// subscription whose subject matches subject (wildcards included; the
+// lowest SID when several do), as MSG, or as HMSG when header is not nil
+// (the raw header block, not validated). The subscriptions are those the
+// client's SUB and UNSUB operations have made so far, an UNSUB with a
+// maximum counting the messages SendTo routed. It returns ErrNoInterest
+// when none matches.
+func (c *Client) SendTo(subject, reply string, header, payload []byte) error {
+	c.mu.Lock()
+	var sid uint64
+	for id, in := range c.subs {
+		if (sid == 0 || id < sid) && MatchSubject(in.subject, subject) {
+			sid = id
+		}
+	}
+	if sid != 0 {
+		in := c.subs[sid]
+		in.delivered++
+		if in.max != 0 && in.delivered >= in.max {
+			delete(c.subs, sid)
+		}
+	}
+	c.mu.Unlock()
+	if sid == 0 {
+		return fmt.Errorf("%w: %s", ErrNoInterest, subject)
+	}
+	if header != nil {
+		return c.SendHMsg(subject, sid, reply, header, payload)
+	}
+	return c.SendMsg(subject, sid, reply, payload)
+}
+
+// MatchSubject reports whether the subscription subject pattern (tokens,
+// "*" for any one token, a final ">" for one or more) matches the publish
+// subject subject.
+func MatchSubject(pattern, subject string) bool {
+	for {
+		ptok, prest, pmore := strings.Cut(pattern, ".")
+		stok, srest, smore := strings.Cut(subject, ".")
+		switch {
+		case ptok == ">" && !pmore:
+			return stok != ""
+		case ptok != "*" && ptok != stok, stok == "":
+			return false
+		case !pmore || !smore:
+			return !pmore && !smore
+		}
+		pattern, subject = prest, srest
+	}
+}

@@ -9,8 +9,12 @@
 // # Server and clients
 //
 // [New] listens on 127.0.0.1 on a kernel-chosen port ([Server.URL],
-// [Server.Addr]) and accepts connections in a goroutine. Each accepted
-// connection is a [*Client]. Without a handler, clients are queued and the
+// [Server.Addr]) and accepts connections in a goroutine. [Serve] does the
+// same on any net.Listener, in particular an in-memory
+// [github.com/natsio/natsio/internal/memnet.Listener] for tests inside a
+// testing/synctest bubble, where every wait of the server is a durable
+// block and the fake clock stays exact (the client dials with the
+// listener's Dial). Each accepted connection is a [*Client]. Without a handler, clients are queued and the
 // test takes them with [Server.Accept]; a connection nobody takes is held
 // open and never sent a byte (a silent server). With [WithHandler], the
 // handler runs on its own goroutine for every connection instead;
@@ -19,9 +23,11 @@
 // Nothing is sent automatically: a test drives each connection with
 // [Client.SendInfo], [Client.SendMsg], [Client.SendHMsg], [Client.SendErr],
 // [Client.SendPing], [Client.SendPong] and [Client.Send] (raw bytes).
-// [Responder] is a handler for scripted request/reply services: it routes
-// the answer to each request to the subscription its reply subject
-// reaches, as a server would (a JetStream API, a stream's acks).
+// [Client.SendTo] routes a message as a server would: to the client's
+// subscription (from the SUBs and UNSUBs it sent) that matches the
+// subject. [Responder] is a handler for scripted request/reply services: it
+// routes the answer to each request to the subscription its reply subject
+// reaches (a JetStream API, a stream's acks).
 // [Client.ServeBasic] switches a connection to answering every PING with a
 // PONG (including PINGs received but not yet taken with Next).
 // [Client.Handshake] is SendInfo, ExpectConnect and ServeBasic in one call.
@@ -53,7 +59,9 @@
 //
 // [Client.Discard] stops parsing and only counts bytes, for connections
 // that carry something other than NATS protocol (a TLS handshake the fake
-// never answers).
+// never answers). [WithTLS] answers it instead: the first INFO sent on a
+// connection is followed by the server's side of the TLS handshake, as
+// for tls_required, and the rest of the connection is encrypted.
 //
 // # Lifetimes
 //
@@ -62,7 +70,8 @@
 // handlers. Handlers must therefore return when their connection closes:
 // block only in Next/Expect/ExpectConnect or on [Client.Context].
 //
-// Typical use:
+// Typical use (over TCP; inside a synctest bubble, l := memnet.Listen(…),
+// s := fakeserver.Serve(t, l) and the option conn.Dialer(l.Dial)):
 //
 //	s := fakeserver.New(t)
 //	go conn.Connect(ctx, s.URL()) // in a goroutine, or with a handler instead

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -301,4 +304,80 @@ func TestBasicHandler(t *testing.T) {
 	if l := rc.line(); l != "MSG foo 1 r 1\r\n" {
 		t.Fatalf("got %q", l)
 	}
+}
+
+// TestServeOverMemnet: the same server over an in-memory listener, inside
+// a testing/synctest bubble: the client's bytes are recorded, the
+// handshake completes, and Close ends the connections and every goroutine
+// of the server (the bubble would not end otherwise).
+func TestServeOverMemnet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen("fake:4222")
+		s := fakeserver.Serve(t, l, fakeserver.WithHandler(fakeserver.Basic(nil)))
+		if s.Addr() != "fake:4222" || s.URL() != "nats://fake:4222" {
+			t.Fatalf("addr %s url %s", s.Addr(), s.URL())
+		}
+		nc, err := l.Dial(context.Background(), "tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(nc)
+		if l, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(l, "INFO {") {
+			t.Fatalf("info %q %v", l, err)
+		}
+		start := time.Now()
+		if _, err := nc.Write([]byte("CONNECT {}\r\nPING\r\nSUB a 1\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := r.ReadString('\n'); err != nil || l != "PONG\r\n" {
+			t.Fatalf("got %q %v", l, err)
+		}
+		c, err := s.Client(context.Background(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := c.Count(proto.KindSub); n != 1 || time.Since(start) != 0 {
+			t.Fatalf("%d SUBs recorded after %v of fake time", n, time.Since(start))
+		}
+		s.Close()
+		if _, err := r.ReadString('\n'); err == nil {
+			t.Fatal("connection still open after Close")
+		}
+		if _, err := l.Dial(context.Background(), "tcp", s.Addr()); err == nil {
+			t.Fatal("the listener still accepts after Close")
+		}
+	})
+}
+
+// TestListenerClosedByTheTest: closing the listener refuses new
+// connections and keeps the ones accepted.
+func TestListenerClosedByTheTest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.Listen("fake:4222")
+		s := fakeserver.Serve(t, l)
+		nc, err := l.Dial(context.Background(), "tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Accept(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Close()
+		if _, err := l.Dial(context.Background(), "tcp", s.Addr()); err == nil {
+			t.Fatal("dial after the listener closed")
+		}
+		if err := c.SendPing(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 6)
+		if _, err := io.ReadFull(nc, buf); err != nil || string(buf) != "PING\r\n" {
+			t.Fatalf("got %q %v", buf, err)
+		}
+		synctest.Wait()
+		if s.Accepted() != 1 {
+			t.Fatalf("%d accepted", s.Accepted())
+		}
+	})
 }

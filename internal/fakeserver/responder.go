@@ -1,8 +1,6 @@
 package fakeserver
 
 import (
-	"strings"
-
 	"github.com/natsio/natsio/proto"
 )
 
@@ -68,18 +66,17 @@ func Responder(info any, answer func(op *proto.Op) *Reply) func(*Client) {
 }
 
 // routeReply finds the subscription a reply subject reaches: an exact one,
-// or a wildcard inbox "prefix.*" (one more token) or "prefix.>".
+// else the lowest SID whose subject matches it with wildcards (a wildcard
+// inbox "prefix.*" or "prefix.>").
 func routeReply(subs map[string]uint64, subject string) (uint64, bool) {
 	if sid, ok := subs[subject]; ok {
 		return sid, true
 	}
+	var best uint64
 	for s, sid := range subs {
-		if p, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subject, p) && !strings.Contains(subject[len(p):], ".") && len(subject) > len(p) {
-			return sid, true
-		}
-		if p, ok := strings.CutSuffix(s, ">"); ok && strings.HasPrefix(subject, p) && len(subject) > len(p) {
-			return sid, true
+		if (best == 0 || sid < best) && MatchSubject(s, subject) {
+			best = sid
 		}
 	}
-	return 0, false
+	return best, best != 0
 }

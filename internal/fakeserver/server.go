@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -17,6 +18,7 @@ type Server struct {
 	t       testing.TB
 	ln      net.Listener
 	handler func(*Client)
+	tls     *tls.Config
 
 	mu      sync.Mutex
 	clients []*Client // every accepted connection, in order
@@ -37,6 +39,16 @@ func WithHandler(h func(c *Client)) Option {
 	return func(s *Server) { s.handler = h }
 }
 
+// WithTLS makes every connection switch to TLS right after the first INFO
+// sent on it, as a server whose INFO says tls_required does: that
+// SendInfo performs the server's side of the TLS handshake with cfg and
+// returns its error (the connection is then closed). From then on what
+// the client sends is decrypted before it is recorded and everything sent
+// is encrypted. The INFO itself should carry "tls_required": true.
+func WithTLS(cfg *tls.Config) Option {
+	return func(s *Server) { s.tls = cfg }
+}
+
 // Basic returns a handler that completes the handshake with info (nil for
 // DefaultInfo()) and then answers PINGs (ServeBasic), recording everything
 // the client sends.
@@ -54,6 +66,17 @@ func New(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatalf("fakeserver: listen: %v", err)
 	}
+	return Serve(t, ln, opts...)
+}
+
+// Serve starts a fake server accepting connections from ln: a TCP
+// listener, or an in-memory one (a *memnet.Listener, whose Dial the client
+// is given as its dialer) for tests inside a testing/synctest bubble,
+// where the server must then be started too. The server owns ln: Close
+// closes it. If the test closes ln first (to refuse further connections),
+// the connections already accepted are kept. It is closed by t.Cleanup.
+func Serve(t testing.TB, ln net.Listener, opts ...Option) *Server {
+	t.Helper()
 	s := &Server{t: t, ln: ln, wake: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
@@ -64,7 +87,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Addr returns the listening address, host:port.
+// Addr returns the listening address, host:port (for an in-memory
+// listener, the address it was given).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // URL returns "nats://" + Addr().

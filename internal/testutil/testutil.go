@@ -1,7 +1,9 @@
 // Package testutil holds the helpers the module's tests share: a bounded
-// context per test, a connection closed with the test, and polling for a
-// condition with a deadline (never a fixed sleep as synchronisation).
-// Only tests import it.
+// context per test, a connection closed with the test, polling for a
+// condition with a deadline (never a fixed sleep as synchronisation), a
+// recorder of a connection's events, a fault proxy in front of a server,
+// quick reconnects, the pieces of a server-side slow-consumer scenario,
+// and the forged-message tools (PullSpy, RawConn). Only tests import it.
 package testutil
 
 import (

@@ -1,15 +1,18 @@
 package jsapi_test
 
+// JetStream publishes across network faults: an ack lost with the
+// connection, a publish caught by a reconnect.
+
 import (
 	"context"
 	"errors"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -17,7 +20,7 @@ import (
 // publish must fail (never report success it did not see); the retry with
 // the same Msg-Id must come back as a duplicate carrying the original
 // sequence, and the stream must hold the message once.
-func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
+func TestPubAckLostRetryIsDuplicate(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	ctx := ctxT(t)
 	admin := connect(t, s.URL())
@@ -37,15 +40,7 @@ func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
 		return st.CachedInfo().State.Msgs
 	}
 
-	u, err := url.Parse(s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := testutil.Proxy(t, s.URL())
 	nc := connect(t, p.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(0))
 	js := newJS(t, nc)
 
@@ -85,5 +80,55 @@ func TestF23PubAckLostRetryIsDuplicate(t *testing.T) {
 	}
 	if n := stored(); n != 2 {
 		t.Fatalf("stream holds %d messages, want 2 (no duplicate stored)", n)
+	}
+}
+
+// nats.go#2128: a JetStream publish (a request) caught by a reconnect must
+// fail with ErrDisconnected, a transient error, never with ErrClosed; one
+// issued while disconnected must not look terminal either; and publishing
+// works again after the reconnect.
+func TestRegressionNatsGo2128JSPublishDuringReconnectNotClosed(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt())
+	js := newJS(t, nc)
+	ctx := ctxT(t)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "R9", Subjects: []string{"r9.>"}, Storage: jsapi.StorageMemory}); err != nil {
+		t.Fatal(err)
+	}
+	// The ack never comes down: the publish is in flight at the cut.
+	p.Stall(faultproxy.Down, true)
+	errc := make(chan error, 1)
+	go func() {
+		pctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, err := js.Publish(pctx, "r9.a", []byte("x"))
+		errc <- err
+	}()
+	eventually(t, "publish in flight", func() bool { return nc.Stats().RequestsPending == 1 })
+	p.Refuse(true)
+	p.CutAll()
+	p.Stall(faultproxy.Down, false)
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the in-flight publish did not return within 10s")
+	}
+	if !errors.Is(err, conn.ErrDisconnected) || errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("in-flight JS publish at a reconnect: %v, want ErrDisconnected", err)
+	}
+	eventually(t, "disconnected", func() bool { return !nc.IsConnected() })
+	pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = js.Publish(pctx, "r9.a", []byte("y"))
+	cancel()
+	if err == nil || errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("JS publish while disconnected: %v, want a transient error", err)
+	}
+	p.Refuse(false)
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) >= 1 && nc.IsConnected() })
+	if _, err := js.Publish(ctx, "r9.a", []byte("z")); err != nil {
+		t.Fatalf("JS publish after the reconnect: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ func countPulls(t *testing.T, e *env) *atomic.Int32 {
 // with it at once. (It used to be taken for an expired pull: Fetch
 // returned nothing and no error, and Messages pulled again in a loop,
 // 36,000 pulls in 2 s, silently.)
-func TestF21MessageLargerThanMaxBytes(t *testing.T) {
+func TestMessageLargerThanMaxBytes(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	for _, size := range []int{10, 10, 1024} {
 		if _, err := e.js.Publish(e.ctx, "s.x", make([]byte, size)); err != nil {
@@ -84,7 +84,7 @@ func TestF21MessageLargerThanMaxBytes(t *testing.T) {
 // A message that fits MaxBytes but not what is left of a pull that has
 // already delivered part of its budget ends only that pull (409 with part
 // of the budget unused): Messages pulls again and delivers it.
-func TestF21MessageLargerThanWhatIsLeftOfAPull(t *testing.T) {
+func TestMessageLargerThanWhatIsLeftOfAPull(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	for _, size := range []int{500, 500, 500, 500, 2000} {
 		if _, err := e.js.Publish(e.ctx, "s.x", make([]byte, size)); err != nil {

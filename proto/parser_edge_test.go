@@ -58,7 +58,7 @@ func parseScribble(p *Parser, chunks ...[]byte) ([]string, error) {
 	return out, nil
 }
 
-func TestParseAcceptExtra(t *testing.T) {
+func TestParseAcceptsLenientForms(t *testing.T) {
 	cases := []struct {
 		in   string
 		want []string
@@ -104,7 +104,7 @@ func TestParseAcceptExtra(t *testing.T) {
 	}
 }
 
-func TestParseErrorsExtra(t *testing.T) {
+func TestParseRejectsMalformedInput(t *testing.T) {
 	cases := []struct {
 		client bool
 		in     string

@@ -1,7 +1,8 @@
 package pubwin_test
 
-// Regression tests for bugs reported against other NATS clients
-// (RELIABILITY.md section (b)), named after the issue thread.
+// A publish window whose acks were lost to a disconnect. The test of a bug
+// reported against another client carries the issue in its name
+// (docs/reliability.md).
 
 import (
 	"errors"

@@ -1,8 +1,9 @@
 package kv_test
 
-// Regression tests for bugs reported against other NATS clients
-// (RELIABILITY.md section (b)), named after the issue thread, against a
-// real embedded server.
+// A KV watch across the loss of its connection, and across a server
+// restart while nobody reads it: it recovers and goes on with no gap and
+// no duplicate. Against a real embedded server; the tests of bugs reported
+// against other clients carry the issue in their name (docs/reliability.md).
 
 import (
 	"context"

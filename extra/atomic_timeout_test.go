@@ -12,12 +12,12 @@ import (
 	"github.com/natsio/natsio/jsapi"
 )
 
-// TestF32AtomicBatchTimeoutStoresNothing: an atomic batch that stalls past
+// TestAtomicBatchTimeoutStoresNothing: an atomic batch that stalls past
 // the server's batch timeout (lowered here to 200 ms from 10 s) is
 // abandoned by the server. The commit that comes after fails with a typed
 // error, nothing of the batch is stored, and a new batch works. The test
 // waits for the server's "batch abandoned" advisory, not for a time.
-func TestF32AtomicBatchTimeoutStoresNothing(t *testing.T) {
+func TestAtomicBatchTimeoutStoresNothing(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{Configure: func(o *server.Options) {
 		o.JetStreamLimits.MaxBatchTimeout = 200 * time.Millisecond
 	}})

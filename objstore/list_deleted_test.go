@@ -1,7 +1,8 @@
 package objstore_test
 
-// Regression tests for bugs reported against other NATS clients
-// (RELIABILITY.md section (b)), named after the issue thread.
+// Listing a store whose objects were all deleted. The test of a bug
+// reported against another client carries the issue in its name
+// (docs/reliability.md).
 
 import (
 	"context"
