@@ -48,8 +48,8 @@ func gossipURLs(n int) []string {
 // A huge gossip list costs time linear in its length, and the part done
 // under the connection's lock (merge) is bounded by maxPoolSize: 55k URLs
 // (a 1 MiB INFO) leave a pool of maxPoolSize servers, and handling them
-// takes about ten times as long as 5.5k, not a hundred times (the pool
-// merge used to compare every new URL with every known one).
+// takes about ten times as long as 5.5k, not a hundred times (as a merge
+// comparing every new URL with every known one would).
 func TestPoolGossipScalesLinearly(t *testing.T) {
 	named, _ := parseServerURLs("nats://seed.example:4222")
 	small, large := gossipURLs(5500), gossipURLs(55000)

@@ -29,9 +29,8 @@ func countPulls(t *testing.T, e *env) *atomic.Int32 {
 
 // A message larger than MaxBytes can never be pulled with that MaxBytes:
 // Fetch returns what fit and then ErrMessageTooLarge, and Messages ends
-// with it at once. (It used to be taken for an expired pull: Fetch
-// returned nothing and no error, and Messages pulled again in a loop,
-// 36,000 pulls in 2 s, silently.)
+// with it at once. (Taken for an expired pull, it would make Fetch return
+// nothing and no error, and Messages pull again in a loop, silently.)
 func TestMessageLargerThanMaxBytes(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	for _, size := range []int{10, 10, 1024} {
