@@ -185,18 +185,22 @@ func ExampleConn_SubscribeFunc_borrowed() {
 	}
 	defer nc.Close()
 
-	bytes := map[string]int{}
+	bytes := map[string]*int{}
 	done := make(chan struct{})
 	nc.SubscribeFunc("metrics.>", func(m *conn.Msg) {
 		if string(m.Data) == "end" {
 			close(done)
 			return
 		}
-		if _, ok := bytes[m.Subject]; !ok {
-			// A map keeps its key: store a copy, never the lent string.
-			bytes[strings.Clone(m.Subject)] = 0
+		// Look the lent subject up, but store only a copy: a map keeps the
+		// key of every assignment, even to a key it has (bytes[m.Subject]
+		// += n would store the lent string).
+		n := bytes[m.Subject]
+		if n == nil {
+			n = new(int)
+			bytes[strings.Clone(m.Subject)] = n
 		}
-		bytes[m.Subject] += len(m.Data)
+		*n += len(m.Data)
 	}, conn.Borrowed())
 	nc.Flush(ctx)
 	nc.Publish("metrics.cpu", []byte("12345"))
@@ -204,7 +208,7 @@ func ExampleConn_SubscribeFunc_borrowed() {
 	nc.Publish("metrics.cpu", []byte("9"))
 	nc.Publish("metrics.end", []byte("end"))
 	<-done
-	fmt.Println(bytes["metrics.cpu"], bytes["metrics.mem"])
+	fmt.Println(*bytes["metrics.cpu"], *bytes["metrics.mem"])
 	// Output:
 	// 6 3
 }

@@ -82,7 +82,9 @@ func resolveSubOpts(opts []SubOpt) (subOpts, error) {
 // and every string and slice in it (Subject, Reply, Header, Data) are
 // valid only until the loop body or handler it was given to returns.
 // Respond to it there, and copy (strings.Clone, bytes.Clone) anything kept
-// longer. A borrowed message costs no copy and no allocation.
+// longer, map keys included: a map assignment stores its key even when the
+// key is already there, so assign only with a copy. A borrowed message
+// costs no copy and no allocation.
 //
 // A message is lent when the subscription's own goroutine (its handler's,
 // or the Messages loop's) read it from the socket itself, which it does
