@@ -23,9 +23,9 @@ func isTimeout(err error) bool {
 // read may then end early, and its caller waits as if it had not read
 // inline. So a loop of requests with the default timeout sets the
 // deadline once every few seconds rather than twice per request, sparing
-// the runtime's timer work. Holders leave the
-// deadline on the socket (l.rdl); the reader goroutine clears it when it
-// takes the role back (resume). now is the caller's reading of the clock,
+// the runtime's timer work. Holders leave the deadline on the socket
+// (l.rdl); the reader goroutine clears it when it takes the role back
+// (resume). now is the caller's reading of the clock,
 // or zero to read it here. l.imu is held.
 func (l *link) readDeadlineLocked(dl, now time.Time) error {
 	cur := l.rdl

@@ -24,8 +24,8 @@ import (
 //     of it, in a Msg the subscription reuses from batch to batch
 //     (lender.next). Messages the parser had to assemble across reads, and
 //     messages read by anyone else, are ordinary owned copies.
-//   - The link remembers that its buffer is lent (lentTo, lentSeq). Before
-//     the next read into it (link.fill, keepLent), the buffer is handed to
+//   - The reader remembers that its buffer is lent (lentTo, lentSeq). Before
+//     the next read into it (reader.fill, keepLent), the buffer is handed to
 //     the subscription and the link reads into a spare, unless the reader
 //     is that subscription's own nextBatch caller and the batch those views
 //     belonged to is over (the caller asked for the next one). In a steady

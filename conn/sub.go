@@ -186,7 +186,7 @@ func (s *Subscription) IsValid() bool {
 // push queues m, or drops it when the queue is full. It runs on the reader
 // goroutine and never blocks. It does not wake the consumer: it reports
 // whether the queue was empty before m, and the reader then wakes the
-// consumer once per read from the socket (link.deferWake), not once per
+// consumer once per read from the socket (reader.deferWake), not once per
 // message.
 func (s *Subscription) push(m *Msg) (wasEmpty bool) {
 	size := m.pendingSize()
