@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -80,10 +79,6 @@ func PinPlan() (server, clients CPUs, err error) {
 	}
 	return SplitCPUs(allowed)
 }
-
-// errNoAffinity is what the affinity functions return where Linux's
-// sched_setaffinity is not available.
-var errNoAffinity = errors.New("-pin is Linux only (it sets CPU affinity with sched_setaffinity)")
 
 // Start starts cmd; with cpus, every thread of the new process may run
 // only on those CPUs, from its first instruction (StartOn).

@@ -2,7 +2,14 @@
 
 package harness
 
-import "os/exec"
+import (
+	"errors"
+	"os/exec"
+)
+
+// errNoAffinity is what the affinity functions return where Linux's
+// sched_setaffinity is not available.
+var errNoAffinity = errors.New("-pin is Linux only (it sets CPU affinity with sched_setaffinity)")
 
 // StartOn starts cmd with its process confined to cpus: Linux only.
 func StartOn(cmd *exec.Cmd, cpus CPUs) error { return errNoAffinity }
