@@ -123,10 +123,12 @@ func (nc *Conn) readUntil(r *reader, gen uint64, u until) (held bool) {
 			if n, ended := u.s.backlog(); ended || n > 0 && (u.lend || !r.p.Buffered() || n >= inlineBacklog) {
 				return true
 			}
-		case u.w == nil && r.p.Unread() == 0 && l.role.Load() == roleYielding:
+		case u.w == nil && r.p.Unread() == 0 && !r.p.Buffered() && l.role.Load() == roleYielding:
 			// A requester just got its response, or a waiting consumer
-			// was woken: let it read what comes next itself. Not while
-			// others wait on their channels: nobody would read for them.
+			// was woken: let it read what comes next itself. Not in the
+			// middle of a message (its rest is read first, as nobody may
+			// read for it soon), and not while others wait on their
+			// channels: nobody would read for them.
 			if nc.othersWaiting() {
 				l.roleStep(roleYielding, roleGoroutine)
 				break
