@@ -70,22 +70,7 @@ func runBench(t *testing.T, args ...string) (code int, stdout string, lines []ha
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "latest.json")
 	args = append([]string{"-server", benchServer(t), "-reps", "1", "-count", "300", "-warmup", "50", "-out", out}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BENCH_TEST_MAIN=1")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("bench %v: %v\n%s", args, err, se.String())
-	}
-	t.Logf("bench %s: exit %d\n%s\n%s", strings.Join(args, " "), code, so.String(), se.String())
+	code, stdout, _ = execBench(t, 3*time.Minute, args...)
 	f, err := os.Open(strings.TrimSuffix(out, ".json") + ".jsonl")
 	if err != nil {
 		t.Fatalf("no JSON lines: %v", err)
@@ -102,10 +87,34 @@ func runBench(t *testing.T, args ...string) (code int, stdout string, lines []ha
 	if _, err := os.Stat(strings.TrimSuffix(out, ".json") + ".svg"); err != nil {
 		t.Errorf("no chart: %v", err)
 	}
-	if !strings.Contains(so.String(), "chart: ") {
+	if !strings.Contains(stdout, "chart: ") {
 		t.Errorf("the output does not name the chart")
 	}
-	return code, so.String(), lines
+	return code, stdout, lines
+}
+
+// execBench runs the bench command (this test binary, as main) with args,
+// limited to timeout, and returns its exit code and its standard output
+// and error. A failure to run it at all fails the test.
+func execBench(t *testing.T, timeout time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "BENCH_TEST_MAIN=1")
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("bench %v: %v\n%s", args, err, se.String())
+	}
+	t.Logf("bench %s: exit %d\n%s\n%s", strings.Join(args, " "), code, so.String(), se.String())
+	return code, so.String(), se.String()
 }
 
 // TestBrokenCorrectnessCheckFailsTheRun injects a client that does one

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,23 +13,7 @@ import (
 func runPairBench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	args = append([]string{"-server", benchServer(t), "-rounds", "2", "-block", "300", "-warmup", "50"}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BENCH_TEST_MAIN=1")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("bench %v: %v\n%s", args, err, se.String())
-	}
-	t.Logf("bench %s: exit %d\n%s\n%s", strings.Join(args, " "), code, so.String(), se.String())
-	return code, so.String(), se.String()
+	return execBench(t, 2*time.Minute, args...)
 }
 
 // TestPairStreamingScenarios runs each streaming kind in paired mode for
