@@ -40,18 +40,7 @@ func TestRegressionNatsGo2063RepullAfterLeadershipChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jsapi.New(nc)
-	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "R", Subjects: []string{"r.>"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	cl, ctx, nc, js := r3Stream(t, 60*time.Second)
 	cl.WaitStreamLeader(t, "", "R")
 	const total = 300
 	for i := range total {
@@ -144,18 +133,7 @@ func stepDown(t *testing.T, ctx context.Context, nc *conn.Conn, stream, consumer
 // F04: the stream leader of an R3 stream is shut down under Messages:
 // nothing acknowledged is lost and the loop goes on.
 func TestMessagesSurvivesLeaderChange(t *testing.T) {
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jsapi.New(nc)
-	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "R", Subjects: []string{"r.>"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	cl, ctx, _, js := r3Stream(t, 90*time.Second)
 	c, err := pull.CreateOrUpdate(ctx, js, "R", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -212,4 +190,24 @@ func TestMessagesSurvivesLeaderChange(t *testing.T) {
 			t.Fatalf("stream seq %d never delivered", i)
 		}
 	}
+}
+
+// r3Stream starts a 3-server cluster and connects to it (reconnecting
+// quickly), with the R3 stream R on r.>, all within a ctx that ends after
+// timeout or with the test.
+func r3Stream(t *testing.T, timeout time.Duration) (*testserver.Cluster, context.Context, *conn.Conn, *jsapi.JS) {
+	t.Helper()
+	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	js, _ := jsapi.New(nc)
+	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "R", Subjects: []string{"r.>"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	return cl, ctx, nc, js
 }
