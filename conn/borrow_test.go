@@ -53,7 +53,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 			}
 		}
 		for next < (b+1)*per {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
 				t.Fatalf("after %d messages: %v", next, err)
 			}
 			first := next
@@ -82,18 +82,18 @@ func TestNextBatchBorrowed(t *testing.T) {
 	}
 	st := nc.Stats()
 	if st.BorrowedMsgs == 0 || st.BorrowedBuffers == 0 {
-		t.Fatalf("%d messages lent, %d buffers set aside, in %d messages (%d inline batches)",
-			st.BorrowedMsgs, st.BorrowedBuffers, next, st.InlineBatches)
+		t.Fatalf("%d messages lent, %d buffers made, in %d messages",
+			st.BorrowedMsgs, st.BorrowedBuffers, next)
 	}
 	if st.BorrowedMsgs > uint64(next) {
 		t.Fatalf("%d messages lent of %d received", st.BorrowedMsgs, next)
 	}
 }
 
-// Without lending (or without inline reads) nothing is lent.
+// Without lending nothing is lent.
 func TestNextBatchNotBorrowed(t *testing.T) {
-	for _, tc := range []struct{ inline, borrow bool }{{true, false}, {false, true}} {
-		t.Run(fmt.Sprintf("inline=%v,borrow=%v", tc.inline, tc.borrow), func(t *testing.T) {
+	for _, tc := range []struct{ borrow bool }{{false}} {
+		t.Run(fmt.Sprintf("borrow=%v", tc.borrow), func(t *testing.T) {
 			s := coreServer(t)
 			nc := connect(t, s.URL())
 			sub, err := connx.SubscribeBatches(nc, "nb.copy", nil, shellIf(tc.borrow))
@@ -108,7 +108,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 				if err := nc.Publish("nb.copy", borrowPayload(i)); err != nil {
 					t.Fatal(err)
 				}
-				if batch, err = connx.NextBatch(sub, ctxT(t), batch, tc.inline); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
+				if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
 					t.Fatalf("message %d: %v %d", i, err, len(batch))
 				}
 			}
@@ -119,12 +119,9 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 	}
 }
 
-// A consumer reading inline for lent messages returns what is complete
-// when a read ends in the middle of a message, without waiting for the
-// rest: the rest completes the message in its next batch. One taking
-// copies reads on for the rest, unless a backlog of 8192 messages waits
-// already. Either way every message arrives whole, whichever read brought
-// its last bytes.
+// A read that ends in the middle of a message delivers what is complete
+// at once: the rest completes the message in a later batch. Every message
+// arrives whole, lent or copied, whichever read brought its last bytes.
 func TestNextBatchCutMessage(t *testing.T) {
 	for _, tc := range []struct {
 		borrow bool
@@ -161,9 +158,8 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		t.Fatal(err)
 	}
 	sid := op.SID
-	inlineCuts := 0
 	var batch []*conn.Msg
-	for round := 0; round < 100 && inlineCuts < 3; round++ {
+	for round := range 20 {
 		// Whole messages and the head of another, for one write.
 		var head []byte
 		for i := range before {
@@ -172,26 +168,20 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		}
 		b := fmt.Sprintf("cut-%d", round)
 		head = fmt.Appendf(head, "MSG cut %d %d\r\n%s", sid, len(b), b[:3])
-		// A whole message first: the reader goroutine, having woken the
-		// waiting consumer, leaves the socket to it (for a while).
 		whole := fmt.Sprintf("whole-%d", round)
 		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
+		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
-		inline := nc.Stats().InlineBatches
 		in := nc.Stats().InMsgs
 		if err := cl.Send(head); err != nil {
 			t.Fatal(err)
 		}
 		// The rest of the cut message follows once the client has read
 		// every whole one (its inbound count, published before each
-		// socket read, says so): whoever read the cut part keeps it for
-		// whoever reads next. Until then a consumer reading inline may
-		// stop at any read, or read on for the rest (fewer than
-		// InlineBacklog messages waiting, not lending).
+		// socket read, says so).
 		rest := make(chan error, 1)
 		go func() {
 			for nc.Stats().InMsgs < in+uint64(before) {
@@ -200,7 +190,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 			rest <- cl.Send([]byte(b[3:] + "\r\n"))
 		}()
 		for got := 0; got <= before; {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch, true); err != nil {
+			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
 				t.Fatalf("round %d, after %d messages: %v", round, got, err)
 			}
 			for _, m := range batch {
@@ -217,19 +207,12 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		if err := <-rest; err != nil {
 			t.Fatal(err)
 		}
-		if nc.Stats().InlineBatches > inline {
-			inlineCuts++
-		}
-	}
-	if inlineCuts == 0 {
-		t.Fatal("the consumer never read a cut message itself")
 	}
 }
 
-// One registration on the consumer's ctx serves all its inline reads: a
-// ctx passed to many NextBatch calls still interrupts the one blocked in a
-// read when it is cancelled, and a Background ctx in between does not
-// leave the old registration interrupting reads it has nothing to do with.
+// A ctx passed to many NextBatch calls still ends the one blocked waiting
+// when it is cancelled, with its cause, and a Background ctx in between
+// changes nothing.
 func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL())
@@ -250,34 +233,40 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 		if i%10 == 5 {
 			use = context.Background()
 		}
-		if batch, err = connx.NextBatch(sub, use, batch, true); err != nil {
+		if batch, err = connx.NextBatch(sub, use, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := nc.Stats().InlineBatches
 	cause := errors.New("stop")
 	done := make(chan error, 1)
 	go func() {
-		_, err := connx.NextBatch(sub, ctx, nil, true)
+		_, err := connx.NextBatch(sub, ctx, nil)
 		done <- err
 	}()
 	cancel(cause)
 	if err := <-done; !errors.Is(err, cause) {
 		t.Fatalf("NextBatch after its ctx was cancelled: %v", err)
 	}
-	if nc.Stats().InlineBatches == 0 || before == 0 {
-		t.Fatal("no inline reads")
-	}
 }
 
-// plainShell supplies plain Msgs for lent batches (conn's own choice for
-// Borrowed).
+// plainShell supplies plain Msgs for lent batches, carved 128 at a time
+// as the JetStream consumers carve theirs. It is called on the reader
+// goroutine only.
 func plainShell(reuse *conn.Msg) *conn.Msg {
 	if reuse != nil {
 		return reuse
 	}
-	return new(conn.Msg)
+	if len(shells) == 0 {
+		shells = make([]conn.Msg, 128)
+	}
+	m := &shells[0]
+	shells = shells[1:]
+	return m
 }
+
+// shells is what plainShell carves from. Tests that lend run one
+// subscription at a time.
+var shells []conn.Msg
 
 // shellIf returns plainShell when lend is true, else nil (no lending).
 func shellIf(lend bool) func(*conn.Msg) *conn.Msg {

@@ -109,11 +109,7 @@ type Conn struct {
 // connStats are the counters updated outside nc.mu.
 type connStats struct {
 	inMsgs, inBytes, dropped, unknownSID, badHeaders, eventsDropped, lostBytes atomic.Uint64
-	inlineReads                                                                atomic.Uint64 // requests that read their own response
-	readerResumes                                                              atomic.Uint64 // the parked reader goroutine took the socket back
-	inlineBatches                                                              atomic.Uint64 // consumers that read the socket for their next batch
-	lentMsgs, lentBufs                                                         atomic.Uint64 // borrowed batches (lend.go)
-	parkTimeouts                                                               atomic.Uint64 // the parked reader goroutine's timer fired
+	lentMsgs, lentBufs                                                         atomic.Uint64 // borrowed delivery (lend.go)
 	protocolErrors, serverErrors                                               atomic.Uint64
 	requests, requestTimeouts, noResponders                                    atomic.Uint64
 	writes, socketIn, socketOut                                                atomic.Uint64 // socket writes and bytes, after the handshake
@@ -335,16 +331,12 @@ type Stats struct {
 	// how many wait for their response now: 0 once every call returned.
 	Requests, RequestTimeouts, NoResponders uint64
 	RequestsPending                         int
-	// InlineReads counts requests that read their own response from the
-	// socket, and InlineBatches the times a consumer read it for its next
-	// messages, instead of waiting for the reader goroutine (see the
-	// package documentation on inline reads).
-	InlineReads, InlineBatches uint64
-	// BorrowedMsgs counts messages lent instead of copied (Borrowed, and
-	// the Borrowed options of the JetStream consumers), and
-	// BorrowedBuffers the read buffers set aside because lent messages
-	// still referred to them when the socket was read again (a spare was
-	// read into instead).
+	// BorrowedMsgs counts messages lent (Borrowed, and the Borrowed
+	// options of the JetStream consumers): delivered in memory the
+	// subscription recycles once its consumer is done with them, so
+	// that they cost no allocation. BorrowedBuffers counts the buffers
+	// (64 KiB each) made for lent messages; a steady consumer reuses a
+	// few.
 	BorrowedMsgs, BorrowedBuffers uint64
 }
 
@@ -358,8 +350,6 @@ func (nc *Conn) Stats() Stats {
 	s.Requests = nc.stats.requests.Load()
 	s.RequestTimeouts = nc.stats.requestTimeouts.Load()
 	s.NoResponders = nc.stats.noResponders.Load()
-	s.InlineReads = nc.stats.inlineReads.Load()
-	s.InlineBatches = nc.stats.inlineBatches.Load()
 	s.BorrowedMsgs = nc.stats.lentMsgs.Load()
 	s.BorrowedBuffers = nc.stats.lentBufs.Load()
 	s.ProtocolErrors = nc.stats.protocolErrors.Load()

@@ -11,25 +11,23 @@ import (
 type deliveryMode = uint32
 
 const (
-	// deliverQueue: owned copies (from the link's slabs, or from the
-	// subscription's own allocator) are queued for its consumer.
+	// deliverQueue: owned copies (carved from the subscription's own
+	// chunks, msgAlloc) are queued for its consumer.
 	deliverQueue deliveryMode = iota
-	// deliverLent: as deliverQueue, except that messages its own consumer
-	// reads from the socket (readForSub) are lent views of the read
-	// buffer (lend.go).
+	// deliverLent: copies in memory the subscription recycles once its
+	// consumer is done with them (lend.go) are queued.
 	deliverLent
 	// deliverView: a view of the read buffer is handed to a function on
-	// the reading goroutine (subscribeInline); nothing is queued.
+	// the reader goroutine (subscribeInline); nothing is queued.
 	deliverView
 	// deliverMux: the request inbox; an owned copy is routed to its
-	// requester (respMux).
+	// requester (respMux) on the reader goroutine.
 	deliverMux
 )
 
-// handleOp dispatches one op read by the role holder. It reports true when
-// the op ended the connection (connLost was called).
+// handleOp dispatches one op read by the reader goroutine. It reports
+// true when the op ended the connection (connLost was called).
 func (nc *Conn) handleOp(r *reader, gen uint64, op *proto.Op) bool {
-	r.mustHold()
 	if op.Kind != proto.KindMsg && op.Kind != proto.KindHMsg {
 		r.flushStage() // messages before a PONG are queued when it is seen
 	}
@@ -86,9 +84,9 @@ func (nc *Conn) lookup(r *reader, sid uint64) *Subscription {
 }
 
 // deliver routes a MSG or HMSG to its subscription, by the subscription's
-// delivery mode.
+// delivery mode. A queued message is admitted to its subscription's queue
+// (admit) before it is copied: a dropped message costs no memory.
 func (nc *Conn) deliver(r *reader, op *proto.Op) {
-	r.mustHold()
 	r.inMsgs++
 	r.inBytes += uint64(op.Size())
 	s := nc.lookup(r, op.SID)
@@ -101,8 +99,8 @@ func (nc *Conn) deliver(r *reader, op *proto.Op) {
 		nc.ev.push(Event{Kind: EventProtocolError, Sub: s, Err: &ProtocolError{Err: proto.ErrBadHeader}})
 		return
 	}
-	var m *Msg
-	switch s.mode.Load() {
+	mode := s.mode.Load()
+	switch mode {
 	case deliverView:
 		// The function may act on what arrived before: that is queued
 		// first.
@@ -111,40 +109,30 @@ func (nc *Conn) deliver(r *reader, op *proto.Op) {
 		return
 	case deliverMux:
 		r.flushStage()
-		// The response is counted before its requester can see it. A
-		// requester reading inline (r.self) made its request after the
-		// inbox existed, so nc.resp.sub is set and visible to it.
-		m = r.alloc.build(op, s)
+		// The response is counted before its requester can see it.
+		m := s.alloc.build(op, s, nil)
 		r.flushStats()
-		if w := r.self; w != nil && s == nc.resp.sub {
-			nc.resp.routeTo(m, w)
-		} else {
-			s.fn(m)
-		}
-		r.stepAside()
-		return
-	case deliverLent:
-		if r.lendSub == s && inBuf(op, r.buf) {
-			m = r.lendMsg(op, s)
-		} else {
-			m = r.alloc.build(op, s)
-		}
-	default: // deliverQueue
-		m = r.alloc.build(op, s)
-	}
-	if s.max.Load() == 0 {
-		if r.stageSub != s {
-			r.flushStage()
-			r.stageSub = s
-		}
-		r.stage = append(r.stage, m)
-		r.held++
-		if r.held >= wakeBatch {
-			r.wakeAll()
-		}
+		s.fn(m)
 		return
 	}
-	// Auto-unsubscribe: count under the lock shared with AutoUnsubscribe.
+	size := opPendingSize(op)
+	if s.max.Load() != 0 {
+		nc.deliverCounted(r, op, s, mode, size)
+		return
+	}
+	if !r.admit(s, size) {
+		return
+	}
+	r.stage = append(r.stage, r.build(op, s, mode))
+	r.held++
+	if r.held >= wakeBatch {
+		r.wakeAll()
+	}
+}
+
+// deliverCounted is deliver for a subscription with an auto-unsubscribe
+// limit: the count is kept under the lock shared with AutoUnsubscribe.
+func (nc *Conn) deliverCounted(r *reader, op *proto.Op, s *Subscription, mode deliveryMode, size int) {
 	r.flushStage() // what is staged for s goes first
 	s.mu.Lock()
 	s.received++
@@ -155,13 +143,65 @@ func (nc *Conn) deliver(r *reader, op *proto.Op) {
 	if over {
 		return
 	}
-	if s.push(m) {
-		s.signal()
+	if r.admit(s, size) {
+		r.stage = append(r.stage, r.build(op, s, mode))
+		r.flushStage()
 	}
 	if reached {
 		nc.removeSub(s)
 		s.close(nil)
 	}
+}
+
+// build copies op into a Msg for s: into s's recycled memory when it
+// lends, else into its own chunks (in a Msg from s's allocator, if it has
+// one).
+func (r *reader) build(op *proto.Op, s *Subscription, mode deliveryMode) *Msg {
+	if mode == deliverLent {
+		if m := r.lendMsg(op, s, s.lend.Load()); m != nil {
+			return m
+		}
+	}
+	var m *Msg
+	if s.newMsg != nil {
+		m = s.newMsg()
+	}
+	return s.alloc.build(op, s, m)
+}
+
+// admit decides whether a message of size bytes (as the pending limits
+// count it) joins s's queue, before it is copied, and reserves its bytes
+// against the connection's limit. Consecutive messages of s are admitted
+// against the room its queue had when their stage began (r.stageMsgs,
+// r.stageBytes): the room only grows meanwhile, so a message admitted
+// always fits. When that room is used up, what is staged is queued and
+// the room looked at again. A message that does not fit is dropped and
+// counted. An empty queue takes one message of any size, so that a
+// message as large as the server allows is never dropped by a byte
+// limit below it.
+func (r *reader) admit(s *Subscription, size int) bool {
+	if r.stageSub != s {
+		r.flushStage()
+		r.stageSub = s
+		r.stageMsgs, r.stageBytes = s.room()
+	}
+	if r.stageMsgs < 1 || r.stageBytes < size {
+		r.flushStage()
+		r.stageSub = s
+		var empty bool
+		r.stageMsgs, r.stageBytes, empty = s.roomEmpty()
+		if r.stageMsgs < 1 || r.stageBytes < size && !empty {
+			s.drop()
+			return false
+		}
+	}
+	if !s.nc.reservePending(size) {
+		s.drop()
+		return false
+	}
+	r.stageMsgs--
+	r.stageBytes -= size
+	return true
 }
 
 // gotPong answers the oldest outstanding PING.

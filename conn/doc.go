@@ -43,13 +43,13 @@
 //
 // # Who reads the socket
 //
-// Over TCP and TLS the socket is read by whoever needs its next bytes: a
-// Request reads its own response, and a Messages iterator or a
-// SubscribeFunc handler reads the socket itself when its queue is empty
-// and the reader goroutine has stepped aside. Everything read meanwhile is
-// dispatched as the reader goroutine would. This saves a hand-off between
-// goroutines per response or batch; Stats.InlineReads and
-// Stats.InlineBatches count it happening.
+// Each connection has one reader goroutine: it alone reads the socket,
+// from the handshake until the connection is lost, and dispatches what it
+// reads — responses to their requesters, messages to their subscriptions'
+// queues, PINGs, INFOs and errors — as nats.go's reader does. Requesters
+// and consumers wait on channels; none of them ever reads the socket, and
+// natsio's own internal handlers (publish acknowledgements, request
+// replies) run on the reader goroutine, never on a caller's.
 //
 // On Linux, TCP sockets (also under TLS and WebSocket) are read and written
 // with non-blocking system calls made through syscall.RawConn, without the
@@ -74,44 +74,45 @@
 // MaxPingsOutstanding (2) unanswered pings, so a dead link is noticed within 30 s
 // even while the client keeps publishing.
 //
-// # Inside: the reader role and the lock order
+// # Inside: one reader, and the lock order
 //
-// This section is for those who change the package. One goroutine at a
-// time holds a link's reader role and with it the link's reader: the
-// parser, the read buffer, the message slabs, the staged messages, the
-// consumers to wake and the lent buffers (reader.go). The role is one
-// atomic state, moved only by link.roleStep (role.go):
+// This section is for those who change the package. A link (link.go) is
+// one transport connection. Its socket is read by one goroutine only: the
+// handshake's, then the link's reader goroutine (readLoop, read.go) until
+// the link fails; nothing else calls its Read. That goroutine owns the
+// link's reader (reader.go: parser, read buffer, staged messages, wake
+// list) and every subscription's allocator (Subscription.alloc, msg.go)
+// and lent arena being filled (lender.cur, lend.go): none of these is
+// locked, because nothing else touches them. What it hands to other
+// goroutines goes through a subscription's queue (under the
+// subscription's mu), a request's channel, or a lender's retired and free
+// arenas (under the lender's mu).
 //
-//   - free: nobody reads. Moves to inline (a requester or consumer takes
-//     the role: acquire) or to goroutine (the parked reader goroutine takes
-//     it back: resume).
-//   - goroutine: the reader goroutine reads. Moves to yielding (it handed
-//     a response over or woke a waiting consumer) or to free (it parks or
-//     exits).
-//   - yielding: the reader goroutine reads until what it read is
-//     dispatched. Moves to goroutine (others wait for answers) or to free
-//     (it parks).
-//   - inline: a requester or consumer reads. Moves to free (it is done:
-//     endInline) or to inline-waited (the reader goroutine waits for it).
-//   - inline-waited: a requester or consumer reads and the reader
-//     goroutine waits for it. Moves to free (endInline hands the role
-//     back).
-//
-// Only the holder moves the role out of goroutine, yielding and inline. In
-// race builds a move not in the table panics, and so does a call to the
-// reader's dispatch methods while the role is free. Each holder runs the
-// same loop (readUntil) with its own end: a response, queued messages, or
-// the link's failure.
+// Each message is admitted to its subscription's queue (reader.admit,
+// dispatch.go) before it is copied: a dropped message costs nothing, and a
+// queued one pins only its subscription's own chunks. Consecutive messages
+// of one subscription are staged and queued under one lock; the stage is
+// flushed before each socket read, before any other op, and before a
+// message of another subscription, by the read loop itself.
 //
 // Every subscription has one delivery mode, fixed when it is made (the
 // first Messages loop with Borrowed may move it once from queue to lent):
-// queue, lent, view (a function on the reading goroutine) or mux (the
+// queue, lent, view (a function on the reader goroutine) or mux (the
 // request inbox). The reader's deliver is a switch on it.
+//
+// What guards what: Conn.mu guards the connection's state, the outbound
+// buffer, the PING queue and the link pointer; Conn.subMu the sid → sub
+// map; a Subscription's mu its queue, limits, counters and close state;
+// the request mux's mu its waiters and free reply tokens; a lender's mu its
+// retired and free arenas; hookMu the reconnect and disconnect hooks; the
+// event queue's mu the pending events. Atomics are single values read
+// without those locks (a subscription's mode and auto-unsubscribe limit,
+// the pending-bytes budget, counters).
 //
 // Locks are taken in this order: Conn.mu, then Conn.subMu or a
 // subscription's mu. Conn.subMu, a subscription's mu, the request mux's
-// mu, a link's imu, a lender's mu, the event queue's mu and hookMu are
-// never held while taking another lock. The reader role is not a lock:
-// its holder takes any of them, and no lock is held while it reads the
-// socket.
+// mu, a lender's mu, the event queue's mu and hookMu are never held while
+// taking another lock, except that the reader goroutine takes a
+// subscription's mu, then nothing, while it owns the lender's current
+// arena. No lock is held while the reader goroutine reads the socket.
 package conn

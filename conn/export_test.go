@@ -2,23 +2,6 @@ package conn
 
 import "net"
 
-// AllowInlineReads lets requesters read any transport inline (the
-// in-memory pipes of synctest tests keep working after a read deadline)
-// until the returned function restores the default. Not for parallel tests.
-func AllowInlineReads() (restore func()) {
-	prev := inlineCapable
-	inlineCapable = func(net.Conn) bool { return true }
-	return func() { inlineCapable = prev }
-}
-
-// ReaderResumes reports how many times the reader goroutine took the
-// reader role back after parking.
-func ReaderResumes(nc *Conn) uint64 { return nc.stats.readerResumes.Load() }
-
-// ParkTimeouts reports how many times the parked reader goroutine's timer
-// fired.
-func ParkTimeouts(nc *Conn) uint64 { return nc.stats.parkTimeouts.Load() }
-
 // SocketConn returns the TCP connection under the current link's TLS or
 // WebSocket layers (nil while disconnected).
 func SocketConn(nc *Conn) net.Conn {

@@ -32,7 +32,7 @@ type fastTCP struct {
 	*net.TCPConn
 	raw syscall.RawConn
 
-	// One read and one write at a time (the link's reader role, the
+	// One read and one write at a time (the link's reader goroutine, the
 	// connection's single writer; a TLS layer above serializes its own):
 	// the mutexes only guard the scratch fields the callbacks use.
 	rmu  sync.Mutex
@@ -40,10 +40,6 @@ type fastTCP struct {
 	rn   int
 	rerr syscall.Errno
 	rfn  func(uintptr) bool
-
-	// sys sends reads through TCPConn.Read, the runtime's system-call
-	// path, while a requester waits for its response (sysReads).
-	sys bool
 
 	wmu  sync.Mutex
 	wp   []byte
@@ -72,18 +68,6 @@ func fastConn(c net.Conn) net.Conn {
 	f := &fastTCP{TCPConn: tc, raw: raw}
 	f.rfn, f.wfn = f.readOnce, f.writeAll
 	return f
-}
-
-// sysReads switches the reads of c (when fastConn wrapped it) to the
-// runtime's system-call path and back. A requester reading its own response
-// turns it on: there the monitor's wake-ups are a feature — the monitor
-// then polls every 20 µs, keeping an otherwise idle machine awake for the
-// response, which raw reads would leave asleep. Only
-// the holder of the link's reader role calls it, as only it reads.
-func sysReads(c net.Conn, on bool) {
-	if f, ok := c.(*fastTCP); ok {
-		f.sys = on
-	}
 }
 
 // isFastConn reports whether c is a connection fastConn wrapped.
@@ -134,9 +118,6 @@ func (f *fastTCP) writeAll(fd uintptr) bool {
 func (f *fastTCP) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
-	}
-	if f.sys {
-		return f.TCPConn.Read(p)
 	}
 	f.rmu.Lock()
 	f.rp, f.rn, f.rerr = p, 0, 0

@@ -74,14 +74,12 @@ func TestFastTCPLargeTransfers(t *testing.T) {
 	var all []byte
 	buf := make([]byte, 1000)
 	for len(all) < len(in) {
-		sysReads(f, len(all)%3 == 0) // alternate the two read paths
 		n, err := f.Read(buf)
 		if err != nil {
 			t.Fatalf("Read after %d bytes: %v", len(all), err)
 		}
 		all = append(all, buf[:n]...)
 	}
-	sysReads(f, false)
 	if !bytes.Equal(all, in) {
 		t.Fatal("bytes read differ from bytes sent")
 	}
@@ -125,7 +123,7 @@ func TestFastTCPDeadlinesAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.Read(make([]byte, 10))
-	if !errors.Is(err, os.ErrDeadlineExceeded) || !isTimeout(err) {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !netTimeout(err) {
 		t.Fatalf("Read past its deadline: %v", err)
 	}
 	// Moving the deadline while a read waits ends it (link.interrupt).
@@ -138,7 +136,7 @@ func TestFastTCPDeadlinesAndClose(t *testing.T) {
 		done <- err
 	}()
 	_ = f.SetReadDeadline(time.Unix(1, 0))
-	if err := <-done; !isTimeout(err) {
+	if err := <-done; !netTimeout(err) {
 		t.Fatalf("interrupted Read: %v", err)
 	}
 	_ = f.SetReadDeadline(time.Time{})
@@ -148,7 +146,7 @@ func TestFastTCPDeadlinesAndClose(t *testing.T) {
 	_ = f.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 	big := make([]byte, 64<<20)
 	n, err := f.Write(big)
-	if !isTimeout(err) || n >= len(big) {
+	if !netTimeout(err) || n >= len(big) {
 		t.Fatalf("Write to a stalled peer = %d, %v", n, err)
 	}
 
@@ -172,7 +170,13 @@ func TestFastConnWrapsOnlyTCP(t *testing.T) {
 		t.Fatal("a pipe was wrapped")
 	}
 	f, _ := tcpPair(t)
-	if !isFastConn(f) || !inlineCapable(f) {
+	if !isFastConn(f) {
 		t.Fatal("a wrapped TCP connection is not recognised")
 	}
+}
+
+// netTimeout reports whether err is a net.Error that timed out.
+func netTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -10,6 +10,3 @@ func fastConn(c net.Conn) net.Conn { return c }
 
 // isFastConn reports false: fastConn wraps nothing here.
 func isFastConn(net.Conn) bool { return false }
-
-// sysReads does nothing: no connection is wrapped here.
-func sysReads(net.Conn, bool) {}

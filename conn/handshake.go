@@ -99,7 +99,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 		c = wc
 	}
 	l := newLink(c)
-	l.base, l.quiet = base, nc.quiet
+	l.base = base
 	r := &l.rd          // the handshake holds the reader role (newLink)
 	r.stats = &nc.stats // socket bytes count from the first one
 	r.p.Limits.MaxControlLine = nc.opts.maxControlLine + inboundLineSlack

@@ -2,186 +2,193 @@ package conn
 
 import (
 	"sync"
-	"unsafe"
 
 	"github.com/natsio/natsio/proto"
 )
 
-// Borrowed batches.
+// Borrowed delivery.
 //
-// A message the connection delivers is normally a copy the receiver owns:
-// its subject, reply and body are copied out of the read buffer into slabs
-// the garbage collector frees. For a consumer that reads the socket itself
-// (nextBatch with readInline) and finishes with each batch before asking for the next,
-// that copy, the Msg allocated for it and the collection afterwards are a
-// large part of what receiving costs (a fifth to a third of the client CPU
-// of an ordered read-through). borrowBatches lets such a consumer take
-// views instead:
+// A message the connection delivers is normally a copy the receiver owns,
+// carved from memory the garbage collector frees once nothing refers to
+// it. A Borrowed subscription's consumer promises instead to be done with
+// each message when it asks for its next batch (the handler or loop body
+// returned, the next nextBatch call). The reader goroutine then copies its
+// messages into memory it recycles: each lent subscription has arenas (a
+// slab for the bytes, Msg shells for the messages), the reader fills one
+// at a time, and an arena goes back to the reader once every message it
+// holds was taken by the consumer in an earlier batch. In a steady loop a
+// delivered message costs one copy and no allocation, and it pins nothing
+// but its own arena, which holds only that subscription's messages, in
+// queue order.
 //
-//   - While the nextBatch caller reads the socket for its subscription
-//     (readForSub with lending on, reader.lendSub), each message for that
-//     subscription lying wholly in the read buffer is delivered as a view
-//     of it, in a Msg the subscription reuses from batch to batch
-//     (lender.next). Messages the parser had to assemble across reads, and
-//     messages read by anyone else, are ordinary owned copies.
-//   - The reader remembers that its buffer is lent (lentTo, lentSeq). Before
-//     the next read into it (reader.fill, keepLent), the buffer is handed to
-//     the subscription and the link reads into a spare, unless the reader
-//     is that subscription's own nextBatch caller and the batch those views
-//     belonged to is over (the caller asked for the next one). In a steady
-//     loop the consumer reads again into the same buffer: nothing moves.
-//   - nextBatch starts a new batch (lender.newBatch): the Msgs are reused
-//     from the start, and the buffers handed over for the previous batch
-//     become spares.
-//
-// A borrowed message thus stays intact until its subscription's next
-// nextBatch call, whoever reads the socket meanwhile. Its memory is never
-// freed under it (the collector frees what nobody references), so a
-// caller that keeps a message too long sees other bytes, never faults.
+// The order of events makes recycling safe without per-message
+// bookkeeping: an arena is retired by the reader only after the messages
+// staged from it are queued, with upto set to the subscription's count of
+// queued messages then (delivered); the consumer counts what it took
+// (taken), and at the start of each batch frees the arenas whose messages
+// all lie in the batches before (upto ≤ taken).
 
-// lender is the state of a subscription whose batches are borrowed.
+// lender is the recycled memory of a Borrowed subscription.
 type lender struct {
+	// shell prepares a Msg for reuse (or makes one, given nil); nil for
+	// plain Msgs, carved from plain. Fixed.
 	shell func(reuse *Msg) *Msg
 
-	// Used only by the nextBatch caller (and by deliver while that caller
-	// reads the socket inline).
-	shells []*Msg
-	used   int
-	seq    uint64 // number of the batch being filled
+	// cur is the arena being filled, plain the plain Msgs not handed out
+	// yet. Owned by the reader goroutine.
+	cur   *arena
+	plain []Msg
 
-	// mu guards the buffers: a link's role holder hands one over from any
-	// goroutine.
-	mu    sync.Mutex
-	lent  [][]byte // buffers messages of the current batch may alias
-	spare [][]byte
+	// mu guards retired and free: the reader goroutine retires arenas
+	// and takes free ones, the consumer frees retired ones (newBatch).
+	mu      sync.Mutex
+	retired []*arena
+	free    []*arena
+}
+
+// arena is one slab of lent bytes and the Msg shells that refer to it.
+type arena struct {
+	slab []byte
+	used int
+	msgs []*Msg
+	n    int
+	upto uint64 // the subscription's queued count when retired
 }
 
 func newShell(reuse *Msg) *Msg {
 	if reuse != nil {
+		*reuse = Msg{}
 		return reuse
 	}
 	return new(Msg)
 }
 
-// borrowBatches makes nextBatch lend messages instead of handing over
-// copies, when its caller reads them from the socket itself
-// (readInline): their Subject, Reply, Header and Data are views of the
-// connection's read buffer and the Msg values are reused, so a message is
-// valid only until the next nextBatch call on s. A caller that keeps any
-// of it longer must copy it (strings.Clone, bytes.Clone); acknowledgements
-// and replies published before then are safe (publishing copies). In
-// exchange a lent message costs no copy and no allocation. Messages read
-// by anyone else (the reader goroutine, a requester reading inline) and
-// messages that spanned two socket reads are still copies; the batch mixes
-// both, and Stats.BorrowedMsgs counts the lent ones.
-//
-// shell supplies the Msgs that hold lent messages: called with nil it
-// returns a new one, called with a Msg of an earlier batch it prepares
-// that one for reuse and returns it. nil means plain Msgs; a subscription
-// made with its own allocator (subscribeBatches) passes a supplier of the same kind of Msg
-// (the JetStream consumers' slab shells). Call borrowBatches once, before the first
-// nextBatch; it cannot be undone. nextBatch must then be called from one
-// goroutine at a time.
+// borrowBatches makes s's messages lent (deliverLent) from now on: each is
+// valid until its consumer asks for its next batch (take). shell supplies
+// the Msgs (nil: plain ones, carved msgChunk at a time); a subscription made with its own allocator
+// (subscribeBatches) passes a supplier of the same kind of Msg. It cannot
+// be undone.
 func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {
-	if shell == nil {
-		shell = newShell
-	}
 	if s.lend.CompareAndSwap(nil, &lender{shell: shell}) {
 		s.mode.CompareAndSwap(deliverQueue, deliverLent)
 	}
 }
 
-// newBatch starts the next batch: the previous one is over.
-func (ld *lender) newBatch() {
-	ld.seq++
-	ld.used = 0
+// newBatch runs at the start of each batch of s's consumer: the arenas
+// whose messages were all taken in earlier batches are free again.
+func (ld *lender) newBatch(taken uint64) {
 	ld.mu.Lock()
-	for _, b := range ld.lent {
-		if len(ld.spare) < maxSpares {
-			ld.spare = append(ld.spare, b)
+	kept := ld.retired[:0]
+	for _, a := range ld.retired {
+		switch {
+		case a.upto > taken:
+			kept = append(kept, a)
+		case len(ld.free) < maxSpares:
+			ld.free = append(ld.free, a)
 		}
 	}
-	clear(ld.lent)
-	ld.lent = ld.lent[:0]
+	clear(ld.retired[len(kept):])
+	ld.retired = kept
 	ld.mu.Unlock()
 }
 
-// next returns a Msg for the next lent message of the batch.
-func (ld *lender) next() *Msg {
-	if ld.used < len(ld.shells) {
-		m := ld.shell(ld.shells[ld.used])
-		ld.shells[ld.used] = m
-		ld.used++
-		return m
+// lendMsg copies op into s's current arena and returns it, or nil when
+// op's bytes do not fit an arena (the caller builds an owned copy). The
+// reader goroutine calls it for a message already admitted to s's queue.
+func (r *reader) lendMsg(op *proto.Op, s *Subscription, ld *lender) *Msg {
+	n := len(op.Reply) + len(op.Body)
+	if !s.literal {
+		n += len(op.Subject)
 	}
-	m := ld.shell(nil)
-	if len(ld.shells) < maxShells {
-		ld.shells = append(ld.shells, m)
-		ld.used++
+	if n > slabBytes/4 || ownedBody(op) {
+		return nil
 	}
-	return m
-}
-
-// keep takes buf, which messages of the current batch may alias, and
-// returns a buffer for the link to read into instead.
-func (ld *lender) keep(buf []byte) []byte {
-	ld.mu.Lock()
-	defer ld.mu.Unlock()
-	ld.lent = append(ld.lent, buf)
-	if n := len(ld.spare); n > 0 {
-		b := ld.spare[n-1]
-		ld.spare[n-1] = nil
-		ld.spare = ld.spare[:n-1]
-		return b
+	a := ld.cur
+	if a == nil || len(a.slab)-a.used < n {
+		a = r.nextArena(s, ld)
 	}
-	return make([]byte, readBufSize)
-}
-
-// lendMsg delivers op to s, the subscription whose nextBatch caller is
-// reading, as a view of the read buffer.
-func (r *reader) lendMsg(op *proto.Op, s *Subscription) *Msg {
-	ld := s.lend.Load()
-	m := ld.next()
-	fillView(m, op, s)
-	r.lentTo, r.lentSeq = ld, ld.seq
+	var m *Msg
+	switch {
+	case a.n < len(a.msgs) && ld.shell == nil:
+		m = a.msgs[a.n]
+		*m = Msg{}
+	case a.n < len(a.msgs):
+		m = ld.shell(a.msgs[a.n])
+	default:
+		m = ld.newMsg()
+		a.msgs = append(a.msgs, m)
+	}
+	a.n++
+	m.sub = s
+	if s.literal {
+		m.Subject = s.Subject
+	} else {
+		m.Subject = unsafeString(a.carve(op.Subject))
+	}
+	m.Reply = unsafeString(a.carve(op.Reply))
+	body := a.carve(op.Body)
+	h := len(op.Header)
+	m.Header = proto.HeaderFromBlock(body[:h:h])
+	m.Data = body[h:len(body):len(body)]
 	r.lentMsgs++
 	return m
 }
 
-// keepLent runs before each read into r.buf: if lent messages may still
-// alias it, it goes to their subscription and the reader reads into a
-// spare.
-func (r *reader) keepLent() {
-	ld := r.lentTo
-	if ld == nil {
-		return
+// newMsg returns a Msg for a new shell: plain Msgs are carved msgChunk at
+// a time.
+func (ld *lender) newMsg() *Msg {
+	if ld.shell != nil {
+		return ld.shell(nil)
 	}
-	r.lentTo = nil
-	if r.lendSub != nil && r.lendSub.lend.Load() == ld && ld.seq != r.lentSeq {
-		// The reader is that subscription's own consumer, past the batch
-		// those messages belonged to (ld.seq is its own field).
-		return
+	if len(ld.plain) == 0 {
+		ld.plain = make([]Msg, msgChunk)
 	}
-	r.buf = ld.keep(r.buf)
-	r.lentBufs++
+	m := &ld.plain[0]
+	ld.plain = ld.plain[1:]
+	return m
 }
 
-// inBuf reports whether op lies wholly in buf: no part of it was copied by
-// the parser into memory of its own (a control line or a body that
-// spanned two reads).
-func inBuf(op *proto.Op, buf []byte) bool {
-	if op.Owned || len(buf) == 0 {
-		return false
-	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	hi := lo + uintptr(len(buf))
-	return within(op.Subject, lo, hi) && within(op.Reply, lo, hi) && within(op.Body, lo, hi)
-}
-
-func within(b []byte, lo, hi uintptr) bool {
+// carve copies b into the arena.
+func (a *arena) carve(b []byte) []byte {
 	if len(b) == 0 {
-		return true
+		return nil
 	}
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return p >= lo && p+uintptr(len(b)) <= hi
+	c := a.slab[a.used : a.used+len(b) : a.used+len(b)]
+	a.used += len(b)
+	copy(c, b)
+	return c
+}
+
+// nextArena retires s's current arena and returns a free one.
+func (r *reader) nextArena(s *Subscription, ld *lender) *arena {
+	if a := ld.cur; a != nil {
+		// Its messages must be queued before its upto is read.
+		if r.stageSub == s {
+			r.flushStage()
+			r.stageSub = s
+		}
+		s.mu.Lock()
+		a.upto = s.delivered
+		s.mu.Unlock()
+	}
+	ld.mu.Lock()
+	if ld.cur != nil {
+		ld.retired = append(ld.retired, ld.cur)
+	}
+	var a *arena
+	if n := len(ld.free); n > 0 {
+		a = ld.free[n-1]
+		ld.free[n-1] = nil
+		ld.free = ld.free[:n-1]
+	}
+	ld.mu.Unlock()
+	if a == nil {
+		a = &arena{slab: make([]byte, slabBytes), msgs: make([]*Msg, 0, slabBytes/128)}
+		if r.stats != nil {
+			r.stats.lentBufs.Add(1)
+		}
+	}
+	a.used, a.n = 0, 0
+	ld.cur = a
+	return a
 }

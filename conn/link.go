@@ -1,10 +1,7 @@
 package conn
 
 import (
-	"crypto/tls"
 	"net"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -28,88 +25,37 @@ const (
 // stream, the consumer and seven numbers).
 const inboundLineSlack = 4096
 
-// link is one transport connection: the socket, what the goroutines that
-// use it share, and its reader (the state of whoever holds the reader
-// role, reached through acquire).
+// link is one transport connection: the socket, and its reader. One
+// goroutine reads a link's socket and dispatches what it reads: the
+// handshake's, until the link is installed, then the link's reader
+// goroutine (readLoop) until the link fails. Nobody else reads it.
 type link struct {
 	// c is the socket. Set before the reader goroutine starts (the
-	// handshake may replace it by its TLS client), then fixed. The role
-	// holder alone reads it, the writer of the moment (nc.writing) alone
-	// writes it; anyone may close it or move its read deadline (under
-	// imu).
+	// handshake may replace it by its TLS client), then fixed. The reader
+	// goroutine alone reads it, the writer of the moment (nc.writing)
+	// alone writes it; anyone may close it.
 	c net.Conn
 	// base is the TCP connection under TLS and WebSocket (fastio). Fixed.
 	base net.Conn
-	// inlineOK: requesters and consumers may read this link themselves
-	// (TCP, TLS). Fixed.
-	inlineOK bool
-	// quiet reports whether the connection has no subscription but the
-	// request inbox: the parked reader goroutine may then wait longer.
-	// Fixed.
-	quiet func() bool
 
-	// role is who reads the socket (roleState, role.go). Atomic; its
-	// transitions are roleStep's.
-	role atomic.Int32
-	// rd is the role holder's state. Reach it only through acquire, or as
-	// the reader goroutine while it holds the role.
+	// rd is the state of the goroutine that reads the socket (reader.go):
+	// owned by the handshake, then by the reader goroutine.
 	rd reader
 
 	// wdl is the write deadline last set (armWrite). Owned by the writer
 	// of the moment (nc.writing).
 	wdl time.Time
-
-	// handback asks the parked reader goroutine to take the role back.
-	// Anyone sends (never blocking); the reader goroutine receives.
-	handback chan struct{}
-	// parkTimer ends the reader goroutine's park; owned by the reader
-	// goroutine (stopped until its first park).
-	parkTimer *time.Timer
-	// lastInline is when the last inline read ended (Unix ns). Atomic.
-	lastInline atomic.Int64
-
-	// imu guards inlineSub and rdl: an inline consumer's read deadline is
-	// set and cleared by the role holder and moved to the past by other
-	// goroutines (interrupt) under it.
-	imu sync.Mutex
-	// inlineSub is the subscription whose consumer reads inline now (nil:
-	// none). Under imu.
-	inlineSub *Subscription
-	// rdl is the read deadline set on the socket (zero: none). Under imu.
-	// Inline readers leave theirs for the next one (readDeadlineLocked).
-	rdl time.Time
-
-	// lost is closed when the link is shut (shut; lostOnce).
-	lost     chan struct{}
-	lostOnce sync.Once
 }
 
 func newLink(c net.Conn) *link {
-	l := &link{c: c, handback: make(chan struct{}, 1), lost: make(chan struct{})}
+	l := &link{c: c}
 	l.rd = reader{l: l, buf: make([]byte, minReadBuf)}
-	l.rd.p.Alloc = l.rd.alloc.bytes
-	l.parkTimer = time.NewTimer(parkDelay)
-	l.parkTimer.Stop()
-	l.inlineOK = inlineCapable(c)
-	l.role.Store(roleGoroutine) // the handshake, then the reader goroutine
+	l.rd.p.Alloc = l.rd.cutBody
 	return l
 }
 
-// inlineCapable reports whether requesters may read c inline: a read
-// deadline that expires must leave it usable. It does for TCP and TLS (for
-// TLS a timeout is a temporary error, not a broken record layer). A
-// variable so that tests over in-memory pipes can allow theirs.
-var inlineCapable = func(c net.Conn) bool {
-	switch c.(type) {
-	case *net.TCPConn, *tls.Conn:
-		return true
-	}
-	return isFastConn(c)
-}
-
-// shut closes the link's socket and tells a parked reader goroutine.
+// shut closes the link's socket: its reader goroutine's read fails.
 func (l *link) shut() {
-	l.lostOnce.Do(func() { close(l.lost) })
 	_ = l.c.Close()
 }
 

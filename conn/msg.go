@@ -31,6 +31,12 @@ type Msg struct {
 // queue. Without it a flood of empty messages would be free.
 const msgOverhead = 128
 
+// opPendingSize is what the message op counts against the pending limits
+// (pendingSize of the Msg built from it).
+func opPendingSize(op *proto.Op) int {
+	return len(op.Subject) + len(op.Reply) + len(op.Body) + msgOverhead
+}
+
 // pendingSize is what m counts against the pending limits.
 func (m *Msg) pendingSize() int {
 	return len(m.Subject) + len(m.Reply) + len(m.Header.Block()) + len(m.Data) + msgOverhead
@@ -103,11 +109,19 @@ func (m *Msg) clone() *Msg {
 	return c
 }
 
-// msgAlloc carves messages and their bytes out of slabs. It belongs to the
-// holder of the reader role (reader) and is not safe for concurrent use.
+// msgAlloc carves messages and their bytes out of chunks. Each
+// subscription has its own (Subscription.alloc), used only by the reader
+// goroutine: a subscription's chunks hold its own messages only, so what a
+// queued message pins is a share of memory that holds other messages of
+// the same queue, taken in order, never another subscription's. Its
+// chunks start small and double with each refill up to msgChunk Msgs and
+// slabBytes bytes: an idle subscription holds little, a busy one
+// allocates rarely.
 type msgAlloc struct {
 	msgs []Msg
 	slab []byte
+	// nMsgs and nSlab are the sizes of the last chunks made.
+	nMsgs, nSlab int
 	// lastSubject is the subject of the previous message: messages of a
 	// wildcard or JetStream subscription often repeat it, and then share
 	// one copy.
@@ -116,7 +130,8 @@ type msgAlloc struct {
 
 func (a *msgAlloc) msg() *Msg {
 	if len(a.msgs) == 0 {
-		a.msgs = make([]Msg, msgChunk)
+		a.nMsgs = min(max(2*a.nMsgs, firstMsgChunk), msgChunk)
+		a.msgs = make([]Msg, a.nMsgs)
 	}
 	m := &a.msgs[0]
 	a.msgs = a.msgs[1:]
@@ -129,7 +144,8 @@ func (a *msgAlloc) bytes(n int) []byte {
 		return make([]byte, n)
 	}
 	if len(a.slab) < n {
-		a.slab = make([]byte, slabBytes)
+		a.nSlab = min(max(2*a.nSlab, firstSlabBytes), slabBytes)
+		a.slab = make([]byte, max(a.nSlab, n))
 	}
 	b := a.slab[:n:n]
 	a.slab = a.slab[n:]
@@ -172,12 +188,10 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// build turns a parsed MSG/HMSG into an owned Msg for sub.
-func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
-	var m *Msg
-	if sub.newMsg != nil {
-		m = sub.newMsg()
-	} else {
+// build turns a parsed MSG/HMSG into an owned Msg for sub, carved from
+// sub's own chunks (a), in the Msg m (nil: one of a's).
+func (a *msgAlloc) build(op *proto.Op, sub *Subscription, m *Msg) *Msg {
+	if m == nil {
 		m = a.msg()
 	}
 	m.sub = sub
@@ -191,7 +205,7 @@ func (a *msgAlloc) build(op *proto.Op, sub *Subscription) *Msg {
 	}
 	m.Reply = a.string(op.Reply)
 	var body []byte
-	if op.Owned {
+	if ownedBody(op) {
 		body = op.Body
 	} else if n := len(op.Body); n > 0 {
 		body = a.bytes(n)

@@ -19,11 +19,11 @@ func TestNextBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A done context makes it a poll: nothing queued yet.
+	// A done context ends it: nothing queued yet.
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if b, err := connx.NextBatch(sub, done, nil, false); len(b) != 0 || !errors.Is(err, context.Canceled) {
-		t.Fatalf("poll of an empty queue: %d messages, %v", len(b), err)
+	if b, err := connx.NextBatch(sub, done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("done ctx, empty queue: %d messages, %v", len(b), err)
 	}
 
 	for i := range 100 {
@@ -32,11 +32,14 @@ func TestNextBatch(t *testing.T) {
 	if err := nc.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A done context ends it with messages queued too.
+	if b, err := connx.NextBatch(sub, done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("done ctx, messages queued: %d messages, %v", len(b), err)
+	}
 	var batch []*conn.Msg
 	got := 0
 	for got < 100 {
-		// Queued messages come back even with the done context.
-		batch, err = connx.NextBatch(sub, done, batch, false)
+		batch, err = connx.NextBatch(sub, ctx, batch)
 		if err != nil {
 			t.Fatalf("after %d: %v", got, err)
 		}
@@ -60,7 +63,7 @@ func TestNextBatch(t *testing.T) {
 		}
 	}()
 	eventually(t, "the iterator to start", func() bool {
-		_, err := connx.NextBatch(sub, done, nil, false)
+		_, err := connx.NextBatch(sub, done, nil)
 		return errors.Is(err, conn.ErrSubscriptionActive)
 	})
 	nc.Publish("nb", []byte("x"))
@@ -74,14 +77,14 @@ func TestNextBatch(t *testing.T) {
 	if err := sub.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := connx.NextBatch(sub, ctx, nil, false); err != nil || len(b) != 1 || string(b[0].Data) != "last" {
+	if b, err := connx.NextBatch(sub, ctx, nil); err != nil || len(b) != 1 || string(b[0].Data) != "last" {
 		t.Fatalf("after unsubscribe: %d messages, %v", len(b), err)
 	}
-	if _, err := connx.NextBatch(sub, ctx, nil, false); !errors.Is(err, conn.ErrBadSubscription) {
+	if _, err := connx.NextBatch(sub, ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("ended subscription: %v, want ErrBadSubscription", err)
 	}
 	var noCtx context.Context
-	if _, err := connx.NextBatch(sub, noCtx, nil, false); !errors.Is(err, conn.ErrNilContext) {
+	if _, err := connx.NextBatch(sub, noCtx, nil); !errors.Is(err, conn.ErrNilContext) {
 		t.Fatalf("nil context: %v", err)
 	}
 }

@@ -31,9 +31,8 @@ type respMux struct {
 	sub     *Subscription
 	next    uint64
 	waiters map[uint64]*waiter
-	// pending is len(waiters), stored under mu whenever it changes, so
-	// that an inline reader can see whether others wait without locking
-	// (Conn.othersWaiting).
+	// pending is len(waiters), stored under mu whenever it changes, read
+	// without the lock (the flusher's yield, inline writes, Stats).
 	pending atomic.Int32
 	// free holds tokens whose request is known to be over (reuseReply),
 	// newest last; a request takes the newest, so a loop of requests
@@ -49,16 +48,12 @@ type respMux struct {
 }
 
 type waiter struct {
-	ch chan *Msg // capacity 1: the response or a sentinel
-	// direct is the response when the waiter's own goroutine read it
-	// (link.self, respMux.routeTo): no channel operation between a
-	// response and the caller's next request.
-	direct *Msg
-	reply  []byte
+	ch    chan *Msg // capacity 1: the response or a sentinel
+	reply []byte
 	// timer applies the default timeout to a request whose ctx has no
 	// deadline; it is reused with the waiter, so no context is allocated.
 	// It is armed only when the response has not arrived by the time the
-	// requester waits for it (not after an inline read that got it).
+	// requester waits for it.
 	timer *time.Timer
 	armed bool
 }
@@ -106,30 +101,9 @@ func (nc *Conn) ensureMux() (*respMux, error) {
 	return r, nil
 }
 
-// quiet reports whether the connection has no subscription but the
-// request inbox (or none at all).
-func (nc *Conn) quiet() bool {
-	nc.resp.mu.Lock()
-	mux := nc.resp.sub
-	nc.resp.mu.Unlock()
-	nc.subMu.RLock()
-	defer nc.subMu.RUnlock()
-	switch len(nc.subs) {
-	case 0:
-		return true
-	case 1:
-		return mux != nil && nc.subs[mux.sid] == mux
-	}
-	return false
-}
-
-// route runs on the reader goroutine for each response.
-func (r *respMux) route(m *Msg) { r.routeTo(m, nil) }
-
-// routeTo is route for the holder of the reader role: when the response is
-// self's, the holder is self's own goroutine (Conn.readFor), and it keeps
-// the response in self.direct rather than sending it to itself.
-func (r *respMux) routeTo(m *Msg, self *waiter) {
+// route runs on the reader goroutine for each response: it hands the
+// response to its waiter's channel (capacity 1, so it never blocks).
+func (r *respMux) route(m *Msg) {
 	tok, ok := proto.ParseUint([]byte(m.Subject[min(len(r.prefix), len(m.Subject)):]))
 	if !ok || !strings.HasPrefix(m.Subject, r.prefix) {
 		return
@@ -139,11 +113,7 @@ func (r *respMux) routeTo(m *Msg, self *waiter) {
 	delete(r.waiters, tok)
 	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
-	switch {
-	case w == nil:
-	case w == self:
-		w.direct = m
-	default:
+	if w != nil {
 		w.ch <- m
 	}
 }
@@ -196,8 +166,7 @@ func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header,
 	if w == nil {
 		w = &waiter{ch: make(chan *Msg, 1)}
 	}
-	// One reading of the clock serves the deadline, the inline read's
-	// socket deadline and the write's.
+	// One reading of the clock serves the deadline and the write's.
 	now := time.Now()
 	// Without a deadline on ctx the request ends at dl: the waiter's
 	// timer enforces it if the response is not there at once.
@@ -225,34 +194,24 @@ func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header,
 		return nil, err
 	}
 	nc.stats.requests.Add(1)
-	// Read the response on this goroutine when the reader role is free
-	// (role.go); a ctx that can be cancelled without a deadline waits.
-	if hasDeadline || ctx.Done() == nil {
-		if l, r, gen, ok := nc.inlineLink(); ok {
-			nc.readFor(l, r, gen, w, dl, now)
+	var m *Msg
+	select {
+	case m = <-w.ch: // already delivered: no timer
+	default:
+		var timeout <-chan time.Time // nil when ctx has a deadline
+		if !hasDeadline {
+			timeout = w.arm(time.Until(dl))
 		}
-	}
-	m := w.direct // read inline by this goroutine: no channel, no timer
-	w.direct = nil
-	if m == nil {
 		select {
-		case m = <-w.ch: // read inline by another, or already delivered: no timer
-		default:
-			var timeout <-chan time.Time // nil when ctx has a deadline
-			if !hasDeadline {
-				timeout = w.arm(time.Until(dl))
-			}
-			select {
-			case m = <-w.ch:
-			case <-ctx.Done():
-				r.forget(tok, w)
-				nc.stats.requestTimeouts.Add(1)
-				return nil, timeoutErr(ctx)
-			case <-timeout:
-				r.forget(tok, w)
-				nc.stats.requestTimeouts.Add(1)
-				return nil, &timeoutError{context.DeadlineExceeded}
-			}
+		case m = <-w.ch:
+		case <-ctx.Done():
+			r.forget(tok, w)
+			nc.stats.requestTimeouts.Add(1)
+			return nil, timeoutErr(ctx)
+		case <-timeout:
+			r.forget(tok, w)
+			nc.stats.requestTimeouts.Add(1)
+			return nil, &timeoutError{context.DeadlineExceeded}
 		}
 	}
 	r.release(w)

@@ -241,7 +241,7 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 		}
 		wctx, cancel := context.WithDeadlineCause(ctx, wait, cause)
 		var end bool
-		batch, end, err = s.take(wctx, batch, true, false)
+		batch, end, err = s.take(wctx, batch)
 		cancel()
 		for i, m := range batch {
 			batch[i] = nil

@@ -20,7 +20,6 @@ import (
 // reads on for the rest and delivers it when the rest arrives, not when
 // its park timer would next fire.
 func TestSynctestReaderFinishesACutMessageBeforeSteppingAside(t *testing.T) {
-	defer conn.AllowInlineReads()()
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(fakeAddr)
 		rest := make(chan struct{})

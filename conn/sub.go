@@ -6,6 +6,7 @@ import (
 	"iter"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/natsio/natsio/proto"
 )
@@ -101,18 +102,17 @@ type Subscription struct {
 	peakMsgs, peakBytes int
 	episodes            uint64
 
-	// waiting: a consumer is blocked in take (the reader goroutine then
-	// leaves it the socket after waking it, see role.go). readingOn: the
-	// link its consumer is reading inline, if any. Both atomic.
-	waiting   atomic.Bool
-	readingOn atomic.Pointer[link]
+	// taken counts the messages the consumer took from the queue (take,
+	// NextMsg; less those put back, requeue): a lent subscription frees
+	// the memory of what it took in earlier batches (lender.newBatch).
+	// Under mu.
+	taken uint64
 	// lend: the lender of a deliverLent subscription (borrowBatches).
 	// Atomic: set once, before mode moves to deliverLent.
 	lend atomic.Pointer[lender]
-	// Under mu: the registration that interrupts the consumer's inline
-	// reads when its ctx ends (watchCtx), and the ctx's Done channel.
-	watchStop func() bool
-	watchDone <-chan struct{}
+	// alloc carves s's delivered messages (msg.go). Owned by the reader
+	// goroutine.
+	alloc msgAlloc
 }
 
 func newSubscription(nc *Conn, subject, queue string) *Subscription {
@@ -183,50 +183,51 @@ func (s *Subscription) IsValid() bool {
 	return !s.closed
 }
 
-// push queues m, or drops it when the queue is full. It runs on the reader
-// goroutine and never blocks. It does not wake the consumer: it reports
-// whether the queue was empty before m, and the reader then wakes the
-// consumer once per read from the socket (reader.deferWake), not once per
-// message.
-func (s *Subscription) push(m *Msg) (wasEmpty bool) {
-	size := m.pendingSize()
+// room reports how many more messages and bytes s's queue takes now
+// (zero when s ended).
+func (s *Subscription) room() (msgs, bytes int) {
+	msgs, bytes, _ = s.roomEmpty()
+	return msgs, bytes
+}
+
+// roomEmpty is room, and whether the queue is empty.
+func (s *Subscription) roomEmpty() (msgs, bytes int, empty bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, 0, false
+	}
+	return s.maxMsgs - len(s.q), s.maxBytes - s.qBytes, len(s.q) == 0
+}
+
+// drop counts a message the queue had no room for. The first of a run of
+// drops starts a slow-consumer episode and raises its event.
+func (s *Subscription) drop() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return false
+		return
 	}
-	if len(s.q) >= s.maxMsgs || s.qBytes+size > s.maxBytes || !s.nc.reservePending(size) {
-		s.dropped.Add(1)
-		first := !s.slow
-		s.slow = true
-		if first {
-			s.episodes++
-		}
-		s.mu.Unlock()
-		s.nc.stats.dropped.Add(1)
-		if first {
-			s.nc.slowConsumer(s)
-		}
-		return false
+	s.dropped.Add(1)
+	first := !s.slow
+	s.slow = true
+	if first {
+		s.episodes++
 	}
-	s.slow = false
-	wasEmpty = len(s.q) == 0
-	s.q = append(s.q, m)
-	s.qBytes += size
-	s.notePeakLocked()
-	s.delivered++
-	s.startHandlerLocked()
 	s.mu.Unlock()
-	return wasEmpty
+	s.nc.stats.dropped.Add(1)
+	if first {
+		s.nc.slowConsumer(s)
+	}
 }
 
-// pushAll queues ms (messages of s, in order) under one lock and one
-// pending-bytes reservation when they all fit its limits, else one by one
-// as push does. It reports whether the queue was empty before.
+// pushAll queues ms, messages of s the reader admitted (reader.admit:
+// their room was checked and their bytes reserved before they were
+// copied), in order, under one lock. It runs on the reader goroutine and
+// never blocks. It does not wake the consumer: it reports whether the
+// queue was empty before, and the reader then wakes the consumer once per
+// read from the socket (reader.deferWake), not once per message.
 func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
-	if len(ms) == 1 {
-		return s.push(ms[0])
-	}
 	size := 0
 	for _, m := range ms {
 		size += m.pendingSize()
@@ -234,25 +235,17 @@ func (s *Subscription) pushAll(ms []*Msg) (wasEmpty bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.nc.pendingBytes.Add(-int64(size))
 		return false
 	}
-	if len(s.q)+len(ms) <= s.maxMsgs && s.qBytes+size <= s.maxBytes && s.nc.reservePending(size) {
-		s.slow = false
-		wasEmpty = len(s.q) == 0
-		s.q = append(s.q, ms...)
-		s.qBytes += size
-		s.notePeakLocked()
-		s.delivered += uint64(len(ms))
-		s.startHandlerLocked()
-		s.mu.Unlock()
-		return wasEmpty
-	}
+	s.slow = false
+	wasEmpty = len(s.q) == 0
+	s.q = append(s.q, ms...)
+	s.qBytes += size
+	s.notePeakLocked()
+	s.delivered += uint64(len(ms))
+	s.startHandlerLocked()
 	s.mu.Unlock()
-	for _, m := range ms {
-		if s.push(m) {
-			wasEmpty = true
-		}
-	}
 	return wasEmpty
 }
 
@@ -290,21 +283,30 @@ func (s *Subscription) signal() {
 }
 
 // take moves every queued message into batch (which it returns), waiting
-// for at least one until ctx ends or the subscription closes. With inline,
-// it reads the socket itself while it waits when the reader role is free
-// (role.go); nextBatch does only when its caller asks, so that consumers
-// that acknowledge as they go keep the reader goroutine reading ahead of
-// them. On close it returns the messages still queued first, then the
-// close error (nil for an orderly end: unsubscribe, drain,
-// auto-unsubscribe).
-func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool) ([]*Msg, bool, error) {
+// for at least one until ctx ends or the subscription closes. A done ctx
+// ends it, queued messages or not: a loop of takes ends by its context
+// however fast messages arrive. On close it returns the messages still
+// queued first, then the close error (nil for an orderly end: unsubscribe,
+// drain, auto-unsubscribe). Messages taken by an earlier call of a lent
+// subscription are over when it is called again (lender.newBatch).
+func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, error) {
+	if ld := s.lend.Load(); ld != nil {
+		s.mu.Lock()
+		taken := s.taken
+		s.mu.Unlock()
+		ld.newBatch(taken)
+	}
 	for {
+		if err := ctxEnded(ctx); err != nil {
+			return batch[:0], true, err
+		}
 		s.mu.Lock()
 		if len(s.q) > 0 {
 			q := s.q
 			s.q = batch[:0]
 			s.releaseLocked(s.qBytes)
 			s.qBytes = 0
+			s.taken += uint64(len(q))
 			s.mu.Unlock()
 			return q, false, nil
 		}
@@ -314,28 +316,29 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg, inline, lend bool
 			return batch[:0], true, err
 		}
 		s.mu.Unlock()
-		if ctx.Err() != nil {
-			return batch[:0], true, context.Cause(ctx)
-		}
-		// Read the socket here when the reader role is free (role.go):
-		// no goroutine hand-off for what arrives.
-		if inline {
-			if l, r, gen, ok := s.nc.inlineLink(); ok {
-				s.nc.readForSub(ctx, l, r, gen, s, lend)
-				continue
-			}
-			s.waiting.Store(true)
-		}
 		select {
 		case <-s.wake:
 		case <-s.done:
 		case <-s.nc.subsClosed:
 		case <-ctx.Done():
-			s.waiting.Store(false)
-			return batch[:0], true, context.Cause(ctx)
 		}
-		s.waiting.Store(false)
 	}
+}
+
+// ctxEnded returns the error that ends a blocking call whose context is
+// ctx, or nil while ctx goes on: its error once it is done (matching
+// ErrTimeout too at its deadline, timeoutErr), and also once its deadline
+// has passed by the clock, even if the timer that ends ctx has yet to run
+// (a busy process may run it late).
+func ctxEnded(ctx context.Context) error {
+	if ctx.Err() == nil {
+		dl, ok := ctx.Deadline()
+		if !ok || time.Now().Before(dl) {
+			return nil
+		}
+		<-ctx.Done() // due now: its cause is set when it is done
+	}
+	return timeoutErr(ctx)
 }
 
 // backlog reports how many messages are queued, and whether the
@@ -392,10 +395,7 @@ func (s *Subscription) Messages(ctx context.Context, opts ...SubOpt) iter.Seq2[*
 		for {
 			var err error
 			var end bool
-			if ld != nil {
-				ld.newBatch()
-			}
-			batch, end, err = s.take(ctx, batch, true, ld != nil)
+			batch, end, err = s.take(ctx, batch)
 			for i, m := range batch {
 				batch[i] = nil
 				s.observeReceive(m)
@@ -437,6 +437,7 @@ func (s *Subscription) requeue(rest []*Msg) {
 		n += m.pendingSize()
 	}
 	s.qBytes += n
+	s.taken -= uint64(len(rest))
 	if !s.closed {
 		s.nc.pendingBytes.Add(int64(n))
 	}
@@ -453,23 +454,13 @@ func (s *Subscription) stopConsuming() {
 // queued message (at most the queue's limit), in order, in a slice the
 // caller owns until its next call. buf is handed to the subscription to
 // hold the next messages: pass the previous result (or nil) and do not use
-// it afterwards. Like NextMsg, a done ctx makes nextBatch a non-blocking
-// poll; at the end of the subscription it returns ErrBadSubscription (or
-// the close error), and while Messages or a handler consumes the
-// subscription it returns ErrSubscriptionActive.
-//
-// With readInline, the caller reads the socket itself, on its own
-// goroutine, while the queue is empty and nobody else reads (as Messages
-// and SubscribeFunc handlers do: see the package documentation on who
-// reads the socket), so messages reach it with no goroutine hand-off.
-// That suits a consumer that publishes nothing per message, or whose
-// per-message publishes wait for its next write (publishLazy), and that
-// does little work for each. Without it, the connection's reader goroutine
-// queues the messages and reads ahead while the caller works: better for
-// a consumer that publishes each acknowledgement at once, or works long
-// on each message with cores to spare (docs/performance.md has the
-// figures). Only with readInline can a deliverLent subscription lend.
-func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg, readInline bool) ([]*Msg, error) {
+// it afterwards. A done ctx ends it with ctx's error (matching ErrTimeout
+// too at its deadline), messages queued or not; at the end of the
+// subscription it returns ErrBadSubscription (or the close error), and
+// while Messages or a handler consumes the subscription it returns
+// ErrSubscriptionActive. For a lent subscription (subscribeBatches with
+// lend), the messages of the previous call are over.
+func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -483,11 +474,7 @@ func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg, readInline boo
 		return nil, ErrSubscriptionActive
 	}
 	clear(buf)
-	ld := s.lend.Load()
-	if ld != nil {
-		ld.newBatch()
-	}
-	batch, end, err := s.take(ctx, buf, readInline, ld != nil)
+	batch, end, err := s.take(ctx, buf)
 	if len(batch) > 0 {
 		return batch, nil
 	}
@@ -504,10 +491,12 @@ func (s *Subscription) readByFunc() bool {
 	return m == deliverView || m == deliverMux
 }
 
-// NextMsg returns the next message, waiting until ctx ends. A queued message
-// is returned even when ctx is already done, so a done ctx makes NextMsg a
-// non-blocking poll. At the end of the subscription it returns
-// ErrBadSubscription (or the close error).
+// NextMsg returns the next message, waiting until ctx ends. A done ctx
+// ends it with ctx's error, messages queued or not (at its deadline the
+// error matches both ErrTimeout and context.DeadlineExceeded), so a loop
+// of NextMsg calls ends by its context however fast messages arrive; to
+// take a queued message without waiting, use TryNextMsg. At the end of
+// the subscription it returns ErrBadSubscription (or the close error).
 func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -516,52 +505,79 @@ func (s *Subscription) NextMsg(ctx context.Context) (*Msg, error) {
 		return nil, ErrBadSubscription // its messages go to its function
 	}
 	for {
-		s.mu.Lock()
-		if s.consuming {
-			s.mu.Unlock()
-			return nil, ErrSubscriptionActive
-		}
-		if len(s.q) > 0 {
-			m := s.q[0]
-			s.q[0] = nil
-			s.q = s.q[1:]
-			n := m.pendingSize()
-			s.qBytes -= n
-			s.releaseLocked(n)
-			s.mu.Unlock()
-			s.observeReceive(m)
-			return m, nil
-		}
-		if s.closed {
-			err := s.closeErr
-			s.mu.Unlock()
-			if err == nil {
-				err = ErrBadSubscription
-			}
+		if err := ctxEnded(ctx); err != nil {
 			return nil, err
 		}
-		s.mu.Unlock()
+		m, ok, err := s.pop()
+		if ok || err != nil {
+			return m, err
+		}
 		select {
 		case <-s.wake:
 		case <-s.done:
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
 		}
 	}
+}
+
+// TryNextMsg returns the next queued message without waiting, and false
+// when none is queued. It returns false also at the end of the
+// subscription and while Messages or a handler consumes it (IsValid tells
+// the end apart).
+func (s *Subscription) TryNextMsg() (*Msg, bool) {
+	if s.readByFunc() {
+		return nil, false
+	}
+	m, ok, _ := s.pop()
+	return m, ok
+}
+
+// pop takes the queue's first message (ok), or reports why there is none:
+// nothing queued (no error), the end of the subscription, or another
+// consumer.
+func (s *Subscription) pop() (*Msg, bool, error) {
+	s.mu.Lock()
+	if s.consuming {
+		s.mu.Unlock()
+		return nil, false, ErrSubscriptionActive
+	}
+	if len(s.q) > 0 {
+		m := s.q[0]
+		s.q[0] = nil
+		s.q = s.q[1:]
+		n := m.pendingSize()
+		s.qBytes -= n
+		s.taken++
+		s.releaseLocked(n)
+		s.mu.Unlock()
+		if s.lend.Load() != nil {
+			// It may be lent: its memory is recycled at the next batch
+			// of a Borrowed loop. One taken singly is a copy of its own.
+			m = m.clone()
+		}
+		s.observeReceive(m)
+		return m, true, nil
+	}
+	if s.closed {
+		err := s.closeErr
+		s.mu.Unlock()
+		if err == nil {
+			err = ErrBadSubscription
+		}
+		return nil, false, err
+	}
+	s.mu.Unlock()
+	return nil, false, nil
 }
 
 // runHandler feeds a SubscribeFunc handler until the subscription ends.
 func (s *Subscription) runHandler(f func(*Msg)) {
 	defer close(s.handlerDone)
 	ctx := context.Background()
-	ld := s.lend.Load() // Borrowed
 	var batch []*Msg
 	for {
 		var end bool
-		if ld != nil {
-			ld.newBatch()
-		}
-		batch, end, _ = s.take(ctx, batch, true, ld != nil)
+		batch, end, _ = s.take(ctx, batch)
 		for i, m := range batch {
 			batch[i] = nil
 			s.more.Store(i+1 < len(batch))
@@ -629,10 +645,6 @@ func (s *Subscription) close(err error) {
 	// What is still queued no longer counts against the connection: it
 	// waits for a consumer that may never come.
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
-	if s.watchStop != nil {
-		s.watchStop() // the consumer's ctx no longer needs watching
-		s.watchStop, s.watchDone = nil, nil
-	}
 	s.mu.Unlock()
 	s.finishClose()
 }
@@ -651,10 +663,6 @@ func (s *Subscription) markClosed(err error) {
 	s.closeErr = err
 	s.endIdleHandlerLocked()
 	s.nc.pendingBytes.Add(-int64(s.qBytes))
-	if s.watchStop != nil {
-		s.watchStop()
-		s.watchStop, s.watchDone = nil, nil
-	}
 }
 
 // finishClose wakes whoever waits for s.
@@ -662,10 +670,6 @@ func (s *Subscription) finishClose() {
 	close(s.done)
 	if s.handlerIdleEnd {
 		close(s.handlerDone)
-	}
-	// A consumer reading the socket inline for this subscription stops.
-	if l := s.readingOn.Load(); l != nil {
-		l.interrupt(s)
 	}
 }
 

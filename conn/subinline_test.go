@@ -42,7 +42,7 @@ func TestSubscribeInline(t *testing.T) {
 	if _, err := sub.NextMsg(ctx); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextMsg on an inline subscription: %v", err)
 	}
-	if _, err := connx.NextBatch(sub, ctx, nil, false); !errors.Is(err, conn.ErrBadSubscription) {
+	if _, err := connx.NextBatch(sub, ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextBatch on an inline subscription: %v", err)
 	}
 	for _, err := range sub.Messages(ctx) {

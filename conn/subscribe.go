@@ -12,7 +12,7 @@ import (
 // ErrBadSubject before anything is sent. While disconnected the interest is
 // registered and sent on reconnect.
 func (nc *Conn) Subscribe(subject string) (*Subscription, error) {
-	return nc.register(subject, "", nil, deliverQueue, nil, nil, nil)
+	return nc.register(subject, "", nil, deliverQueue, nil, nil, nil, false)
 }
 
 // QueueSubscribe is Subscribe in queue group queue: each message goes to
@@ -21,7 +21,7 @@ func (nc *Conn) QueueSubscribe(subject, queue string) (*Subscription, error) {
 	if queue == "" {
 		return nil, ErrBadQueue
 	}
-	return nc.register(subject, queue, nil, deliverQueue, nil, nil, nil)
+	return nc.register(subject, queue, nil, deliverQueue, nil, nil, nil, false)
 }
 
 // SubscribeFunc calls f for each message on one goroutine of the
@@ -48,11 +48,7 @@ func (nc *Conn) subscribeFunc(subject, queue string, f func(*Msg), opts []SubOpt
 	if err != nil {
 		return nil, err
 	}
-	var shell func(*Msg) *Msg
-	if so.borrowed {
-		shell = newShell
-	}
-	return nc.register(subject, queue, f, deliverQueue, nil, nil, shell)
+	return nc.register(subject, queue, f, deliverQueue, nil, nil, nil, so.borrowed)
 }
 
 // SubOpt is an option of SubscribeFunc, QueueSubscribeFunc and
@@ -100,7 +96,7 @@ func Borrowed() SubOpt { return SubOpt{kind: subBorrowed} }
 // subscribeMux subscribes the request inbox: f routes each response, an
 // owned copy, to its requester on the goroutine that reads it.
 func (nc *Conn) subscribeMux(subject string, f func(*Msg)) (*Subscription, error) {
-	return nc.register(subject, "", nil, deliverMux, f, nil, nil)
+	return nc.register(subject, "", nil, deliverMux, f, nil, nil, false)
 }
 
 // subscribeInline calls f for each message on the goroutine that reads the
@@ -116,7 +112,7 @@ func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, er
 	if f == nil {
 		return nil, invalid("nil handler")
 	}
-	return nc.register(subject, "", nil, deliverView, f, nil, nil)
+	return nc.register(subject, "", nil, deliverView, f, nil, nil, false)
 }
 
 // subscribeBatches is Subscribe for natsio's own batch consumers (the
@@ -136,14 +132,15 @@ func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, er
 //     of the read buffer in Msgs lend supplies (borrowBatches has the
 //     contract).
 func (nc *Conn) subscribeBatches(subject string, alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
-	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend)
+	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend, lend != nil)
 }
 
 // register validates and registers a subscription with its delivery mode:
 // handler is a SubscribeFunc handler, fn the function of a deliverView
 // or deliverMux subscription, alloc (if set) provides the Msg structs, and
-// lend (if set) makes it lend (deliverLent, borrowBatches).
-func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliveryMode, fn func(*Msg), alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
+// borrow makes it lend (deliverLent, borrowBatches) in Msgs from lend
+// (nil: plain ones).
+func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliveryMode, fn func(*Msg), alloc func() *Msg, lend func(reuse *Msg) *Msg, borrow bool) (*Subscription, error) {
 	if err := proto.ValidateSubscribeSubject(subject); err != nil {
 		return nil, err
 	}
@@ -160,7 +157,7 @@ func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliver
 	s.mode.Store(mode)
 	s.fn = fn
 	s.newMsg = alloc
-	if lend != nil {
+	if borrow {
 		s.borrowBatches(lend)
 	}
 	if handler != nil {
@@ -180,13 +177,6 @@ func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliver
 	nc.subMu.Unlock()
 	if nc.state == stateConnected {
 		nc.queueSubLocked(subject, queue, s.sid)
-		// A reader goroutine parked for long on a quiet connection
-		// (role.go) reads again now: this subscription's messages
-		// must not wait for it.
-		select {
-		case nc.link.handback <- struct{}{}:
-		default:
-		}
 	}
 	nc.mu.Unlock()
 	return s, nil

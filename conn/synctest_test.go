@@ -870,7 +870,7 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 	}
 }
 
-// ---- Inline reads: the parked reader goroutine ----
+// ---- Delivery after a loop of requests ----
 
 // echoFeedServer serves one connection: it answers each request after
 // delay with its own payload (except those to "silent"), and sends feed to
@@ -896,9 +896,7 @@ func echoFeedServer(t *testing.T, l *memnet.Listener, delay time.Duration, push 
 }
 
 // connectFeedRequester connects to a echoFeedServer, subscribes to "feed" and
-// makes one request, then waits until all is quiet: the first request may
-// find the reader goroutine still holding the socket (it answers, then
-// parks); from then on the reader is parked and requests read inline.
+// makes one request, then waits until all is quiet.
 func connectFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
 	t.Helper()
 	nc := connectFake(t, l, opts...)
@@ -917,354 +915,62 @@ func connectFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option)
 	return nc, sub
 }
 
-// A loop of requests, each answered after 100 µs, reads every response
-// inline and never wakes the reader goroutine back to the socket: it waits
-// ever longer (1, 2, 4, 8 ms) while inline reads keep ending less than a
-// millisecond before it looks. Once the loop ends, it is back within
-// parkMax + parkDelay (8 + 1 ms): a subscription message sent just after
-// the last response is delivered by then.
-func TestSynctestParkedReaderDuringRequestLoop(t *testing.T) {
-	defer conn.AllowInlineReads()()
-	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
-		push := make(chan struct{})
-		stop := echoFeedServer(t, l, 100*time.Microsecond, push, "late")
-		defer stop()
-		defer close(push)
-		nc, sub := connectFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
-		defer nc.Close()
-		ctx := context.Background()
-		before := nc.Stats().InlineReads
-		const reqs = 300 // 30 ms of requests
-		start := time.Now()
-		for i := range reqs {
-			m, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i)))
-			if err != nil || string(m.Data) != fmt.Sprint(i) {
-				t.Fatalf("request %d: %v %q", i, err, m.Data)
-			}
-		}
-		if el := time.Since(start); el != reqs*100*time.Microsecond {
-			t.Fatalf("the loop took %v of fake time, want %v", el, reqs*100*time.Microsecond)
-		}
-		if n := nc.Stats().InlineReads - before; n != reqs {
-			t.Fatalf("%d of %d requests read their response inline", n, reqs)
-		}
-		if n := conn.ReaderResumes(nc); n != 0 {
-			t.Fatalf("the reader goroutine took the socket back %d times during the loop", n)
-		}
-		sent := time.Now()
-		push <- struct{}{}
-		m, err := sub.NextMsg(ctx)
-		if err != nil || string(m.Data) != "late" {
-			t.Fatalf("NextMsg: %v", err)
-		}
-		if el := time.Since(sent); el > 9*time.Millisecond || el == 0 {
-			t.Fatalf("message delivered %v after the loop, want within (0, 9ms]", el)
-		} else {
-			t.Logf("delivered %v after the loop", el)
-		}
-		if n := conn.ReaderResumes(nc); n != 1 {
-			t.Fatalf("reader goroutine resumed %d times, want 1", n)
-		}
-	})
-}
-
-// pushServer serves one connection: it answers PINGs and sends a message
-// to the subscription on subject subj each time push gets "subj payload".
-func pushServer(t *testing.T, l *memnet.Listener, push <-chan string) (stop func()) {
-	return serveFake(t, l, func(c *fakeserver.Client) {
-		if handshake(c, nil) != nil {
-			return
-		}
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for {
-				select {
-				case p, ok := <-push:
-					if !ok {
-						return
-					}
-					subj, data, _ := strings.Cut(p, " ")
-					_ = c.SendTo(subj, "", nil, []byte(data))
-				case <-done:
-					return
-				}
-			}
-		}()
-		serveOps(c, nil, nil)
-	})
-}
-
-// A consumer iterating Messages reads the socket itself once the reader
-// goroutine has handed it a message (no hand-off per batch). While it waits
-// for a message that does not come, the parked reader goroutine sleeps with
-// no timer: ten idle fake minutes cost one wake-up (the first look, after
-// parkDelay). A message after that is
-// delivered at once, and when the consumer stops iterating the reader
-// goroutine takes the socket back within parkDelay (at once when it was
-// waiting for the consumer): a message for another subscription is then
-// delivered within 1 ms.
-func TestSynctestConsumerReadsInline(t *testing.T) {
-	defer conn.AllowInlineReads()()
-	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
-		push := make(chan string)
-		stop := pushServer(t, l, push)
-		defer stop()
-		defer close(push)
-		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
-		defer nc.Close()
-		sub, err := nc.Subscribe("feed")
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := nc.Subscribe("other")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		if err := nc.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan string)
-		quit := make(chan struct{})
-		done := make(chan error)
-		go func() {
-			for m, err := range sub.Messages(ctx) {
-				if err != nil {
-					done <- err
-					return
-				}
-				got <- string(m.Data)
-				if string(m.Data) == "last" {
-					break
-				}
-			}
-			<-quit
-			done <- nil
-		}()
-		synctest.Wait()
-		push <- "feed first"
-		if m := <-got; m != "first" {
-			t.Fatalf("got %q", m)
-		}
-		synctest.Wait()
-		wakes := conn.ParkTimeouts(nc)
-		start := time.Now()
-		time.Sleep(10 * time.Minute)
-		// Once, parkDelay after it parked: it finds the consumer reading
-		// and waits for it with no timer from then on.
-		if n := conn.ParkTimeouts(nc) - wakes; n > 1 {
-			t.Fatalf("the parked reader goroutine woke %d times in 10 idle minutes", n)
-		}
-		push <- "feed second"
-		if m := <-got; m != "second" {
-			t.Fatalf("got %q", m)
-		}
-		if el := time.Since(start); el != 10*time.Minute {
-			t.Fatalf("second message after %v, want at once", el-10*time.Minute)
-		}
-		if nc.Stats().InlineBatches == 0 {
-			t.Fatal("the consumer never read the socket itself")
-		}
-		push <- "feed last"
-		if m := <-got; m != "last" {
-			t.Fatalf("got %q", m)
-		}
-		// The consumer has stopped; the reader goroutine reads again.
-		synctest.Wait()
-		resumes := conn.ReaderResumes(nc)
-		at := time.Now()
-		push <- "other x"
-		if _, err := other.NextMsg(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if el := time.Since(at); el > time.Millisecond {
-			t.Fatalf("message for another subscription waited %v, want at most parkDelay (1ms)", el)
-		}
-		if conn.ReaderResumes(nc) == resumes && resumes == 0 {
-			t.Fatal("the reader goroutine never took the socket back")
-		}
-		close(quit)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-// A consumer blocked reading the socket for its subscription stops at once
-// when the subscription ends (the iterator ends with no error) or its
-// context is cancelled (the iterator yields the cause), with no message in
-// sight.
-func TestSynctestInlineConsumerInterrupted(t *testing.T) {
-	defer conn.AllowInlineReads()()
-	for _, how := range []string{"unsubscribe", "cancel"} {
-		t.Run(how, func(t *testing.T) {
+// A subscription message sent just after a loop of requests ends is
+// delivered at once, with no fake time passing: the connection's one
+// reader goroutine reads every response and the message, and never waits
+// for anyone to hand the socket back. Read with NextMsg, and by a
+// SubscribeFunc handler before its first message.
+func TestSynctestMessageAfterRequestLoop(t *testing.T) {
+	for _, form := range []string{"nextmsg", "handler"} {
+		t.Run(form, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := memnet.Listen(fakeAddr)
-				push := make(chan string)
-				stop := pushServer(t, l, push)
+				push := make(chan struct{})
+				stop := echoFeedServer(t, l, 100*time.Microsecond, push, "late")
 				defer stop()
 				defer close(push)
-				nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+				nc, sub := connectFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
-				sub, err := nc.Subscribe("feed")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := nc.Flush(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithCancelCause(context.Background())
-				defer cancel(nil)
-				end := make(chan error, 1)
-				go func() {
-					for _, err := range sub.Messages(ctx) {
-						if err != nil {
-							end <- err
-							return
-						}
+				got := make(chan *conn.Msg, 1)
+				if form == "handler" {
+					if _, err := nc.SubscribeFunc("feed", func(m *conn.Msg) { got <- m }); err != nil {
+						t.Fatal(err)
 					}
-					end <- nil
-				}()
-				synctest.Wait()
-				push <- "feed one" // the consumer then reads inline
-				synctest.Wait()
-				if nc.Stats().InlineBatches == 0 {
-					t.Fatal("the consumer is not reading inline")
+					_ = sub.Unsubscribe()
+					if err := nc.Flush(context.Background()); err != nil {
+						t.Fatal(err)
+					}
 				}
-				time.Sleep(time.Minute)
-				at := time.Now()
-				cause := errors.New("stop")
-				if how == "cancel" {
-					cancel(cause)
-				} else if err := sub.Unsubscribe(); err != nil {
-					t.Fatal(err)
+				ctx := context.Background()
+				const reqs = 300 // 30 ms of requests
+				start := time.Now()
+				for i := range reqs {
+					m, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i)))
+					if err != nil || string(m.Data) != fmt.Sprint(i) {
+						t.Fatalf("request %d: %v %q", i, err, m.Data)
+					}
 				}
-				err = <-end
-				if el := time.Since(at); el != 0 {
-					t.Fatalf("iterator ended %v after %s", el, how)
+				if el := time.Since(start); el != reqs*100*time.Microsecond {
+					t.Fatalf("the loop took %v of fake time, want %v", el, reqs*100*time.Microsecond)
 				}
-				if want := map[string]error{"cancel": cause, "unsubscribe": nil}[how]; !errors.Is(err, want) || (want == nil && err != nil) {
-					t.Fatalf("iterator ended with %v", err)
+				sent := time.Now()
+				push <- struct{}{}
+				var m *conn.Msg
+				if form == "handler" {
+					m = <-got
+				} else {
+					var err error
+					if m, err = sub.NextMsg(ctx); err != nil {
+						t.Fatalf("NextMsg: %v", err)
+					}
 				}
-				// The connection still works: a request-free round trip.
-				if err := nc.Flush(context.Background()); err != nil {
-					t.Fatalf("Flush after %s: %v", how, err)
+				if string(m.Data) != "late" {
+					t.Fatalf("got %q", m.Data)
+				}
+				if el := time.Since(sent); el != 0 {
+					t.Fatalf("message delivered %v after the loop, want at once", el)
 				}
 			})
 		})
 	}
-}
-
-// On a connection with no subscription but the request inbox, the parked
-// reader goroutine's waits during a loop of requests grow to a second
-// (parkQuietMax), not 8 ms: a few wake-ups in seconds of requests. A new
-// subscription wakes it at once, so that subscription's first message is
-// read without waiting for the timer; from then on the 8 ms bound holds.
-func TestSynctestQuietConnectionParksLonger(t *testing.T) {
-	defer conn.AllowInlineReads()()
-	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
-		push := make(chan struct{})
-		stop := echoFeedServer(t, l, 900*time.Microsecond, push, "first")
-		defer stop()
-		defer close(push)
-		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
-		defer nc.Close()
-		ctx := context.Background()
-		loop := func(d time.Duration) {
-			t.Helper()
-			for end := time.Now().Add(d); time.Now().Before(end); {
-				if _, err := nc.Request(ctx, "svc", []byte("x")); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-
-		loop(3 * time.Second) // quiet: only the request inbox
-		quiet := conn.ParkTimeouts(nc)
-		// 1, 2, 4, … 512 ms, then every second: about a dozen.
-		if quiet > 20 {
-			t.Fatalf("the parked reader woke %d times in 3 s of requests on a quiet connection", quiet)
-		}
-
-		sub, err := nc.Subscribe("feed")
-		if err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait() // the SUB has reached the server
-		sent := time.Now()
-		push <- struct{}{}
-		m, err := sub.NextMsg(ctx)
-		if err != nil || string(m.Data) != "first" {
-			t.Fatalf("NextMsg: %v", err)
-		}
-		if el := time.Since(sent); el > time.Millisecond {
-			t.Fatalf("the first message of a new subscription waited %v for the reader", el)
-		}
-
-		before := conn.ParkTimeouts(nc)
-		loop(time.Second) // a subscription now: waits bounded by 8 ms
-		if n := conn.ParkTimeouts(nc) - before; n < 50 {
-			t.Fatalf("the parked reader woke %d times in 1 s of requests with a subscription, want about 125", n)
-		}
-		t.Logf("wake-ups: %d in 3 s quiet, %d in 1 s with a subscription", quiet, conn.ParkTimeouts(nc)-before)
-	})
-}
-
-// ---- Inline reads: the read deadline left on the socket ----
-
-// A loop of requests leaves its read deadline on the socket rather than
-// setting and clearing it per request. That never stretches a shorter
-// request (its own deadline replaces a later one: it times out exactly on
-// time), nor ends a read that needs none: the reader goroutine, taking the
-// socket back, clears it, and two fake hours past the left deadline the
-// connection is still up and delivering.
-func TestSynctestInlineDeadlineLeftBehind(t *testing.T) {
-	defer conn.AllowInlineReads()()
-	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
-		push := make(chan struct{})
-		stop := echoFeedServer(t, l, 0, push, "fed")
-		defer stop()
-		defer close(push)
-		nc, sub := connectFeedRequester(t, l, conn.PingInterval(100*time.Hour), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Hour))
-		defer nc.Close()
-		ctx := context.Background()
-		before := nc.Stats().InlineReads
-		for i := range 50 {
-			if _, err := nc.Request(ctx, "svc", []byte(fmt.Sprint(i))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// A request with a deadline far shorter than the one left.
-		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		start := time.Now()
-		_, err := nc.Request(short, "silent", nil)
-		cancel()
-		if !errors.Is(err, conn.ErrTimeout) {
-			t.Fatalf("request to a silent subject: %v", err)
-		}
-		if el := time.Since(start); el != 50*time.Millisecond {
-			t.Fatalf("the short request ended after %v, want exactly its 50ms", el)
-		}
-		if n := nc.Stats().InlineReads - before; n != 51 {
-			t.Fatalf("%d of 51 requests read inline", n)
-		}
-		// Past every deadline a request left: still connected, still
-		// delivering what the reader goroutine reads.
-		time.Sleep(2 * time.Hour)
-		push <- struct{}{}
-		if m, err := sub.NextMsg(ctx); err != nil || string(m.Data) != "fed" {
-			t.Fatalf("NextMsg: %v", err)
-		}
-		if st := nc.Stats(); st.Disconnects != 0 || !nc.IsConnected() {
-			t.Fatalf("%d disconnects, connected %v", st.Disconnects, nc.IsConnected())
-		}
-		if conn.ReaderResumes(nc) == 0 {
-			t.Fatal("the reader goroutine never took the socket back")
-		}
-	})
 }

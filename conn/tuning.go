@@ -20,41 +20,22 @@ const (
 	// on another core starts sooner.
 	wakeBatch = 1024
 
-	// inlineBacklog is how many queued messages make a consumer reading
-	// inline stop in the middle of a message to take them. Higher: fewer
-	// extra reads. Lower: a consumer of a subject busier than it can
-	// parse sees its queue sooner.
-	inlineBacklog = 8192
+	// slabBytes and msgChunk bound the chunks a subscription's delivered
+	// messages are carved from (bodies up to slabBytes/4, Msg structs
+	// msgChunk at a time); a subscription's first chunks hold
+	// firstSlabBytes and firstMsgChunk, and each refill doubles them.
+	// Larger: fewer allocations. Smaller: an idle subscription holds
+	// less, and the chunk being filled, which the pending limits do not
+	// count, is smaller.
+	slabBytes      = 64 << 10
+	msgChunk       = 128
+	firstSlabBytes = 1 << 10
+	firstMsgChunk  = 8
 
-	// slabBytes and msgChunk size the slabs delivered messages are carved
-	// from (bodies up to slabBytes/4, Msg structs msgChunk at a time).
-	// Larger: fewer allocations. Smaller: a kept message pins less.
-	slabBytes = 64 << 10
-	msgChunk  = 128
-
-	// maxShells bounds the Msgs a lent subscription keeps for reuse,
-	// maxSpares the read buffers it keeps while views of one are in use.
-	maxShells = 4096
-	maxSpares = 2
-)
-
-// The reader goroutine's park (role.go).
-const (
-	// parkDelay is how long the reader goroutine first leaves the socket
-	// to requesters after a response. Longer: fewer wake-ups during a
-	// loop of requests. Shorter: an unrelated message waits less for a
-	// reader after the loop ends.
-	parkDelay = time.Millisecond
-
-	// parkMax bounds the doubled waits during a loop of requests: the
-	// longest a subscription's message can wait for a reader after such
-	// a loop ends.
-	parkMax = 8 * time.Millisecond
-
-	// parkQuietMax replaces parkMax while the connection has no
-	// subscription but the request inbox: only PINGs, INFO, errors and
-	// late responses can arrive unasked, and none needs reading at once.
-	parkQuietMax = time.Second
+	// maxSpares bounds the free arenas (64 KiB each) a lent subscription
+	// keeps for reuse. Higher: a consumer that falls behind in bursts
+	// allocates nothing once warm. Lower: less memory held after a burst.
+	maxSpares = 64
 )
 
 // Writing.

@@ -398,12 +398,6 @@ func (nc *Conn) Flush(ctx context.Context) error {
 	nc.pongs = append(nc.pongs, ch)
 	nc.npongs.Store(int32(len(nc.pongs)))
 	nc.wbuf = proto.AppendPing(nc.wbuf)
-	// A reader goroutine parked after a request (role.go) reads the PONG
-	// at once, not after its delay.
-	select {
-	case nc.link.handback <- struct{}{}:
-	default:
-	}
 	if !nc.writing {
 		nc.writeInline(time.Time{}) // unlocks
 	} else {

@@ -492,11 +492,8 @@ func (p *FastPublisher) await(ctx context.Context, mode waitMode, pingSeq uint64
 // drain handles the replies already received, without waiting.
 func (p *FastPublisher) drain() {
 	for !p.done {
-		if n, _ := p.sub.Pending(); n == 0 {
-			return
-		}
-		m, err := p.sub.NextMsg(p.polled)
-		if err != nil {
+		m, ok := p.sub.TryNextMsg()
+		if !ok {
 			return
 		}
 		p.handle(m)

@@ -318,7 +318,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error
 		}
 		// Everything queued at once: one lock and one idle-timer reset per
 		// batch of replies, not per reply.
-		batch, err = connx.NextBatch(sub, wctx, batch, false)
+		batch, err = connx.NextBatch(sub, wctx, batch)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
 				return fmt.Errorf("%w: %w", errGetTimeout, err)

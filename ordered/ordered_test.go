@@ -333,7 +333,7 @@ func TestBorrowedReadThrough(t *testing.T) {
 		t.Fatalf("read %d of %d", next, n)
 	}
 	if st := e.nc.Stats(); st.BorrowedMsgs == 0 {
-		t.Fatalf("nothing lent over %d messages (%d inline batches)", n, st.InlineBatches)
+		t.Fatalf("nothing lent over %d messages", n)
 	}
 }
 

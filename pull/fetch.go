@@ -100,10 +100,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	out := make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
-		// An inline read registers with the Fetch's context (a few
-		// allocations): worth it for a batch, not for the one message of
-		// Next.
-		batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
+		batch, err = connx.NextBatch(sub, wctx, batch)
 		if err != nil {
 			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
 				c.count.missedHeartbeats.Add(1)

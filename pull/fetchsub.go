@@ -30,10 +30,7 @@ import (
 // own), and it is unsubscribed after fetchSubIdle without a Fetch, so a
 // Consumer handle that is dropped leaves nothing behind for long.
 //
-// A Fetch of more than one message reads them off the socket itself (no
-// hand-off from the reader goroutine: connx.NextBatch with readInline;
-// for one message, as Next asks, the six allocations of registering the
-// inline read with the context were not worth it), and every Fetch writes
+// Every Fetch writes
 // its pull itself (connx.PublishNow). The acknowledgements of the messages it
 // returns wait for the next write (jsx.NewSlab with lazy): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the

@@ -98,19 +98,17 @@ func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 // runs on internal goroutines and must not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
-// ReadAhead chooses who reads the socket for Messages. With on, the
-// connection's reader goroutine reads ahead while the loop body works, and
-// each acknowledgement is written at once (by the connection's flusher).
-// With off, the loop reads the socket itself whenever its queue runs dry,
-// with no hand-off between goroutines.
+// ReadAhead chooses how a Messages loop's acknowledgements are written.
+// (The connection's reader goroutine always reads ahead of the loop body.)
+// With on, each acknowledgement is written at once (by the connection's
+// flusher). With off, acknowledgements are queued to travel with the
+// loop's next pull (written within a millisecond at the latest), when
+// MaxAckPending is at least twice MaxMessages or unlimited, so that the
+// server never waits for them.
 //
-// By default the loop reads inline; a consumer that acknowledges then
-// queues its acknowledgements to travel with its next pull (written within
-// a millisecond at the latest), provided MaxAckPending is at least twice
-// MaxMessages or unlimited, so that the server never waits for them.
-// Otherwise the reader goroutine reads ahead. Turn it on when each message
-// costs much work (the object store hashing its chunks), so that reading
-// and working overlap on two cores. Messages and Consume only.
+// By default acknowledgements travel with the next pull when that is safe
+// (MaxAckPending at least twice MaxMessages, or unlimited), and are
+// written at once otherwise. Messages and Consume only.
 func ReadAhead(on bool) Opt {
 	n := int64(0)
 	if on {

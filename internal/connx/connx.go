@@ -43,9 +43,9 @@ var (
 
 	// SubscribeBatches subscribes a batch consumer (read with NextBatch)
 	// with its delivery fixed at once: alloc provides the memory of each
-	// delivered Msg, called on whichever goroutine reads the connection;
-	// lend, when not nil, makes NextBatch lend what its caller read
-	// itself, valid until the next NextBatch call, in Msgs lend supplies.
+	// delivered Msg, called on the connection's reader goroutine; lend,
+	// when not nil, makes the messages lent: each valid until the next
+	// NextBatch call, in Msgs lend supplies.
 	SubscribeBatches = connhook.SubscribeBatches.(func(nc *conn.Conn, subject string, alloc func() *conn.Msg, lend func(reuse *conn.Msg) *conn.Msg) (*conn.Subscription, error))
 
 	// SubscribeInline calls f on the goroutine that reads the connection,
@@ -54,10 +54,9 @@ var (
 	SubscribeInline = connhook.SubscribeInline.(func(nc *conn.Conn, subject string, f func(*conn.Msg)) (*conn.Subscription, error))
 
 	// NextBatch waits for at least one queued message and returns every
-	// queued one, in a slice the caller owns until its next call. With
-	// readInline the caller reads the socket itself while the queue is
-	// empty and nobody else reads.
-	NextBatch = connhook.NextBatch.(func(s *conn.Subscription, ctx context.Context, buf []*conn.Msg, readInline bool) ([]*conn.Msg, error))
+	// queued one, in a slice the caller owns until its next call. A done
+	// ctx ends it, messages queued or not.
+	NextBatch = connhook.NextBatch.(func(s *conn.Subscription, ctx context.Context, buf []*conn.Msg) ([]*conn.Msg, error))
 
 	// StdSocketIO makes the connection use net.TCPConn's own socket calls
 	// instead of the direct path on Linux.
