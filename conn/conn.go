@@ -58,7 +58,6 @@ type Conn struct {
 	lastSub, lazySince time.Time
 	writing            bool         // a goroutine (flusher or inline writer) is writing
 	pongs              []chan error // one per outstanding PING; nil for keepalive pings
-	npongs             atomic.Int32 // len(pongs), stored under mu when it changes (othersWaiting)
 	pingsOut           int
 	// pongOwed: a PONG answering the server's PINGs waits in wbuf. The
 	// server's PINGs read meanwhile are answered by it too (a server
@@ -397,7 +396,6 @@ func (nc *Conn) closeWith(err error) {
 	nc.link = nil
 	pongs := nc.pongs
 	nc.pongs = nil
-	nc.npongs.Store(0)
 	pending := nc.wbuf
 	nc.wbuf = nil
 	nc.pongOwed = false

@@ -218,7 +218,6 @@ func (nc *Conn) gotPong(gen uint64) {
 	ch := nc.pongs[0]
 	nc.pongs[0] = nil
 	nc.pongs = nc.pongs[1:]
-	nc.npongs.Store(int32(len(nc.pongs)))
 	if ch != nil {
 		ch <- nil
 	}

@@ -79,7 +79,6 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	nc.link = nil
 	pongs := nc.pongs
 	nc.pongs = nil
-	nc.npongs.Store(0)
 	nc.pingsOut = 0
 	lost := nc.cur
 	nc.lastErr = reason

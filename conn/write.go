@@ -361,7 +361,6 @@ func (nc *Conn) pinger() {
 		}
 		nc.pingsOut++
 		nc.pongs = append(nc.pongs, nil)
-		nc.npongs.Store(int32(len(nc.pongs)))
 		nc.wbuf = proto.AppendPing(nc.wbuf)
 		nc.kickLocked()
 		nc.mu.Unlock()
@@ -396,7 +395,6 @@ func (nc *Conn) Flush(ctx context.Context) error {
 		return ErrDisconnected
 	}
 	nc.pongs = append(nc.pongs, ch)
-	nc.npongs.Store(int32(len(nc.pongs)))
 	nc.wbuf = proto.AppendPing(nc.wbuf)
 	if !nc.writing {
 		nc.writeInline(time.Time{}) // unlocks
