@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -271,4 +273,128 @@ func TestHostileTraceBomb(t *testing.T) {
 			runtime.KeepAlive(r.evs)
 		})
 	}
+}
+
+// TestHostileInterleavedKeptMessagesPinOnlyThemselves: another tenant sends
+// 127 empty messages to a.x, then one to b.x, over and over. The victim's
+// a.> subscription is full (each of those is dropped) and its b.> one is
+// not read yet (each of those is kept). A kept message must hold no more
+// memory than the pending limits count for it: not the memory of the
+// dropped messages delivered around it. What the heap holds once the b.>
+// queue is full stays within 1.25 times the connection's pending limit
+// (plus 4 MiB for the chunks being filled and the read buffers).
+func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
+	connLimit := 8 << 20
+	if conn.RaceEnabled {
+		connLimit = 2 << 20
+	}
+	const aLimit = 256 << 10
+	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	nc := connect(t, fs.URL(), conn.PendingLimits(1<<30, 1<<30), conn.ConnectionPendingLimit(connLimit))
+	a, _ := nc.Subscribe("a.>")
+	b, _ := nc.Subscribe("b.>")
+	if err := a.SetPendingLimits(1<<30, aLimit); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := fakeClient(t, fs, 1)
+	var frame []byte
+	for range 8 {
+		for range 127 {
+			frame = append(frame, "MSG a.x 1 0\r\n\r\n"...)
+		}
+		frame = append(frame, "MSG b.x 2 0\r\n\r\n"...)
+	}
+	before := liveHeap()
+	// Until b.>'s queue is full: the connection's limit less what a.>
+	// holds, at its count per empty message.
+	perB := len("b.x") + conn.MsgOverhead
+	wantB := (connLimit - aLimit) / perB
+	for sent := 0; ; sent += 8 {
+		if sent%(1<<12) == 0 {
+			if err := nc.Flush(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := b.Pending()
+			if n >= wantB-8 || b.Dropped() > 0 {
+				break
+			}
+			if sent > 4*wantB {
+				t.Fatalf("b.> holds %d messages after %d sent", n, sent)
+			}
+		}
+		if err := c.Send(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	held := int64(liveHeap()) - int64(before)
+	nb, bb := b.Pending()
+	na, ba := a.Pending()
+	t.Logf("b.> holds %d messages (%d bytes counted), a.> %d (%d bytes), %d dropped; heap held %.1f MiB (live, after GC); connection pending limit %.1f MiB",
+		nb, bb, na, ba, nc.Stats().Dropped, float64(held)/(1<<20), float64(connLimit)/(1<<20))
+	if a.Dropped() == 0 {
+		t.Fatal("a.> dropped nothing")
+	}
+	if bound := int64(connLimit)*5/4 + 4<<20; held > bound {
+		t.Fatalf("heap grew by %d bytes for %d bytes counted, want at most %d (1.25 × the connection's pending limit + 4 MiB)", held, ba+bb, bound)
+	}
+	// The kept messages are intact.
+	m, err := b.NextMsg(ctxT(t))
+	if err != nil || m.Subject != "b.x" || len(m.Data) != 0 {
+		t.Fatalf("kept message: %v %v", m, err)
+	}
+}
+
+// TestMaxPayloadMessageFitsDefaultLimits: a message of exactly the
+// server's largest max_payload (64 MiB) is delivered under the default
+// subscription pending limits (64 MiB, which it exceeds once its subject
+// and the per-message overhead are counted): an empty queue takes one
+// message of any size the server delivers.
+func TestMaxPayloadMessageFitsDefaultLimits(t *testing.T) {
+	const size = 64 << 20
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MaxPayload(size),
+		natstest.Configure(func(o *server.Options) { o.MaxPending = 512 << 20 }))
+	nc := connect(t, s.URL())
+	pub := connect(t, s.URL())
+	sub, err := nc.Subscribe("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte{'x'}, size)
+	data[size-1] = 'y'
+	if err := pub.Publish("big", data); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(ctxT(t))
+	if err != nil {
+		t.Fatalf("max_payload message: %v (dropped %d)", err, sub.Dropped())
+	}
+	if len(m.Data) != size || m.Data[size-1] != 'y' {
+		t.Fatalf("got %d bytes", len(m.Data))
+	}
+	// A second one while the first would still be queued is dropped:
+	// the limit holds for a queue that is not empty.
+	for range 2 {
+		if err := pub.Publish("big", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "one kept, one dropped", func() bool {
+		n, _ := sub.Pending()
+		return n == 1 && sub.Dropped() == 1
+	})
 }

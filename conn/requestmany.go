@@ -133,7 +133,10 @@ func ManyEmptySentinel() RequestManyOpt {
 //     ErrInvalidOption, ErrNilContext, nothing sent; or publishing fails
 //     (ErrMaxPayload, ErrReconnectBuffer, ErrDraining…).
 //
-// Replies received before the end are yielded first. Every yielded
+// Replies queued when the connection ends the iteration are yielded first;
+// at its deadline, its total timeout, its stall or the cancellation of ctx
+// it ends at once, queued replies or not, however fast they arrive. Every
+// yielded
 // message belongs to the caller. The inbox subscription (whose pending
 // limits are the connection's PendingLimits) is removed, and the server
 // told, before the iteration returns; it leaves no goroutine behind.
@@ -243,6 +246,10 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 		var end bool
 		batch, end, err = s.take(wctx, batch)
 		cancel()
+		if end && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, cause) {
+			// wait passed by the clock before wctx's timer ran.
+			err = cause
+		}
 		for i, m := range batch {
 			batch[i] = nil
 			if len(m.Data) == 0 && m.Status() == 503 {
@@ -255,6 +262,15 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 			n++
 			if !yield(m, nil) || n == c.max {
 				return
+			}
+			// Its time may be up in the middle of a long batch.
+			if ctx.Err() != nil {
+				end, err = true, timeoutErr(ctx)
+				break
+			}
+			if !time.Now().Before(wait) {
+				end, err = true, cause
+				break
 			}
 		}
 		if !end {

@@ -327,18 +327,19 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, er
 
 // ctxEnded returns the error that ends a blocking call whose context is
 // ctx, or nil while ctx goes on: its error once it is done (matching
-// ErrTimeout too at its deadline, timeoutErr), and also once its deadline
-// has passed by the clock, even if the timer that ends ctx has yet to run
-// (a busy process may run it late).
+// ErrTimeout too at its deadline, timeoutErr), and a timeout error once
+// its deadline has passed by the clock, even if the timer that ends ctx
+// has yet to run: on a busy process that timer's goroutine may run tens
+// of milliseconds late. (A cause given with context.WithDeadlineCause is
+// then not known yet.)
 func ctxEnded(ctx context.Context) error {
-	if ctx.Err() == nil {
-		dl, ok := ctx.Deadline()
-		if !ok || time.Now().Before(dl) {
-			return nil
-		}
-		<-ctx.Done() // due now: its cause is set when it is done
+	if ctx.Err() != nil {
+		return timeoutErr(ctx)
 	}
-	return timeoutErr(ctx)
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return &timeoutError{context.DeadlineExceeded}
+	}
+	return nil
 }
 
 // backlog reports how many messages are queued, and whether the
@@ -399,16 +400,26 @@ func (s *Subscription) Messages(ctx context.Context, opts ...SubOpt) iter.Seq2[*
 			for i, m := range batch {
 				batch[i] = nil
 				s.observeReceive(m)
-				if !yield(m, nil) {
+				stop := !yield(m, nil)
+				if !stop && (ctx.Err() != nil || i&15 == 15 && ctxEnded(ctx) != nil) {
+					// The loop ends by ctx even in the middle of a
+					// long batch: the rest waits in the queue.
+					err, end, stop = ctxEnded(ctx), true, true
+				}
+				if stop {
 					rest := batch[i+1:]
 					if ld != nil {
-						// Lent views do not outlive this batch: what goes
-						// back to the queue must be owned.
+						// Lent messages do not outlive this batch: what
+						// goes back to the queue must be owned.
 						for j, r := range rest {
 							rest[j] = r.clone()
 						}
 					}
 					s.requeue(rest)
+					clear(rest)
+					if end {
+						yield(nil, err)
+					}
 					return
 				}
 			}
