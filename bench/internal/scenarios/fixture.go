@@ -49,7 +49,7 @@ var ackFloorWait = 10 * time.Second
 // hasFixture reports whether the scenario uses a stream.
 func (s Scenario) hasFixture() bool {
 	switch s.Kind {
-	case Publish, PubSub, Request, IdleConns, ManySubs, ManyConns, InFlight:
+	case Publish, PubSub, Request, AfterLoop, IdleConns, ManySubs, ManyConns, InFlight:
 		return false
 	}
 	return true
@@ -70,7 +70,7 @@ func (s Scenario) bucketName() string {
 // streamName is the scenario's stream, "" for kinds without one.
 func (s Scenario) streamName() string {
 	switch s.Kind {
-	case Publish, PubSub, Request:
+	case Publish, PubSub, Request, AfterLoop:
 		return ""
 	case KVPut, KVGet:
 		return "KV_" + s.bucketName()

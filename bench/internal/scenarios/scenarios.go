@@ -31,6 +31,10 @@ const (
 	// Request: Count sequential request/reply round trips, with latency
 	// percentiles.
 	Request Kind = "req"
+	// AfterLoop: the latency of a subscription message published shortly
+	// after a loop of requests on the subscriber's connection ends
+	// (clients.AfterLooper).
+	AfterLoop Kind = "afterloop"
 
 	// JetStream, KV and object store kinds. Their streams are created (and
 	// filled) by Setup before every run and checked by Verify after it;
@@ -118,7 +122,7 @@ type Scenario struct {
 // Latency reports whether the scenario records per-operation latencies.
 func (s Scenario) Latency() bool {
 	switch s.Kind {
-	case Request, JSPubSync, KVPut, KVGet, DirectGet:
+	case Request, JSPubSync, KVPut, KVGet, DirectGet, AfterLoop:
 		return true
 	}
 	return false
@@ -135,6 +139,8 @@ func (s Scenario) InMsgsPerOp() int {
 		return 1
 	case Request, InFlight:
 		return 2 // request + reply
+	case AfterLoop:
+		return 2*clients.AfterLoopRequests + 1 // the loop, and the message after it
 	}
 	return 0
 }
@@ -169,6 +175,8 @@ var Registry = []Scenario{
 	{Name: "pubsub.same.iter.16", Kind: PubSub, Size: 16, Mode: clients.Iter, SameConn: true, Count: 1_000_000, Warmup: 100_000, Default: true, Note: "one connection, iterator"},
 
 	{Name: "req.16", Kind: Request, Size: 16, Count: 15_000, Warmup: 1_000, Default: true, Note: "request/reply, responder on another connection in-process; plain calls (natsio Request(context.Background()), nats.go Request(timeout))"},
+	{Name: "afterloop.next.16", Kind: AfterLoop, Size: 16, Mode: clients.Next, Count: 300, Warmup: 10, Note: "a message published 0.5–3 ms after a loop of 200 requests ends, to a NextMsg subscriber on the requesting connection; latency from publish to arrival"},
+	{Name: "afterloop.cb.16", Kind: AfterLoop, Size: 16, Mode: clients.Callback, Count: 300, Warmup: 10, Note: "as afterloop.next.16, read by a callback subscription made before the loop, before its first message"},
 	{Name: "req.ctx.16", Kind: Request, Size: 16, Mode: clients.Ctx, Count: 15_000, Warmup: 1_000, Default: true, Note: "as req.16 with a caller context that has a deadline (natsio Request(ctx), nats.go RequestWithContext)"},
 
 	{Name: "jspub.sync.mem.128", Kind: JSPubSync, Size: 128, Storage: memory, Count: 20_000, Warmup: 1_000, Default: true, Note: "JetStream publish, wait for each PubAck (memory stream)"},
@@ -307,6 +315,8 @@ func (s Scenario) Supports(c clients.Client) bool {
 		}
 	case Request:
 		_, ok = c.(clients.Requester)
+	case AfterLoop:
+		_, ok = c.(clients.AfterLooper)
 	case JSConsume, JSOrdered:
 		if s.Mode == clients.Borrowed {
 			if _, ok := c.(clients.BorrowingConsumer); !ok {
@@ -417,6 +427,8 @@ func (s Scenario) Prepare(ctx context.Context, c clients.Client, url string, pla
 		r, err = c.(clients.PubSuber).NewPubSub(ctx, cfg)
 	case Request:
 		lr, err = c.(clients.Requester).NewRequest(ctx, cfg)
+	case AfterLoop:
+		lr, err = c.(clients.AfterLooper).NewAfterLoop(ctx, cfg)
 	case JSPubSync:
 		lr, err = c.(clients.JSSyncPublisher).NewJSPublishSync(ctx, cfg)
 	case JSPubAsync:

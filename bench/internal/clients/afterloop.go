@@ -1,0 +1,220 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/natsio/natsio/conn"
+)
+
+// AfterLooper: the latency of a subscription message that arrives shortly
+// after a loop of requests on the same connection ends. Each operation runs
+// AfterLoopRequests requests (responder on another connection), waits a gap
+// of 0.5–3 ms (AfterLoopGap), then another connection publishes one message
+// to a subscription of the requesting connection; the operation's latency
+// is from that publish to the message's arrival: read with NextMsg
+// (Mode Next), or by a callback subscription made before the loop, before
+// its first message (Mode Callback).
+type AfterLooper interface {
+	NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, error)
+}
+
+// AfterLoopRequests is the length of each operation's loop of requests.
+const AfterLoopRequests = 200
+
+// AfterLoopGap is the pause between the end of operation i's loop and the
+// publish: spread over 0.5–3 ms, the same sequence for every client.
+func AfterLoopGap(i int) time.Duration {
+	return 500*time.Microsecond + time.Duration(i*7919%2500)*time.Microsecond
+}
+
+type natsioAfterLoop struct {
+	cfg            Config
+	resp, req, pub *conn.Conn
+	data           []byte
+}
+
+func (Natsio) NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, error) {
+	r := &natsioAfterLoop{cfg: cfg, data: Payload(cfg.Size)}
+	var err error
+	if r.resp, err = natsioConnect(ctx, cfg.URL, "bench-responder"); err != nil {
+		return nil, err
+	}
+	reply := Payload(cfg.Size)
+	if _, err = r.resp.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { _ = m.Respond(reply) }); err == nil {
+		err = natsioFlush(r.resp)
+	}
+	if err == nil {
+		r.req, err = natsioConnect(ctx, cfg.URL, "bench-requester")
+	}
+	if err == nil {
+		r.pub, err = natsioConnect(ctx, cfg.URL, "bench-late-publisher")
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *natsioAfterLoop) Run(lat []time.Duration) error {
+	if len(lat) == 0 {
+		return errShortLatency
+	}
+	ctx := context.Background()
+	late := r.cfg.Subject + ".late"
+	got := make(chan time.Time, 1)
+	var sub *conn.Subscription
+	var err error
+	if r.cfg.Mode == Next {
+		if sub, err = r.req.Subscribe(late); err != nil {
+			return err
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	for i := range lat {
+		if r.cfg.Mode != Next {
+			// A handler that has had no message yet.
+			if sub, err = r.req.SubscribeFunc(late, func(*conn.Msg) { got <- time.Now() }); err != nil {
+				return err
+			}
+		}
+		if err := natsioFlush(r.req); err != nil {
+			return err
+		}
+		for j := range AfterLoopRequests {
+			if _, err := r.req.Request(ctx, r.cfg.Subject, r.data); err != nil {
+				return fmt.Errorf("op %d, request %d: %w", i, j, err)
+			}
+		}
+		time.Sleep(AfterLoopGap(i))
+		t0 := time.Now()
+		if err := r.pub.Publish(late, r.data); err != nil {
+			return err
+		}
+		if r.cfg.Mode == Next {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := sub.NextMsg(wctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("op %d: %w", i, err)
+			}
+			lat[i] = time.Since(t0)
+			continue
+		}
+		select {
+		case t := <-got:
+			lat[i] = t.Sub(t0)
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("op %d: no message", i)
+		}
+		if err := sub.Unsubscribe(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *natsioAfterLoop) Close() error {
+	var err error
+	for _, c := range []*conn.Conn{r.pub, r.req, r.resp} {
+		if c != nil {
+			err = errors.Join(err, c.Close())
+		}
+	}
+	return err
+}
+
+type natsgoAfterLoop struct {
+	cfg            Config
+	resp, req, pub *nats.Conn
+	data           []byte
+}
+
+func (NatsGo) NewAfterLoop(_ context.Context, cfg Config) (LatencyRunner, error) {
+	r := &natsgoAfterLoop{cfg: cfg, data: Payload(cfg.Size)}
+	var err error
+	if r.resp, err = natsgoConnect(cfg.URL, "bench-responder"); err != nil {
+		return nil, err
+	}
+	reply := Payload(cfg.Size)
+	if _, err = r.resp.Subscribe(cfg.Subject, func(m *nats.Msg) { _ = m.Respond(reply) }); err == nil {
+		err = r.resp.FlushTimeout(flushTimeout)
+	}
+	if err == nil {
+		r.req, err = natsgoConnect(cfg.URL, "bench-requester")
+	}
+	if err == nil {
+		r.pub, err = natsgoConnect(cfg.URL, "bench-late-publisher")
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
+	if len(lat) == 0 {
+		return errShortLatency
+	}
+	late := r.cfg.Subject + ".late"
+	got := make(chan time.Time, 1)
+	var sub *nats.Subscription
+	var err error
+	if r.cfg.Mode == Next {
+		if sub, err = r.req.SubscribeSync(late); err != nil {
+			return err
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	for i := range lat {
+		if r.cfg.Mode != Next {
+			if sub, err = r.req.Subscribe(late, func(*nats.Msg) { got <- time.Now() }); err != nil {
+				return err
+			}
+		}
+		if err := r.req.FlushTimeout(flushTimeout); err != nil {
+			return err
+		}
+		for j := range AfterLoopRequests {
+			if _, err := r.req.Request(r.cfg.Subject, r.data, 5*time.Second); err != nil {
+				return fmt.Errorf("op %d, request %d: %w", i, j, err)
+			}
+		}
+		time.Sleep(AfterLoopGap(i))
+		t0 := time.Now()
+		if err := r.pub.Publish(late, r.data); err != nil {
+			return err
+		}
+		if r.cfg.Mode == Next {
+			if _, err := sub.NextMsg(5 * time.Second); err != nil {
+				return fmt.Errorf("op %d: %w", i, err)
+			}
+			lat[i] = time.Since(t0)
+			continue
+		}
+		select {
+		case t := <-got:
+			lat[i] = t.Sub(t0)
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("op %d: no message", i)
+		}
+		if err := sub.Unsubscribe(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *natsgoAfterLoop) Close() error {
+	for _, c := range []*nats.Conn{r.pub, r.req, r.resp} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	return nil
+}
