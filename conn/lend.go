@@ -55,14 +55,6 @@ type arena struct {
 	upto uint64 // the subscription's queued count when retired
 }
 
-func newShell(reuse *Msg) *Msg {
-	if reuse != nil {
-		*reuse = Msg{}
-		return reuse
-	}
-	return new(Msg)
-}
-
 // borrowBatches makes s's messages lent (deliverLent) from now on: each is
 // valid until its consumer asks for its next batch (take). shell supplies
 // the Msgs (nil: plain ones, carved msgChunk at a time); a subscription made with its own allocator

@@ -342,15 +342,6 @@ func ctxEnded(ctx context.Context) error {
 	return nil
 }
 
-// backlog reports how many messages are queued, and whether the
-// subscription ended.
-func (s *Subscription) backlog() (n int, ended bool) {
-	s.mu.Lock()
-	n, ended = len(s.q), s.closed
-	s.mu.Unlock()
-	return n, ended
-}
-
 func (s *Subscription) startConsuming() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
