@@ -31,30 +31,22 @@ func AfterLoopGap(i int) time.Duration {
 	return 500*time.Microsecond + time.Duration(i*7919%2500)*time.Microsecond
 }
 
+// natsioAfterLoop is natsio's requester and responder (NewRequest) and a
+// third connection that publishes the late message.
 type natsioAfterLoop struct {
-	cfg            Config
-	resp, req, pub *conn.Conn
-	data           []byte
+	*natsioReq
+	mode Mode
+	pub  *conn.Conn
 }
 
 func (Natsio) NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, error) {
-	r := &natsioAfterLoop{cfg: cfg, data: Payload(cfg.Size)}
-	var err error
-	if r.resp, err = natsioConnect(ctx, cfg.URL, "bench-responder"); err != nil {
+	lr, err := Natsio{}.NewRequest(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	reply := Payload(cfg.Size)
-	if _, err = r.resp.SubscribeFunc(cfg.Subject, func(m *conn.Msg) { _ = m.Respond(reply) }); err == nil {
-		err = natsioFlush(r.resp)
-	}
-	if err == nil {
-		r.req, err = natsioConnect(ctx, cfg.URL, "bench-requester")
-	}
-	if err == nil {
-		r.pub, err = natsioConnect(ctx, cfg.URL, "bench-late-publisher")
-	}
-	if err != nil {
-		r.Close()
+	r := &natsioAfterLoop{natsioReq: lr.(*natsioReq), mode: cfg.Mode}
+	if r.pub, err = natsioConnect(ctx, cfg.URL, "bench-late-publisher"); err != nil {
+		r.natsioReq.Close()
 		return nil, err
 	}
 	return r, nil
@@ -65,18 +57,18 @@ func (r *natsioAfterLoop) Run(lat []time.Duration) error {
 		return errShortLatency
 	}
 	ctx := context.Background()
-	late := r.cfg.Subject + ".late"
+	late := r.subject + ".late"
 	got := make(chan time.Time, 1)
 	var sub *conn.Subscription
 	var err error
-	if r.cfg.Mode == Next {
+	if r.mode == Next {
 		if sub, err = r.req.Subscribe(late); err != nil {
 			return err
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
 	for i := range lat {
-		if r.cfg.Mode != Next {
+		if r.mode != Next {
 			// A handler that has had no message yet.
 			if sub, err = r.req.SubscribeFunc(late, func(*conn.Msg) { got <- time.Now() }); err != nil {
 				return err
@@ -86,7 +78,7 @@ func (r *natsioAfterLoop) Run(lat []time.Duration) error {
 			return err
 		}
 		for j := range AfterLoopRequests {
-			if _, err := r.req.Request(ctx, r.cfg.Subject, r.data); err != nil {
+			if _, err := r.req.Request(ctx, r.subject, r.data); err != nil {
 				return fmt.Errorf("op %d, request %d: %w", i, j, err)
 			}
 		}
@@ -95,7 +87,7 @@ func (r *natsioAfterLoop) Run(lat []time.Duration) error {
 		if err := r.pub.Publish(late, r.data); err != nil {
 			return err
 		}
-		if r.cfg.Mode == Next {
+		if r.mode == Next {
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			_, err := sub.NextMsg(wctx)
 			cancel()
@@ -119,39 +111,25 @@ func (r *natsioAfterLoop) Run(lat []time.Duration) error {
 }
 
 func (r *natsioAfterLoop) Close() error {
-	var err error
-	for _, c := range []*conn.Conn{r.pub, r.req, r.resp} {
-		if c != nil {
-			err = errors.Join(err, c.Close())
-		}
-	}
-	return err
+	return errors.Join(r.pub.Close(), r.natsioReq.Close())
 }
 
+// natsgoAfterLoop is nats.go's requester and responder (NewRequest) and a
+// third connection that publishes the late message.
 type natsgoAfterLoop struct {
-	cfg            Config
-	resp, req, pub *nats.Conn
-	data           []byte
+	*natsgoReq
+	mode Mode
+	pub  *nats.Conn
 }
 
-func (NatsGo) NewAfterLoop(_ context.Context, cfg Config) (LatencyRunner, error) {
-	r := &natsgoAfterLoop{cfg: cfg, data: Payload(cfg.Size)}
-	var err error
-	if r.resp, err = natsgoConnect(cfg.URL, "bench-responder"); err != nil {
+func (NatsGo) NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, error) {
+	lr, err := NatsGo{}.NewRequest(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	reply := Payload(cfg.Size)
-	if _, err = r.resp.Subscribe(cfg.Subject, func(m *nats.Msg) { _ = m.Respond(reply) }); err == nil {
-		err = r.resp.FlushTimeout(flushTimeout)
-	}
-	if err == nil {
-		r.req, err = natsgoConnect(cfg.URL, "bench-requester")
-	}
-	if err == nil {
-		r.pub, err = natsgoConnect(cfg.URL, "bench-late-publisher")
-	}
-	if err != nil {
-		r.Close()
+	r := &natsgoAfterLoop{natsgoReq: lr.(*natsgoReq), mode: cfg.Mode}
+	if r.pub, err = natsgoConnect(cfg.URL, "bench-late-publisher"); err != nil {
+		r.natsgoReq.Close()
 		return nil, err
 	}
 	return r, nil
@@ -161,18 +139,18 @@ func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
 	if len(lat) == 0 {
 		return errShortLatency
 	}
-	late := r.cfg.Subject + ".late"
+	late := r.subject + ".late"
 	got := make(chan time.Time, 1)
 	var sub *nats.Subscription
 	var err error
-	if r.cfg.Mode == Next {
+	if r.mode == Next {
 		if sub, err = r.req.SubscribeSync(late); err != nil {
 			return err
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
 	for i := range lat {
-		if r.cfg.Mode != Next {
+		if r.mode != Next {
 			if sub, err = r.req.Subscribe(late, func(*nats.Msg) { got <- time.Now() }); err != nil {
 				return err
 			}
@@ -181,7 +159,7 @@ func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
 			return err
 		}
 		for j := range AfterLoopRequests {
-			if _, err := r.req.Request(r.cfg.Subject, r.data, 5*time.Second); err != nil {
+			if _, err := r.req.Request(r.subject, r.data, 5*time.Second); err != nil {
 				return fmt.Errorf("op %d, request %d: %w", i, j, err)
 			}
 		}
@@ -190,7 +168,7 @@ func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
 		if err := r.pub.Publish(late, r.data); err != nil {
 			return err
 		}
-		if r.cfg.Mode == Next {
+		if r.mode == Next {
 			if _, err := sub.NextMsg(5 * time.Second); err != nil {
 				return fmt.Errorf("op %d: %w", i, err)
 			}
@@ -211,10 +189,6 @@ func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
 }
 
 func (r *natsgoAfterLoop) Close() error {
-	for _, c := range []*nats.Conn{r.pub, r.req, r.resp} {
-		if c != nil {
-			c.Close()
-		}
-	}
-	return nil
+	r.pub.Close()
+	return r.natsgoReq.Close()
 }
