@@ -359,8 +359,11 @@ func TestMaxPayloadMessageFitsDefaultLimits(t *testing.T) {
 	const size = 64 << 20
 	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MaxPayload(size),
 		natstest.Configure(func(o *server.Options) { o.MaxPending, o.WriteDeadline = 512<<20, time.Minute }))
-	nc := connect(t, s.URL())
-	pub := connect(t, s.URL())
+	// Moving 64 MiB through an in-process server may take long in a race
+	// build: no write or ping timeout should end the connections first.
+	slow := []conn.Option{conn.WriteTimeout(time.Minute), conn.PingInterval(time.Minute)}
+	nc := connect(t, s.URL(), slow...)
+	pub := connect(t, s.URL(), slow...)
 	sub, err := nc.Subscribe("big")
 	if err != nil {
 		t.Fatal(err)

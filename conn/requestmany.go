@@ -236,19 +236,30 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 	n := 0
 	var batch []*Msg
 	for {
-		wait, cause := deadline, errManyTotal
-		if n > 0 && stall > 0 {
-			if t := time.Now().Add(stall); t.Before(wait) {
-				wait, cause = t, errManyStalled
-			}
-		}
-		wctx, cancel := context.WithDeadlineCause(ctx, wait, cause)
+		// The total time and ctx end the gathering, replies queued or
+		// not; the stall is about arrivals: queued replies are taken
+		// first.
 		var end bool
-		batch, end, err = s.take(wctx, batch)
-		cancel()
-		if end && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, cause) {
-			// wait passed by the clock before wctx's timer ran.
+		cause := errManyTotal
+		if err = ctxEnded(ctx); err == nil && !time.Now().Before(deadline) {
 			err = cause
+		}
+		if err != nil {
+			end, batch = true, batch[:0]
+		} else if batch, end, err = s.grab(batch); len(batch) == 0 && !end {
+			wait := deadline
+			if n > 0 && stall > 0 {
+				if t := time.Now().Add(stall); t.Before(wait) {
+					wait, cause = t, errManyStalled
+				}
+			}
+			wctx, cancel := context.WithDeadlineCause(ctx, wait, cause)
+			batch, end, err = s.take(wctx, batch)
+			cancel()
+			if end && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, cause) {
+				// wait passed by the clock before wctx's timer ran.
+				err = cause
+			}
 		}
 		for i, m := range batch {
 			batch[i] = nil
@@ -268,8 +279,8 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 				end, err = true, timeoutErr(ctx)
 				break
 			}
-			if !time.Now().Before(wait) {
-				end, err = true, cause
+			if !time.Now().Before(deadline) {
+				end, err = true, errManyTotal
 				break
 			}
 		}

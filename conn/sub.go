@@ -300,22 +300,9 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, er
 		if err := ctxEnded(ctx); err != nil {
 			return batch[:0], true, err
 		}
-		s.mu.Lock()
-		if len(s.q) > 0 {
-			q := s.q
-			s.q = batch[:0]
-			s.releaseLocked(s.qBytes)
-			s.qBytes = 0
-			s.taken += uint64(len(q))
-			s.mu.Unlock()
-			return q, false, nil
+		if q, end, err := s.grab(batch); len(q) > 0 || end {
+			return q, end, err
 		}
-		if s.closed {
-			err := s.closeErr
-			s.mu.Unlock()
-			return batch[:0], true, err
-		}
-		s.mu.Unlock()
 		select {
 		case <-s.wake:
 		case <-s.done:
@@ -323,6 +310,26 @@ func (s *Subscription) take(ctx context.Context, batch []*Msg) ([]*Msg, bool, er
 		case <-ctx.Done():
 		}
 	}
+}
+
+// grab moves every queued message into batch (which it returns) without
+// waiting; with none queued it reports the end of the subscription (its
+// close error) or, while it goes on, an empty batch.
+func (s *Subscription) grab(batch []*Msg) ([]*Msg, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.q) > 0 {
+		q := s.q
+		s.q = batch[:0]
+		s.releaseLocked(s.qBytes)
+		s.qBytes = 0
+		s.taken += uint64(len(q))
+		return q, false, nil
+	}
+	if s.closed {
+		return batch[:0], true, s.closeErr
+	}
+	return batch[:0], false, nil
 }
 
 // ctxEnded returns the error that ends a blocking call whose context is
