@@ -13,9 +13,7 @@ import (
 
 // TestBorrowedLifetime: with conn.Borrowed, a handler or loop body sees
 // each message whole, copies of what it keeps stay intact after it
-// returns, and the messages it read off the socket itself were lent (no
-// copy). Which goroutine reads a message depends on timing, so rounds of
-// messages are sent until some were lent (at most maxRounds). The same
+// returns, and messages were lent (delivered in recycled memory). The same
 // test shape runs in pull and ordered.
 func TestBorrowedLifetime(t *testing.T) {
 	const n, maxRounds = 2000, 20

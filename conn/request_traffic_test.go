@@ -13,8 +13,8 @@ import (
 	"github.com/natsio/natsio/natstest"
 )
 
-// inlineEcho starts a responder on its own connection.
-func inlineEcho(t *testing.T, url, subject string) {
+// echoResponder starts a responder on its own connection.
+func echoResponder(t *testing.T, url, subject string) {
 	t.Helper()
 	rc := connect(t, url)
 	if _, err := rc.SubscribeFunc(subject, func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
@@ -25,12 +25,12 @@ func inlineEcho(t *testing.T, url, subject string) {
 	}
 }
 
-// Requests read their own responses on a plain TCP link while messages for
-// a subscription of the same connection keep arriving: every request gets
-// its own response and every message is delivered, in order.
-func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
+// Requests while messages for a subscription of the same connection keep
+// arriving: every request gets its own response and every message is
+// delivered, in order.
+func TestRequestsWithSubscriptionTraffic(t *testing.T) {
 	s := coreServer(t)
-	inlineEcho(t, s.URL(), "echo")
+	echoResponder(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx := ctxT(t)
@@ -69,11 +69,10 @@ func TestInlineRequestsWithSubscriptionTraffic(t *testing.T) {
 	}
 }
 
-// Many requesters at once: one reads, the others are woken with their
-// responses; nobody waits for the parked reader's timer in turn.
-func TestInlineConcurrentRequesters(t *testing.T) {
+// Many requesters at once: each is woken with its own response.
+func TestConcurrentRequesters(t *testing.T) {
 	s := coreServer(t)
-	inlineEcho(t, s.URL(), "echo")
+	echoResponder(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	var wg sync.WaitGroup
@@ -101,11 +100,10 @@ func TestInlineConcurrentRequesters(t *testing.T) {
 	}
 }
 
-// A request that times out while reading inline leaves the link usable:
-// the read deadline is the request's, not the connection's.
-func TestInlineTimeoutKeepsLink(t *testing.T) {
+// A request that times out leaves the link usable.
+func TestRequestTimeoutKeepsLink(t *testing.T) {
 	s := coreServer(t)
-	inlineEcho(t, s.URL(), "echo")
+	echoResponder(t, s.URL(), "echo")
 	silent := connect(t, s.URL())
 	if _, err := silent.Subscribe("void"); err != nil {
 		t.Fatal(err)
@@ -131,16 +129,16 @@ func TestInlineTimeoutKeepsLink(t *testing.T) {
 		}
 	}
 	if n := ev.Count(conn.EventDisconnected); n != 0 {
-		t.Fatalf("%d disconnects: an inline read deadline broke the link", n)
+		t.Fatalf("%d disconnects: a request timeout broke the link", n)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// The link is lost while a requester reads inline: the request fails with
+// The link is lost while a requester waits: the request fails with
 // ErrDisconnected, the connection reconnects and the next request works.
-func TestInlineReadDuringRestart(t *testing.T) {
+func TestRequestDuringRestart(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL(), testutil.FastReconnect())
 	if _, err := nc.Subscribe("void"); err != nil { // keeps the request waiting
@@ -159,7 +157,7 @@ func TestInlineReadDuringRestart(t *testing.T) {
 	if err := <-done; !errors.Is(err, conn.ErrDisconnected) {
 		t.Fatalf("request across the loss: %v, want ErrDisconnected", err)
 	}
-	inlineEcho(t, s.URL(), "echo")
+	echoResponder(t, s.URL(), "echo")
 	eventually(t, "reconnect", nc.IsConnected)
 	m, err := nc.Request(ctxT(t), "echo", []byte("back"))
 	if err != nil || string(m.Data) != "back" {
@@ -167,9 +165,8 @@ func TestInlineReadDuringRestart(t *testing.T) {
 	}
 }
 
-// Over TLS too: requests read their own responses, including after
-// timeouts (a read deadline leaves the TLS record layer usable).
-func TestInlineOverTLS(t *testing.T) {
+// Over TLS too: requests get their responses, including after timeouts.
+func TestRequestsOverTLS(t *testing.T) {
 	certs := natstest.GenerateCerts(t)
 	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	url := tlsURL(s)
@@ -208,12 +205,9 @@ func TestInlineOverTLS(t *testing.T) {
 	}
 }
 
-// Two requests answered together, so that one waits on its channel while
-// the other reads (or both wait while the reader goroutine reads): every
-// response reaches its own requester. (The reader goroutine also does not
-// step aside while a request still waits on its channel, which this test
-// cannot observe without timing; it would only be slower.)
-func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
+// Two requests answered together: every response reaches its own
+// requester.
+func TestConcurrentPairsGetOwnResponses(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL())
 	rc := connect(t, s.URL())
@@ -263,11 +257,10 @@ func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
 	}
 }
 
-// Over TLS, consumers read inline too, and interrupting a consumer blocked
-// in an inline read (ctx cancelled, Unsubscribe) while other traffic
-// streams in leaves the TLS record layer usable: no disconnect, nothing
-// lost on the other subscription.
-func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
+// Over TLS, ending a consumer that waits (ctx cancelled, Unsubscribe)
+// while other traffic streams in leaves the connection usable: no
+// disconnect, nothing lost on the other subscription.
+func TestConsumersOverTLSInterrupted(t *testing.T) {
 	certs := natstest.GenerateCerts(t)
 	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	url := tlsURL(s)
@@ -356,7 +349,7 @@ func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
 // and some by the reader goroutine.
 func TestStatsCountBeforeDelivery(t *testing.T) {
 	s := coreServer(t)
-	inlineEcho(t, s.URL(), "echo")
+	echoResponder(t, s.URL(), "echo")
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	sub, err := nc.Subscribe("self")

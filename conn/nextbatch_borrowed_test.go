@@ -20,10 +20,10 @@ func borrowPayload(i int) []byte {
 	return bytes.Repeat(fmt.Appendf(nil, "<%d>", i), 40)
 }
 
-// With lending (SubscribeBatches with a shell), messages the NextBatch caller reads itself are lent,
-// and stay intact until its next call even when someone else reads the
-// socket meanwhile: here requests on the same connection, whose responses
-// would land on the lent messages if their buffer were read into again.
+// With lending (SubscribeBatches with a shell), messages are lent, and
+// each batch stays intact until the next NextBatch call while more
+// messages and responses to requests on the same connection arrive, which
+// would land on the lent messages if their memory were reused too soon.
 func TestNextBatchBorrowed(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL())
@@ -63,7 +63,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 				}
 				next++
 			}
-			// Someone else reads the socket while the batch is held.
+			// Responses arrive on the same connection while the batch is held.
 			if b%4 == 0 {
 				if _, err := nc.Request(ctxT(t), "borrow.echo", nil); err != nil {
 					t.Fatal(err)

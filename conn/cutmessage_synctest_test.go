@@ -14,12 +14,11 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// The reader goroutine that hands a requester its response steps aside
-// for it only between messages: when the same read ended inside a message
-// for a subscription nobody else reads (its handler has not started), it
-// reads on for the rest and delivers it when the rest arrives, not when
-// its park timer would next fire.
-func TestSynctestReaderFinishesACutMessageBeforeSteppingAside(t *testing.T) {
+// A read that ends inside a message for a subscription whose handler has
+// not started yet, right after a response: the reader goroutine reads on
+// and delivers the message when its rest arrives, with no fake time
+// passing in between.
+func TestSynctestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := memnet.Listen(fakeAddr)
 		rest := make(chan struct{})
