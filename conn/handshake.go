@@ -100,7 +100,7 @@ func (nc *Conn) handshakeOn(ctx context.Context, c net.Conn, s *server) (*link, 
 	}
 	l := newLink(c)
 	l.base = base
-	r := &l.rd          // the handshake holds the reader role (newLink)
+	r := &l.rd          // the handshake reads until the reader goroutine starts
 	r.stats = &nc.stats // socket bytes count from the first one
 	r.p.Limits.MaxControlLine = nc.opts.maxControlLine + inboundLineSlack
 	op, err := r.next()

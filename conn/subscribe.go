@@ -80,14 +80,11 @@ func resolveSubOpts(opts []SubOpt) (subOpts, error) {
 // Respond to it there, and copy (strings.Clone, bytes.Clone) anything kept
 // longer, map keys included: a map assignment stores its key even when the
 // key is already there, so assign only with a copy. A borrowed message
-// costs no copy and no allocation.
-//
-// A message is lent when the subscription's own goroutine (its handler's,
-// or the Messages loop's) read it from the socket itself, which it does
-// whenever its queue is empty and no other goroutine is reading; messages
-// the connection's reader goroutine queued meanwhile, and messages that
-// spanned two socket reads, are ordinary copies. Either way they follow
-// the rule above. Stats.BorrowedMsgs counts the lent ones.
+// costs no allocation once the subscription is warm: the connection's
+// reader goroutine copies it into memory the subscription reuses once
+// the handler or loop body is done with it. Messages larger than 16 KiB
+// are ordinary copies; they follow the same rule. Stats.BorrowedMsgs
+// counts the lent ones.
 //
 // For Messages, the first iteration with Borrowed makes the subscription
 // lend for the rest of its life.
@@ -120,16 +117,16 @@ func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, er
 // with nextBatch. Its delivery mode is set here, once:
 //
 //   - alloc, when not nil, provides the memory of each delivered Msg (nil:
-//     the reader's slabs, as for Subscribe): a consumer that
+//     the subscription's own chunks, as for Subscribe): a consumer that
 //     wraps messages in a larger struct embeds Msg in it, carves those
 //     from its own arrays and hands out the embedded Msg, saving an
-//     allocation and a copy per message. alloc is called on whichever
-//     goroutine reads the connection, one call at a time, before the
+//     allocation and a copy per message. alloc is called on the
+//     connection's reader goroutine, one call at a time, before the
 //     message is queued; it must return a Msg that nothing else
 //     references (its fields are overwritten) and must not block.
-//   - lend, when not nil, makes the subscription lend (deliverLent): what
-//     its nextBatch caller reads itself (readInline) is delivered as views
-//     of the read buffer in Msgs lend supplies (borrowBatches has the
+//   - lend, when not nil, makes the subscription lend (deliverLent): its
+//     messages are delivered in recycled memory, in Msgs lend supplies,
+//     each valid until the next nextBatch call (borrowBatches has the
 //     contract).
 func (nc *Conn) subscribeBatches(subject string, alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
 	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend, lend != nil)
