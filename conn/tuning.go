@@ -29,8 +29,8 @@ const (
 	// count, is smaller.
 	slabBytes      = 64 << 10
 	msgChunk       = 128
-	firstSlabBytes = 1 << 10
-	firstMsgChunk  = 8
+	firstSlabBytes = 256
+	firstMsgChunk  = 2
 
 	// maxSpares bounds the free arenas (64 KiB each) a lent subscription
 	// keeps for reuse. Higher: a consumer that falls behind in bursts
