@@ -19,6 +19,19 @@ import (
 // jsapi.ErrBatchInvalidID, jsapi.ErrBatchUnknownID,
 // jsapi.ErrBatchTooManyInflight for fast batches.
 var (
+	// ErrBatchPublish is the family of the atomic batch publisher: every
+	// error of NewBatchPublisher, of a BatchPublisher's methods, of
+	// PublishBatch and of PublishBatchSeq matches it, besides its own
+	// sentinel (ErrBatchClosed, conn.ErrInvalidOption, the jsapi sentinel
+	// of a server error, ctx's error…), which errors.Is and errors.As
+	// still find.
+	ErrBatchPublish = errors.New("extra: atomic batch publish failed")
+	// ErrFastPublish is the family of the fast publisher: every error of
+	// NewFastPublisher, of a FastPublisher's methods and every error given
+	// to OnError matches it, besides its own sentinel (ErrGap, ErrFlow,
+	// ErrAckTimeout, a *FastAPIError…).
+	ErrFastPublish = errors.New("extra: fast batch publish failed")
+
 	// ErrBatchClosed: the publisher was committed, closed, discarded,
 	// aborted, or failed earlier.
 	ErrBatchClosed = errors.New("extra: batch publisher closed")
@@ -170,6 +183,23 @@ func (e *lostError) Error() string {
 }
 func (e *lostError) Is(t error) bool { return t == conn.ErrDisconnected }
 func (e *lostError) Unwrap() error   { return e.reason }
+
+// familyError puts an error of a publisher in its family (ErrBatchPublish,
+// ErrFastPublish); its text is the error's.
+type familyError struct{ family, err error }
+
+func (e *familyError) Error() string   { return e.err.Error() }
+func (e *familyError) Is(t error) bool { return t == e.family }
+func (e *familyError) Unwrap() error   { return e.err }
+
+// inFamily returns err in family (nil for nil, err itself when it already
+// is).
+func inFamily(family, err error) error {
+	if err == nil || errors.Is(err, family) {
+		return err
+	}
+	return &familyError{family: family, err: err}
+}
 
 // matchErr is a local validation error that matches several sentinels.
 type matchErr struct {
