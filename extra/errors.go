@@ -1,10 +1,12 @@
 package extra
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -47,7 +49,8 @@ var (
 	// malformed or named another batch or message count.
 	ErrInvalidBatchAck = errors.New("extra: invalid batch acknowledgement")
 	// ErrAckTimeout: an acknowledgement the publisher waits for did not
-	// come in time. It also matches conn.ErrTimeout.
+	// come in time. It also matches conn.ErrTimeout and
+	// context.DeadlineExceeded: the publisher's default deadline passed.
 	ErrAckTimeout = errors.New("extra: timed out waiting for acknowledgement")
 	// ErrGap is matched by a *GapError: the server saw a hole in the
 	// sequence of a fast batch.
@@ -162,13 +165,14 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// ackTimeoutError is ErrAckTimeout with what was awaited; it also matches
-// conn.ErrTimeout.
+// ackTimeoutError is ErrAckTimeout with what was awaited: the publisher's
+// default deadline passed, so it also matches conn.ErrTimeout and
+// context.DeadlineExceeded.
 type ackTimeoutError struct{ what string }
 
 func (e *ackTimeoutError) Error() string { return ErrAckTimeout.Error() + ": " + e.what }
 func (e *ackTimeoutError) Is(t error) bool {
-	return t == ErrAckTimeout || t == conn.ErrTimeout
+	return t == ErrAckTimeout || t == conn.ErrTimeout || t == context.DeadlineExceeded
 }
 
 // lostError: the connection was lost while an atomic batch was open; it
@@ -198,7 +202,8 @@ func inFamily(family, err error) error {
 	if err == nil || errors.Is(err, family) {
 		return err
 	}
-	return &familyError{family: family, err: err}
+	// A passed deadline also matches conn.ErrTimeout.
+	return &familyError{family: family, err: deadline.Err(err)}
 }
 
 // matchErr is a local validation error that matches several sentinels.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/internal/watchx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
@@ -260,11 +261,14 @@ func (b *Bucket) read(w watch, yield func(*Entry, error) bool) {
 	}
 }
 
+// watchErr is the error a watch or listing yields for err: a missing
+// stream is ErrBucketNotFound, a passed deadline also matches
+// conn.ErrTimeout.
 func (b *Bucket) watchErr(err error) error {
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return wrap(ErrBucketNotFound, err)
 	}
-	return err
+	return deadline.Err(err)
 }
 
 // entry converts a consumer message; nil when it is skipped. An entry
