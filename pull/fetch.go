@@ -41,6 +41,14 @@ const fetchMargin = 50 * time.Millisecond
 // leaves its subscription to the next Fetch of c for up to 5 s
 // (fetchsub.go).
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
+	var empty error
+	return c.fetch(ctx, n, opts, &empty)
+}
+
+// fetch is Fetch. When the pull ended with no error, *empty says why it
+// ended with what arrived: ErrFetchTimeout (the wait reached its deadline) or
+// ErrNoMessages (the server had none for the pull), for Next.
+func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (out []*jsapi.Msg, err error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -81,7 +89,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		return nil, err
 	}
 	over := false // the pull can send nothing more: sub may serve the next Fetch
-	defer func() { c.putFetchSub(sub, over) }()
+	defer func() { c.putFetchSub(ctx, sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
 	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
 		return nil, err
@@ -90,14 +98,22 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 
 	wctx := ctx
 	var activity atomic.Uint64 // batches received, for the heartbeat watch
-	if s.hb > 0 {
+	switch {
+	case s.hb > 0:
 		var stop func()
-		wctx, stop = watchHeartbeats(ctx, s.hb, &activity)
+		wctx, stop = watchSilence(ctx, 2*s.hb, ErrNoHeartbeat, &activity)
+		defer stop()
+	case s.noWait:
+		// The server may keep a no-wait pull open (messages pending that
+		// MaxAckPending holds back): give up after noWaitIdle without a
+		// message, as nats.go does.
+		var stop func()
+		wctx, stop = watchSilence(ctx, noWaitIdle, errNoWaitIdle, &activity)
 		defer stop()
 	}
 	var batch []*conn.Msg
-	confirmed := false // consumer info said the consumer exists
-	out := make([]*jsapi.Msg, 0, min(n, 1024))
+	confirmed := false // consumer info did not confirm a status claiming the end
+	out = make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
 		// An inline read registers with the Fetch's context (a few
@@ -105,12 +121,16 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		// Next.
 		batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
 		if err != nil {
-			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
+			switch cause := context.Cause(wctx); {
+			case ctx.Err() == nil && errors.Is(cause, ErrNoHeartbeat):
 				c.count.missedHeartbeats.Add(1)
 				return out, ErrNoHeartbeat
-			}
-			if ctx.Err() == context.DeadlineExceeded {
-				return waitEnded(out) // the pull's time is up: what arrived is the result
+			case ctx.Err() == nil && errors.Is(cause, errNoWaitIdle):
+				*empty = ErrNoMessages
+				return out, nil // the no-wait pull went quiet: what arrived is the result
+			case ctx.Err() == context.DeadlineExceeded:
+				*empty = ErrFetchTimeout
+				return out, nil // the pull's time is up: what arrived is the result
 			}
 			return out, err
 		}
@@ -127,40 +147,46 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 					continue
 				case errors.Is(serr, ErrNoMessages):
 					over = i == len(batch)-1
-					if len(out) == 0 {
-						return out, ErrNoMessages
-					}
-					return out, nil
+					*empty = ErrNoMessages
+					return out, nil // the server had no more for the pull
 				case errors.Is(serr, ErrRequestExpired):
+					// The pull expired at the server, ahead of ctx's
+					// deadline (fetchMargin), or the server ended it.
 					over = i == len(batch)-1
-					return waitEnded(out)
+					*empty = ErrFetchTimeout
+					return out, nil
 				case errors.Is(serr, ErrMessageTooLarge) && len(out) > 0:
 					return out, nil // the next Fetch reports it
-				case errors.Is(serr, conn.ErrNoResponders):
-					if why := c.whyNoResponders(ctx); why != nil {
-						return out, why
-					}
-					return out, serr
-				case errors.Is(serr, ErrConsumerDeleted):
+				case errors.Is(serr, conn.ErrNoResponders) || claimsEnd(errors.Unwrap(serr)):
 					// Anyone who learns the pull's reply subject can send
-					// this status: it ends the Fetch only once consumer
-					// info confirms it. Asked once per Fetch; while the
-					// consumer exists, such statuses are ignored.
+					// such a status: it ends the Fetch only once consumer
+					// info confirms the condition. Asked once per Fetch;
+					// while the consumer exists and accepts the pull, such
+					// statuses are ignored and counted.
 					if confirmed {
+						c.count.unconfirmed.Add(1)
 						continue
 					}
-					if why := c.whyNoResponders(ctx); why != nil {
-						if errors.Is(why, ErrConsumerDeleted) {
-							return out, serr
-						}
-						return out, why
+					end, answered := c.confirm(ctx, serr, &s, n, expires)
+					if end != nil {
+						return out, end
+					}
+					if !answered && errors.Is(serr, conn.ErrNoResponders) {
+						return out, serr // JetStream did not answer either
 					}
 					confirmed = true
+					c.count.unconfirmed.Add(1)
 					continue
 				case errors.Is(serr, ErrPinMismatch):
 					c.setPin(s.group, "")
-					return out, serr
+				case errors.Is(serr, ErrUnknownStatus):
+					c.count.unknown.Add(1)
 				}
+				// A status that ends this pull only (leadership change, too
+				// many waiting pulls, message too large, pin mismatch,
+				// unknown): its error, not a terminal one. The pull is
+				// withdrawn at the server when the Fetch returns
+				// (putFetchSub), in case the status was not the server's.
 				return out, serr
 			}
 			if !delivered(m) {
@@ -179,27 +205,23 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	return out, nil
 }
 
-// waitEnded is the result of a Fetch whose wait ended: what arrived, or
-// ErrFetchTimeout when nothing did.
-func waitEnded(out []*jsapi.Msg) ([]*jsapi.Msg, error) {
-	if len(out) == 0 {
-		return out, ErrFetchTimeout
-	}
-	return out, nil
-}
+// noWaitIdle is how long a NoWait Fetch waits for the next message when
+// the server keeps its pull open; errNoWaitIdle is the cause that ends it.
+const noWaitIdle = 900 * time.Millisecond
 
-// watchHeartbeats returns a context that ends with cause ErrNoHeartbeat
-// when activity stays unchanged for two heartbeat intervals. It samples
-// activity eight times per interval (no timer is touched per message), so
-// silence is noticed between 2 and 2¼ intervals after the last message.
-// stop ends the watch.
-func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uint64) (context.Context, func()) {
+var errNoWaitIdle = errors.New("pull: no-wait pull idle")
+
+// watchSilence returns a context that ends with cause when activity stays
+// unchanged for d. It samples activity sixteen times per d (no timer is
+// touched per message), so silence is noticed between d and 1 1/16 d
+// after the last message. stop ends the watch.
+func watchSilence(ctx context.Context, d time.Duration, cause error, activity *atomic.Uint64) (context.Context, func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(max(hb/8, time.Millisecond))
+		t := time.NewTicker(max(d/16, time.Millisecond))
 		defer t.Stop()
 		last, lastSeen := activity.Load(), time.Now()
 		for {
@@ -214,8 +236,8 @@ func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uin
 				last, lastSeen = now, time.Now()
 				continue
 			}
-			if time.Since(lastSeen) >= 2*hb {
-				cancel(ErrNoHeartbeat)
+			if time.Since(lastSeen) >= d {
+				cancel(cause)
 				return
 			}
 		}
@@ -233,9 +255,13 @@ func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uin
 // with ErrNoMessages when a NoWait pull found none, with an error matching
 // context.Canceled when ctx was canceled.
 func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
-	msgs, err := c.Fetch(ctx, 1, opts...)
+	var empty error
+	msgs, err := c.fetch(ctx, 1, opts, &empty)
 	if len(msgs) == 1 {
 		return msgs[0], nil
+	}
+	if err == nil {
+		err = empty
 	}
 	if err == nil {
 		err = ErrNoMessages

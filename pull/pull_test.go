@@ -152,9 +152,9 @@ func TestFetchAndNext(t *testing.T) {
 	if err != nil || len(msgs) != 6 {
 		t.Fatalf("fetch rest: %d %v", len(msgs), err)
 	}
-	// Nothing left: NoWait returns ErrNoMessages at once.
+	// Nothing left: NoWait returns an empty batch at once.
 	msgs, err = c.Fetch(e.ctx, 5, pull.NoWait())
-	if !errors.Is(err, pull.ErrNoMessages) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("no-wait: %d %v", len(msgs), err)
 	}
 	ctx3, cancel3 := context.WithTimeout(e.ctx, 300*time.Millisecond)
@@ -176,7 +176,7 @@ func TestFetchHeartbeats(t *testing.T) {
 	defer cancel()
 	// Idle consumer: heartbeats keep the fetch alive until its deadline.
 	msgs, err := c.Fetch(ctx, 1, pull.Heartbeat(200*time.Millisecond))
-	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("idle fetch with heartbeats: %d %v", len(msgs), err)
 	}
 	if _, err := c.Fetch(e.ctx, 1, pull.Heartbeat(time.Hour)); !errors.Is(err, conn.ErrInvalidOption) {
