@@ -157,3 +157,47 @@ func TestForgedPlainMessageOrdered(t *testing.T) {
 		}
 	}
 }
+
+// Hostile suite: another tenant publishes each status a server may send to
+// a pull onto an ordered consumer's pull inbox (every one the attacker has
+// seen). None ends the read: the pull engine underneath confirms the ones
+// claiming a terminal condition with consumer info, and the others end
+// one pull at most, after which it pulls again. The read goes on in order.
+func TestForgedStatusesDoNotEndOrdered(t *testing.T) {
+	statuses := []struct{ name, header string }{
+		{"400 Bad Request", "NATS/1.0 400 Bad Request\r\n\r\n"},
+		{"409 Consumer is push based", "NATS/1.0 409 Consumer is push based\r\n\r\n"},
+		{"409 Exceeded MaxRequestBatch", "NATS/1.0 409 Exceeded MaxRequestBatch of 1\r\n\r\n"},
+		{"409 Exceeded MaxRequestExpires", "NATS/1.0 409 Exceeded MaxRequestExpires of 1s\r\n\r\n"},
+		{"409 Message Size Exceeds MaxBytes", "NATS/1.0 409 Message Size Exceeds MaxBytes\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n"},
+		{"412 Required Api Level", "NATS/1.0 412 Required Api Level\r\n\r\n"},
+		{"418 unknown", "NATS/1.0 418 I'm a teapot\r\n\r\n"},
+		{"409 Consumer Deleted", "NATS/1.0 409 Consumer Deleted\r\n\r\n"},
+		{"409 Leadership Change", "NATS/1.0 409 Leadership Change\r\n\r\n"},
+		{"503 No Responders", "NATS/1.0 503\r\n\r\n"},
+	}
+	for _, fs := range statuses {
+		t.Run(fs.name, func(t *testing.T) {
+			e := newEnv(t, "memory")
+			e.publish(t, "o.a", 3)
+			spy := testutil.NewPullSpy(t, e.s.URL())
+			oc := newOrdered(t, e.js, "O", ordered.Config{})
+			r := readForged(t, e.ctx, oc, true)
+			r.receive(t, 3)
+			replies := append([]string{spy.NextPull(t)}, spy.Seen()...)
+			for _, reply := range replies {
+				rawPublish(t, e.s.URL(), reply, fs.header, 1)
+			}
+			e.publish(t, "o.a", 3)
+			r.receive(t, 3)
+			select {
+			case it := <-r.items:
+				t.Fatalf("after the forged status the read yielded %+v", it)
+			default:
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Logf("OUTCOME ordered | %s | goes on in order; recreations %d %v", fs.name, len(r.resets), r.resets)
+		})
+	}
+}
