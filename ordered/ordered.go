@@ -275,9 +275,13 @@ func Borrowed() Opt { return Opt{kind: optBorrowed} }
 // d.
 func IdleTimeout(d time.Duration) Opt { return Opt{kind: optIdleTimeout, d: d} }
 
-// UntilDrained ends the read without error once everything the stream held
-// when its server-side consumer was created has been yielded (for the
-// first read, when New ran).
+// UntilDrained ends the read without error the moment it is caught up:
+// when a delivery reports that nothing more is pending for the consumer
+// (the server's per-delivery count, no timer), or at once when nothing is
+// pending as the read starts. "Caught up" is at delivery time: messages
+// stored while the read runs, before the delivery that reports nothing
+// pending, are yielded too. An empty stream yields nothing; a later read
+// resumes after the last message yielded.
 func UntilDrained() Opt { return Opt{kind: optUntilDrained} }
 
 // OnReset is told why the consumer was recreated, on the read's goroutine,
@@ -472,7 +476,7 @@ func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			yield(nil, r.endErr(ctx, err))
 			return
 		}
-		if r.s.drained && info.NumPending == 0 {
+		if r.s.drained && info.NumPending == 0 && !r.pendingNow(ctx) {
 			return // caught up: nothing (more) to read
 		}
 		again, err := r.read(ctx, yield)
@@ -485,6 +489,19 @@ func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 		r.c.resets.Add(1)
 	}
+}
+
+// pendingNow reports whether the current server-side consumer has messages
+// pending now: its creation info may be older than the read (New made the
+// first one), and a drained read ends when it is caught up at the time it
+// reads, not at the time the consumer was made. It reports false when the
+// question gets no answer (the read then ends as caught up: it must not
+// wait on an empty stream).
+func (r *reader) pendingNow(ctx context.Context) bool {
+	ictx, cancel := context.WithTimeout(ctx, r.c.js.Timeout())
+	defer cancel()
+	info, err := r.cons.Info(ictx)
+	return err == nil && info.NumPending > 0
 }
 
 // endErr turns the reason reading stopped into the error to yield.
