@@ -118,8 +118,11 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 	for len(out) < n {
 		// An inline read registers with the Fetch's context (a few
 		// allocations): worth it for a batch, not for the one message of
-		// Next.
-		batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
+		// Next. The context is looked at first: while messages keep
+		// arriving, some are always queued.
+		if err = wctx.Err(); err == nil {
+			batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
+		}
 		if err != nil {
 			switch cause := context.Cause(wctx); {
 			case ctx.Err() == nil && errors.Is(cause, ErrNoHeartbeat):

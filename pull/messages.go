@@ -387,6 +387,12 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var batch []*conn.Msg
 	var endErr error // why the subscription ended
 	for {
+		// ctx first: while messages keep arriving the subscription always
+		// has some queued, and the loop must still end by its deadline.
+		if err := ctx.Err(); err != nil {
+			endErr = context.Cause(ctx)
+			break
+		}
 		var err error
 		batch, err = connx.NextBatch(e.sub, ctx, batch, e.readInline)
 		if err != nil {
@@ -435,6 +441,9 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				e.c.count.skipped.Add(1)
 				e.report(ErrStrayMessage)
 				continue
+			}
+			if ctx.Err() != nil {
+				break // the rest of the batch is redelivered after AckWait
 			}
 			e.c.notePin(e.s.group, m)
 			if !yield(jsx.Receive(e.c.obs, jsx.FromSlab(m)), nil) {
