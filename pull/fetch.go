@@ -18,28 +18,34 @@ const fetchMargin = 50 * time.Millisecond
 
 // Fetch makes one pull of up to n messages and returns those that arrive
 // before the pull ends: when n arrived, when MaxBytes is reached, when the
-// server has none left for this pull (with NoWait at once), or at ctx's
-// deadline (DefaultFetchWait without one). Messages that arrived are
-// returned with a nil error however the wait ended, except by
-// cancellation. A message on the pull's reply subject that the server did
-// not deliver (ErrStrayMessage) is skipped and counted in Stats.Skipped.
+// server has none left for this pull (with NoWait at once; a no-wait pull
+// the server keeps open ends 0.9 s after its last message), or at ctx's
+// deadline (DefaultFetchWait without one). What arrived is returned with a
+// nil error however the wait ended, except by cancellation or an error —
+// an empty batch too: a wait that ended with nothing is a normal end, as
+// in nats.go (Next, with nothing to return, fails instead). A message on
+// the pull's reply subject that the server did not deliver
+// (ErrStrayMessage) is skipped and counted in Stats.Skipped.
 //
-// A Fetch that got no message fails: with ErrFetchTimeout when the wait
-// ended (ctx's deadline, DefaultFetchWait, the pull expiring at the
-// server), which matches ErrNoMessages, conn.ErrTimeout and
-// context.DeadlineExceeded; with ErrNoMessages when a NoWait pull found
-// nothing. Other failures are ErrConsumerDeleted (a "409 Consumer Deleted"
-// counts once consumer info confirms it), jsapi.ErrStreamNotFound,
-// ErrNoHeartbeat (Heartbeat set and two missed), a *StatusError — terminal
-// (Terminal reports true) or one that ended this pull only: ErrPinMismatch
-// (the pin id is dropped for the next pull), ErrLeadershipChange,
-// ErrMaxWaiting, ErrMessageTooLarge when nothing arrived, ErrUnknownStatus,
-// conn.ErrNoResponders — and ctx's cancellation (an error matching
-// context.Canceled), returned with the messages that did arrive. A ctx
-// that is already done fails at once (ErrFetchTimeout past its deadline,
-// its cause when canceled), and no pull is sent. A Fetch whose pull is over
-// leaves its subscription to the next Fetch of c for up to 5 s
-// (fetchsub.go).
+// No status alone makes Fetch fail for good: one that claims a terminal
+// condition (409 Consumer Deleted, 409 Consumer is push based, 400, 412,
+// 409 Exceeded MaxRequest…, 503) counts only once consumer info confirms
+// the condition — asked once per Fetch; otherwise it is ignored and
+// counted (Stats.Unconfirmed) and the Fetch waits on. Failures are then
+// ErrConsumerDeleted, jsapi.ErrStreamNotFound, ErrPushConsumer, ErrBadPull
+// (each confirmed), ErrNoHeartbeat (Heartbeat set and two missed), a
+// *StatusError that ended this pull only — ErrPinMismatch (the pin id is
+// dropped for the next pull), ErrLeadershipChange, ErrMaxWaiting,
+// ErrMessageTooLarge when nothing arrived, ErrUnknownStatus — or
+// conn.ErrNoResponders when JetStream answers neither the pull nor
+// consumer info, and ctx's cancellation (an error matching
+// context.Canceled), returned with the messages that did arrive. A Fetch
+// that ends while its pull may still be live at the server (an error, a
+// status for this pull only) withdraws it there first (an UNSUB and a
+// round trip), so it takes no later message. A ctx that is already done
+// fails at once (ErrFetchTimeout past its deadline, its cause when
+// canceled), and no pull is sent. A Fetch whose pull is over leaves its
+// subscription to the next Fetch of c for up to 5 s (fetchsub.go).
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
 	var empty error
 	return c.fetch(ctx, n, opts, &empty)
@@ -252,11 +258,11 @@ func watchSilence(ctx context.Context, d time.Duration, cause error, activity *a
 	}
 }
 
-// Next returns one message. It fails as Fetch does: with ErrFetchTimeout
-// (matching ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded)
-// when none arrived before ctx's deadline (DefaultFetchWait without one),
-// with ErrNoMessages when a NoWait pull found none, with an error matching
-// context.Canceled when ctx was canceled.
+// Next returns one message. It fails as Fetch does, and also when none
+// arrived: with ErrFetchTimeout (matching ErrNoMessages, conn.ErrTimeout
+// and context.DeadlineExceeded) at ctx's deadline (DefaultFetchWait
+// without one), with ErrNoMessages when a NoWait pull found none, with an
+// error matching context.Canceled when ctx was canceled.
 func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
 	var empty error
 	msgs, err := c.fetch(ctx, 1, opts, &empty)

@@ -13,11 +13,14 @@ import (
 // Errors of pull consumers. A status reply of the server is a *StatusError
 // that matches one of them with errors.Is.
 var (
-	// ErrNoMessages: a Fetch or Next found no message: a no-wait pull
-	// found none (404), or the wait ended (ErrFetchTimeout matches it).
+	// ErrNoMessages: Next found no message: a no-wait pull found none
+	// (404), or the wait ended (ErrFetchTimeout matches it). (Fetch returns
+	// an empty batch instead.) It is also ordered.ErrNoMessages, which ends
+	// an ordered read after its IdleTimeout.
 	ErrNoMessages = errors.New("pull: no messages")
-	// ErrFetchTimeout: Fetch or Next waited until its context's deadline
-	// (DefaultFetchWait without one) and no message came. It matches
+	// ErrFetchTimeout: Next waited until its context's deadline
+	// (DefaultFetchWait without one) and no message came, or a Fetch or
+	// Next was called with a deadline already past. It matches
 	// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded.
 	ErrFetchTimeout error = fetchTimeout{}
 	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
