@@ -64,17 +64,25 @@ func (e *forgeEnv) forgeAll(t *testing.T, first string, header string) {
 	testutil.AwaitPong(t, c, rd)
 }
 
+// forgeMidway reads messages 0-2 (published already) with receive, forges
+// the status onto the read's pull inboxes, publishes 3-5 and reads them:
+// the read went on.
+func (e *forgeEnv) forgeMidway(t *testing.T, header string, receive func(from, n int)) {
+	t.Helper()
+	reply := e.spy.NextPull(t)
+	receive(0, 3)
+	e.forgeAll(t, reply, header)
+	e.publish(t, 3, 3)
+	receive(3, 3)
+}
+
 func TestForgedStatusesDoNotEndMessages(t *testing.T) {
 	for _, fs := range forgedStatuses {
 		t.Run(fs.name, func(t *testing.T) {
 			e := newForgeEnv(t)
 			e.publish(t, 0, 3)
 			items, reported, receive := e.readMessages(t)
-			reply := e.spy.NextPull(t)
-			receive(0, 3)
-			e.forgeAll(t, reply, fs.header)
-			e.publish(t, 3, 3)
-			receive(3, 3)
+			e.forgeMidway(t, fs.header, receive)
 			select {
 			case it := <-items:
 				t.Fatalf("after the forged status Messages yielded %v %v", it.m, it.err)
@@ -122,11 +130,7 @@ func TestForgedStatusesDoNotEndConsume(t *testing.T) {
 					}
 				}
 			}
-			reply := e.spy.NextPull(t)
-			receive(0, 3)
-			e.forgeAll(t, reply, fs.header)
-			e.publish(t, 3, 3)
-			receive(3, 3)
+			e.forgeMidway(t, fs.header, receive)
 			select {
 			case <-cc.Closed():
 				t.Fatalf("Consume ended with %v", cc.Err())

@@ -530,33 +530,34 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 // topUpLaterLocked tops the pulls up after retryPause, once however many
 // statuses ask for it meanwhile.
 func (e *engine) topUpLaterLocked(ctx context.Context) {
-	if e.laterArmed {
-		return
-	}
-	e.laterArmed = true
-	e.afterPause(ctx, func() {
+	e.onceLaterLocked(ctx, &e.laterArmed, func() {
 		e.mu.Lock()
-		e.laterArmed = false
 		_ = e.topUpLocked(false)
 		e.mu.Unlock()
 	})
 }
 
-// retryLater pulls again after a pause, for a JetStream that is briefly
-// unavailable (a leader election).
-// However many ask meanwhile, one pull is made.
+// retryLater pulls afresh after a pause, for a JetStream that is briefly
+// unavailable (a leader election). However many ask meanwhile, one pull is
+// made.
 func (e *engine) retryLater(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.retryArmed {
+	e.onceLaterLocked(ctx, &e.retryArmed, func() { e.reset(nil) })
+}
+
+// onceLaterLocked runs f after retryPause unless *armed says it is already
+// scheduled; armed is cleared before f runs. e.mu is held.
+func (e *engine) onceLaterLocked(ctx context.Context, armed *bool, f func()) {
+	if *armed {
 		return
 	}
-	e.retryArmed = true
+	*armed = true
 	e.afterPause(ctx, func() {
 		e.mu.Lock()
-		e.retryArmed = false
+		*armed = false
 		e.mu.Unlock()
-		e.reset(nil)
+		f()
 	})
 }
 

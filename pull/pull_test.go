@@ -96,9 +96,9 @@ func (e *env) publishAfterRestart(t testing.TB, n int) {
 	}
 }
 
-// bindOther binds consumer C through a connection of its own: a second
-// client of the same consumer.
-func (e *env) bindOther(t testing.TB) *pull.Consumer {
+// otherJS returns a JetStream handle on a connection of its own, closed
+// when the test ends.
+func (e *env) otherJS(t testing.TB) *jsapi.JS {
 	t.Helper()
 	nc, err := conn.Connect(e.ctx, e.s.URL())
 	if err != nil {
@@ -106,7 +106,14 @@ func (e *env) bindOther(t testing.TB) *pull.Consumer {
 	}
 	t.Cleanup(func() { nc.Close() })
 	js, _ := jsapi.New(nc)
-	c, err := pull.Bind(e.ctx, js, "S", "C")
+	return js
+}
+
+// bindOther binds consumer C through a connection of its own: a second
+// client of the same consumer.
+func (e *env) bindOther(t testing.TB) *pull.Consumer {
+	t.Helper()
+	c, err := pull.Bind(e.ctx, e.otherJS(t), "S", "C")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,24 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
 
 const withdrawRounds = 50
-
-// producer returns a JetStream publisher on a connection of its own.
-func producer(t *testing.T, e *env) *jsapi.JS {
-	t.Helper()
-	nc, err := conn.Connect(e.ctx, e.s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	js, _ := jsapi.New(nc)
-	return js
-}
 
 // nextAtOnce fails unless Next returns message want well within AckWait
 // (30 s): a message taken by a pull that was not withdrawn would come
@@ -48,7 +35,7 @@ func nextAtOnce(t *testing.T, e *env, c *pull.Consumer, round int, want string) 
 func TestConsumeStopWithdrawsThePull(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{AckWait: 30 * time.Second})
-	other, prod := e.bindOther(t), producer(t, e)
+	other, prod := e.bindOther(t), e.otherJS(t)
 	for round := range withdrawRounds {
 		got := make(chan string, 1)
 		cc, err := c.Consume(e.ctx, func(m *jsapi.Msg) {
@@ -83,7 +70,7 @@ func TestConsumeStopWithdrawsThePull(t *testing.T) {
 func TestMessagesBreakWithdrawsThePull(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{AckWait: 30 * time.Second})
-	other, prod := e.bindOther(t), producer(t, e)
+	other, prod := e.bindOther(t), e.otherJS(t)
 	for round := range withdrawRounds {
 		first := fmt.Sprint("a", round)
 		if _, err := e.js.Publish(e.ctx, "s.x", []byte(first)); err != nil {
