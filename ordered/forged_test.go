@@ -160,6 +160,8 @@ func TestForgedStatusesDoNotEndOrdered(t *testing.T) {
 		{"409 Consumer Deleted", "NATS/1.0 409 Consumer Deleted\r\n\r\n"},
 		{"409 Leadership Change", "NATS/1.0 409 Leadership Change\r\n\r\n"},
 		{"503 No Responders", "NATS/1.0 503\r\n\r\n"},
+		{"404 No Messages", "NATS/1.0 404 No Messages\r\n\r\n"},
+		{"408 Request Timeout", "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n"},
 	}
 	for _, fs := range statuses {
 		t.Run(fs.name, func(t *testing.T) {

@@ -97,6 +97,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 	over := false // the pull can send nothing more: sub may serve the next Fetch
 	defer func() { c.putFetchSub(ctx, sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
+	sent := time.Now()
 	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
 		return nil, err
 	}
@@ -153,6 +154,12 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 				serr := st.err()
 				switch {
 				case serr == nil: // heartbeat
+					continue
+				case !s.noWait && (st.code == 404 || st.code == 408 && time.Since(sent) < expires):
+					// The server sends a 404 only to a no-wait pull, and a
+					// 408 to this one only once it expired: another
+					// client's, ignored.
+					c.count.unconfirmed.Add(1)
 					continue
 				case errors.Is(serr, ErrNoMessages):
 					over = i == len(batch)-1

@@ -40,6 +40,10 @@ var forgedStatuses = []forgedStatus{
 	{name: "409 Consumer Deleted", header: "NATS/1.0 409 Consumer Deleted\r\n\r\n"},
 	{name: "409 Leadership Change", header: "NATS/1.0 409 Leadership Change\r\n\r\n", perPull: true},
 	{name: "503 No Responders", header: "NATS/1.0 503\r\n\r\n"},
+	// Ends a Fetch early only when no-wait (the server sends a 404 to no
+	// other pull, and a 408 only once the pull expired).
+	{name: "404 No Messages", header: "NATS/1.0 404 No Messages\r\n\r\n"},
+	{name: "408 Request Timeout", header: "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n"},
 }
 
 // forgeAll publishes the status (a raw HPUB: no client's header type
@@ -207,5 +211,32 @@ func drainReports(ch <-chan error) []string {
 		default:
 			return out
 		}
+	}
+}
+
+// A flood of forged statuses that end a pull with its counts (408 Request
+// Timeout saying the whole pull is unused: it cannot be told from the
+// server's) does not drive a pull loop: Messages pulls at once for the
+// first, then at most once per pause however many arrive.
+func TestForgedStatusFloodDoesNotDrivePulls(t *testing.T) {
+	e := newForgeEnv(t)
+	e.publish(t, 0, 3)
+	_, _, receive := e.readMessages(t)
+	reply := e.spy.NextPull(t)
+	receive(0, 3)
+	before := e.c.Stats().Pulls
+	const forged = 50
+	header := "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n"
+	c, rd := testutil.RawConn(t, e.url, 30*time.Second)
+	defer c.Close()
+	fmt.Fprint(c, strings.Repeat(fmt.Sprintf("HPUB %s %d %d\r\n%s\r\n", reply, len(header), len(header), header), forged))
+	testutil.AwaitPong(t, c, rd)
+	// The loop has read them once a message published now arrives.
+	e.publish(t, 3, 1)
+	receive(3, 1)
+	pulls := e.c.Stats().Pulls - before
+	t.Logf("%d forged statuses: %d pulls", forged, pulls)
+	if pulls > 2 {
+		t.Fatalf("%d forged statuses made %d pulls; want at most 2 (one at once, one after the pause)", forged, pulls)
 	}
 }

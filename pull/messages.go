@@ -91,8 +91,9 @@ type engine struct {
 	pendingMsgs  int // requested, not yet yielded
 	pendingBytes int
 	terminal     error
-	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
-	retryArmed   bool // a delayed reset is scheduled (retryLater)
+	laterArmed   bool      // a delayed top-up is scheduled (topUpLaterLocked)
+	retryArmed   bool      // a delayed reset is scheduled (retryLater)
+	statusPull   time.Time // the last pull made at once after a status (onStatus)
 	body         []byte
 	// draining: no more pulls; the subscription is being drained (drain).
 	draining    bool
@@ -481,6 +482,14 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	if errors.Is(serr, conn.ErrNoResponders) || claimsEnd(errors.Unwrap(serr)) {
 		return e.onClaim(ctx, serr)
 	}
+	if st.code == 404 || st.code == 408 && !st.hasPending {
+		// The loop's pulls are not no-wait: the server sends them no 404,
+		// and every 408 it sends them carries the pull's counts. Another
+		// client's: ignored.
+		e.c.count.unconfirmed.Add(1)
+		e.report(unconfirmed(serr))
+		return nil
+	}
 	if errors.Is(serr, ErrPinMismatch) {
 		e.c.setPin(e.s.group, "")
 	}
@@ -496,7 +505,11 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	// leadership change, a status this client does not know): pull again
 	// after a pause, not at once, or the loop could hammer the server —
 	// and a client that forges such statuses could make it pull in a loop.
-	later := !errors.Is(serr, ErrRequestExpired) && !errors.Is(serr, ErrNoMessages)
+	//
+	// An expired pull is pulled for at once, but at most once per
+	// retryPause: statuses with counts cannot be told from the server's,
+	// and a client that forges them must not drive a pull loop.
+	later := !errors.Is(serr, ErrRequestExpired) || time.Since(e.statusPull) < retryPause
 	// The pull ended: release what it still had requested. A status
 	// without the counts (the server refused a pull outright: too many
 	// waiting pulls, a pin mismatch, a leadership change) cannot be
@@ -518,6 +531,7 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	if later {
 		e.topUpLaterLocked(ctx)
 	} else {
+		e.statusPull = time.Now()
 		_ = e.topUpLocked(false)
 	}
 	e.mu.Unlock()

@@ -72,14 +72,21 @@ var statusCases = []statusCase{
 	{name: "100 idle heartbeat", code: 100, desc: "Idle Heartbeat", extra: "Nats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n",
 		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "100 flow control", code: 100, desc: "FlowControl Request", fetch: fetchContinues, messages: messagesIgnores},
-	{name: "404 no messages", code: 404, desc: "No Messages", kind: ErrNoMessages, fetch: fetchEmpty, messages: messagesRepulls},
+	// The reads here are not no-wait: the server sends them no 404, and a
+	// 408 only once the pull expired (a Fetch waits 10 s), always with
+	// the pull's counts. Earlier, or without counts, they are another
+	// client's: ignored (NoWait Fetches end on them: fetchsub_test.go,
+	// TestDeadlineRule).
+	{name: "404 no messages", code: 404, desc: "No Messages", kind: ErrNoMessages, unconfirmed: true,
+		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "408 request timeout with pending", code: 408, desc: "Request Timeout", pending: true,
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "408 request timeout without pending", code: 408, desc: "Request Timeout",
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "408 requests pending", code: 408, desc: "Requests Pending", kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesRepulls},
+	{name: "408 request timeout without pending", code: 408, desc: "Request Timeout", unconfirmed: true,
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesIgnores},
+	{name: "408 requests pending", code: 408, desc: "Requests Pending", kind: ErrRequestExpired, unconfirmed: true,
+		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "408 interest expired", code: 408, desc: "Interest Expired", pending: true,
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesRepulls},
 	{name: "409 consumer deleted", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true, info: "gone",
 		fetch: fetchError, messages: messagesTerminal},
 	{name: "409 consumer deleted, consumer exists", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true,
@@ -257,10 +264,12 @@ func (in *injector) send(t *testing.T, subject, hdr, payload string) {
 // F19/F21 (R-F21), end to end: each status line reaches Fetch and Messages
 // as the server sends it (through a real nats-server, from a scripted
 // responder standing in for the consumer) and they react as documented.
-// Fetch ends empty with no error on 404, 408 and 409 Batch Completed /
-// Server Shutdown, ignores heartbeats, and fails with the typed error on
-// the rest. Messages pulls again after the non-terminal ones, ignores
-// heartbeats, and ends with the typed error on the terminal ones.
+// Fetch ends empty with no error on 409 Batch Completed / Server Shutdown,
+// ignores heartbeats, statuses the server does not send to its pull and
+// unconfirmed ones, and fails with the typed error on the rest (confirmed,
+// or ending its pull only). Messages pulls again after the non-terminal
+// ones, ignores heartbeats and the same statuses, and ends with the typed
+// error on the confirmed terminal ones.
 //
 // After a heartbeat, both read on to the message that follows. A client
 // cannot publish a delivery (nats-server refuses a reply starting with
@@ -360,11 +369,12 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			skipped := c.Stats().Skipped
 			if tc.fetch == fetchContinues {
 				// Not an end: the message after it is read (and skipped:
-				// no $JS.ACK reply), then the 404 ends the pull. (An
+				// no $JS.ACK reply), then a 409 Batch Completed ends the
+				// pull. (An
 				// unconfirmed status is ignored once consumer info has
 				// answered, which the Fetch asks before it reads on.)
 				in.send(t, reply, "NATS/1.0\r\nA: b\r\n\r\n", "after")
-				in.send(t, reply, "NATS/1.0 404 No Messages\r\n\r\n", "")
+				in.send(t, reply, "NATS/1.0 409 Batch Completed\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n", "")
 			}
 			r := <-done
 			switch tc.fetch {
