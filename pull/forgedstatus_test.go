@@ -46,21 +46,25 @@ var forgedStatuses = []forgedStatus{
 	{name: "408 Request Timeout", header: "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n"},
 }
 
-// forgeAll publishes the status (a raw HPUB: no client's header type
-// writes a status line) onto first and every other pull inbox the attacker
-// has seen so far, from a connection of its own, and waits until the
-// server has routed it.
+// forgeAll publishes the status onto first and every other pull inbox the
+// attacker has seen so far (forge).
 func (e *forgeEnv) forgeAll(t *testing.T, first string, header string) {
 	t.Helper()
-	replies := map[string]bool{first: true}
-	for _, r := range e.spy.Seen() {
-		replies[r] = true
-	}
+	e.forge(t, append([]string{first}, e.spy.Seen()...), header, 1)
+}
+
+// forge publishes the status times onto each of replies (a raw HPUB: no
+// client's header type writes a status line) from a connection of its
+// own, and waits until the server has routed them.
+func (e *forgeEnv) forge(t *testing.T, replies []string, header string, times int) {
+	t.Helper()
 	c, rd := testutil.RawConn(t, e.url, 30*time.Second)
 	defer c.Close()
 	var b strings.Builder
-	for r := range replies {
-		fmt.Fprintf(&b, "HPUB %s %d %d\r\n%s\r\n", r, len(header), len(header), header)
+	for _, r := range replies {
+		for range times {
+			fmt.Fprintf(&b, "HPUB %s %d %d\r\n%s\r\n", r, len(header), len(header), header)
+		}
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		t.Fatal(err)
@@ -226,11 +230,7 @@ func TestForgedStatusFloodDoesNotDrivePulls(t *testing.T) {
 	receive(0, 3)
 	before := e.c.Stats().Pulls
 	const forged = 50
-	header := "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n"
-	c, rd := testutil.RawConn(t, e.url, 30*time.Second)
-	defer c.Close()
-	fmt.Fprint(c, strings.Repeat(fmt.Sprintf("HPUB %s %d %d\r\n%s\r\n", reply, len(header), len(header), header), forged))
-	testutil.AwaitPong(t, c, rd)
+	e.forge(t, []string{reply}, "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n", forged)
 	// The loop has read them once a message published now arrives.
 	e.publish(t, 3, 1)
 	receive(3, 1)
