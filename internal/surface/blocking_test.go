@@ -163,6 +163,9 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		{name: "objstore.Store.List", noDefault: true, call: func(ctx context.Context) error {
 			return firstErr(e.store.List(ctx))
 		}},
+		{name: "objstore.Store.RemoveBadMeta", call: func(ctx context.Context) error {
+			return e.store.RemoveBadMeta(ctx, "o")
+		}},
 		{name: "objstore.Bind", call: func(ctx context.Context) error {
 			_, err := objstore.Bind(ctx, e.js, "dl")
 			return err
