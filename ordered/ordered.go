@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/consumectl"
 	"github.com/natsio/natsio/internal/jsx"
-	"github.com/natsio/natsio/internal/pullhook"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -412,7 +412,8 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 	}
 	drain := make(chan struct{})
 	var once sync.Once
-	cc, stopped, finish := newConsumeContext(cancel, func() { once.Do(func() { close(drain) }) }, nil)
+	ctl := consumectl.New(cancel, func() { once.Do(func() { close(drain) }) }, nil)
+	cc, stopped, finish := (*pull.ConsumeContext)(ctl), ctl.Stopped, ctl.Finish
 	r := &reader{c: c, s: s, drain: drain, stopped: stopped}
 	go func() {
 		var final error
@@ -433,10 +434,6 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 	}()
 	return cc, nil
 }
-
-// newConsumeContext is pull's constructor of a ConsumeContext (see
-// internal/pullhook).
-var newConsumeContext = pullhook.NewConsumeContext.(func(cancel context.CancelCauseFunc, drain, withdraw func()) (*pull.ConsumeContext, func() bool, func(error)))
 
 // reader is one read (a Messages or a Consume call).
 type reader struct {

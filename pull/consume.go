@@ -2,15 +2,12 @@ package pull
 
 import (
 	"context"
-	"errors"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/consumectl"
 	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
-
-// errStopped is the cause that ends a Consume on Stop.
-var errStopped = errors.New("pull: consume stopped")
 
 // Consume runs handler on each of the consumer's messages, one at a time
 // and in order, on a goroutine of its own, until Stop, Drain, ctx's end or
@@ -48,7 +45,8 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 		cancel(nil)
 		return nil, err
 	}
-	cc, stopped, finish := newConsumeContext(cancel, e.drain, e.withdraw)
+	ctl := consumectl.New(cancel, e.drain, e.withdraw)
+	cc, stopped, finish := (*ConsumeContext)(ctl), ctl.Stopped, ctl.Finish
 	go func() {
 		var final error
 		e.run(rctx, func(m *jsapi.Msg, err error) bool {

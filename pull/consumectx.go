@@ -1,40 +1,14 @@
 package pull
 
-import (
-	"context"
-	"sync/atomic"
-
-	"github.com/natsio/natsio/internal/pullhook"
-)
-
-func init() {
-	pullhook.NewConsumeContext = newConsumeContext
-}
+import "github.com/natsio/natsio/internal/consumectl"
 
 // ConsumeContext controls a Consume, of a pull consumer (Consumer.Consume)
 // or an ordered one (ordered.Consumer.Consume). Its methods may be called
 // from any goroutine, the handler's included, and more than once.
-type ConsumeContext struct {
-	cancel   context.CancelCauseFunc
-	drain    func()
-	withdraw func() // ends the pulls at the server (Stop); nil: none to end
-	stopped  atomic.Bool
-	closed   chan struct{}
-	err      error // set before closed is closed
-}
+type ConsumeContext consumectl.Control
 
-// newConsumeContext returns the ConsumeContext of a Consume whose run ends
-// by cancel (with cause errStopped on Stop); drain asks it to end in order,
-// and withdraw, if not nil, ends its pulls at the server. The run asks
-// stopped whether Stop was called, and calls finish, once, with why it
-// ended (nil after Stop, Drain or the end of its context).
-func newConsumeContext(cancel context.CancelCauseFunc, drain, withdraw func()) (cc *ConsumeContext, stopped func() bool, finish func(error)) {
-	cc = &ConsumeContext{cancel: cancel, drain: drain, withdraw: withdraw, closed: make(chan struct{})}
-	return cc, cc.stopped.Load, func(err error) {
-		cc.err = err
-		close(cc.closed)
-	}
-}
+// ctl is cc as the state it is defined on.
+func (cc *ConsumeContext) ctl() *consumectl.Control { return (*consumectl.Control)(cc) }
 
 // Stop ends the Consume: the handler is not called again once the call
 // under way, if any, has returned. A pull consumer's pulls are withdrawn
@@ -45,13 +19,7 @@ func newConsumeContext(cancel context.CancelCauseFunc, drain, withdraw func()) (
 // received and not handled; a later read resumes after the last one
 // handled. Stop does not wait for the handler: Closed tells when
 // everything has ended. After Stop, Err reports nil.
-func (cc *ConsumeContext) Stop() {
-	cc.stopped.Store(true)
-	cc.cancel(errStopped)
-	if cc.withdraw != nil {
-		cc.withdraw()
-	}
-}
+func (cc *ConsumeContext) Stop() { cc.ctl().Stop() }
 
 // Drain ends the Consume in order: no more messages are asked for, the
 // handler is given every message received until the server has confirmed
@@ -63,13 +31,13 @@ func (cc *ConsumeContext) Stop() {
 // time. After Drain, Err reports nil, unless a terminal error ended the
 // Consume before the drain was complete. A Stop after Drain ends it at
 // once.
-func (cc *ConsumeContext) Drain() { cc.drain() }
+func (cc *ConsumeContext) Drain() { cc.ctl().Drain() }
 
 // Closed returns a channel that is closed once the handler has returned
 // for the last time and every goroutine of the Consume has ended (for an
 // ordered consumer, once its server-side consumer has been deleted, best
 // effort).
-func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
+func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.ctl().Closed() }
 
 // Err reports why the Consume ended, once Closed is closed (nil before):
 // nil after Stop, Drain or the end of its context, otherwise the terminal
@@ -78,11 +46,4 @@ func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
 // ErrPushConsumer, ErrBadPull, conn.ErrClosed; for an ordered one
 // jsapi.ErrStreamNotFound, ordered.ErrDeleted, ErrNoMessages (its
 // IdleTimeout), conn.ErrClosed.
-func (cc *ConsumeContext) Err() error {
-	select {
-	case <-cc.closed:
-		return cc.err
-	default:
-		return nil
-	}
-}
+func (cc *ConsumeContext) Err() error { return cc.ctl().Err() }
