@@ -87,11 +87,11 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := e.nc.RTT(ctx)
 			return err
 		}},
-		{name: "conn.Subscription.NextMsg", gap: "issue 42 item 3 (core): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "conn.Subscription.NextMsg", noDefault: true, call: func(ctx context.Context) error {
 			_, err := e.sub.NextMsg(ctx)
 			return err
 		}},
-		{name: "conn.Subscription.Messages", gap: "issue 42 item 3 (core): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "conn.Subscription.Messages", noDefault: true, call: func(ctx context.Context) error {
 			return firstErr(e.sub.Messages(ctx))
 		}},
 		{name: "conn.Subscription.Drain", call: func(ctx context.Context) error {
@@ -181,7 +181,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := e.cons.Fetch(ctx, 10)
 			return err
 		}},
-		{name: "pull.Consumer.Messages", gap: "pull (pullstat): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "pull.Consumer.Messages", noDefault: true, call: func(ctx context.Context) error {
 			return firstErr(e.cons.Messages(ctx))
 		}},
 		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
