@@ -256,10 +256,6 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 			wctx, cancel := context.WithDeadlineCause(ctx, wait, cause)
 			batch, end, err = s.take(wctx, batch)
 			cancel()
-			if end && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, cause) {
-				// wait passed by the clock before wctx's timer ran.
-				err = cause
-			}
 		}
 		for i, m := range batch {
 			batch[i] = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -334,19 +335,25 @@ func (s *Subscription) grab(batch []*Msg) ([]*Msg, bool, error) {
 
 // ctxEnded returns the error that ends a blocking call whose context is
 // ctx, or nil while ctx goes on: its error once it is done (matching
-// ErrTimeout too at its deadline, timeoutErr), and a timeout error once
-// its deadline has passed by the clock, even if the timer that ends ctx
-// has yet to run: on a busy process that timer's goroutine may run tens
-// of milliseconds late. (A cause given with context.WithDeadlineCause is
-// then not known yet.)
+// ErrTimeout too at its deadline, timeoutErr). A deadline that has passed
+// by the clock while the timer that ends ctx has yet to run (on a busy
+// process it may run late) ends the call too: ctxEnded then waits for ctx
+// to be done, so that the caller sees ctx.Err() and its cause as usual.
 func ctxEnded(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return timeoutErr(ctx)
+	if ctx.Err() == nil {
+		dl, ok := ctx.Deadline()
+		if !ok || time.Now().Before(dl) {
+			return nil
+		}
+		// Due now: let the timer's goroutine run first, rather than sleep
+		// until the scheduler gets to it (tens of milliseconds on a
+		// loaded machine).
+		for i := 0; i < 64 && ctx.Err() == nil; i++ {
+			runtime.Gosched()
+		}
+		<-ctx.Done()
 	}
-	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-		return &timeoutError{context.DeadlineExceeded}
-	}
-	return nil
+	return timeoutErr(ctx)
 }
 
 func (s *Subscription) startConsuming() error {
