@@ -181,7 +181,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := e.cons.Fetch(ctx, 10)
 			return err
 		}},
-		{name: "pull.Consumer.Messages", gap: "pull (pullstat): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "pull.Consumer.Messages", noDefault: true, call: func(ctx context.Context) error {
 			return firstErr(e.cons.Messages(ctx))
 		}},
 		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
@@ -192,7 +192,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := pull.Bind(ctx, e.js, "D", "w")
 			return err
 		}},
-		{name: "ordered.New", gap: "ordered (pullstat): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "ordered.New", noDefault: true, call: func(ctx context.Context) error {
 			_, err := ordered.New(ctx, e.js, "D", ordered.Config{})
 			return err
 		}},
