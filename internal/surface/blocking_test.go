@@ -278,6 +278,7 @@ var sharedPath = map[string]string{
 	"objstore.Store.UpdateMeta":         "objstore.Store.PutBytes",
 	"objstore.Store.AddLink":            "objstore.Store.PutBytes",
 	"objstore.Store.AddBucketLink":      "objstore.Store.PutBytes",
+	"objstore.Store.RemoveBadMeta":      "objstore.Store.GetInfo (its read), then one purge request",
 	"objstore.Store.Status":             "jsapi.JS.Stream",
 	"objstore.Store.Seal":               "jsapi.JS.Stream",
 	"extra.PublishBatchSeq":             "extra.PublishBatch",
