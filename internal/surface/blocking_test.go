@@ -275,6 +275,7 @@ var sharedPath = map[string]string{
 	"objstore.Store.AddLink":            "objstore.Store.PutBytes",
 	"objstore.Store.AddBucketLink":      "objstore.Store.PutBytes",
 	"objstore.Store.Status":             "jsapi.JS.Stream",
+	"objstore.Store.RemoveBadMeta":      "jsapi.Stream.GetMsg (a last-message get, then a purge request)",
 	"objstore.Store.Seal":               "jsapi.JS.Stream",
 	"extra.PublishBatchSeq":             "extra.PublishBatch",
 	"extra.BatchPublisher.Add":          "extra.PublishBatch",
