@@ -28,7 +28,12 @@
 // bucket allows it, which every bucket created by this package or a
 // current nats.go does. Watches, Keys, ListKeys, History and PurgeDeletes
 // read through an ordered consumer (package ordered) with a last-per-subject
-// start and headers only where values are not needed.
+// start and headers only where values are not needed. A watch begins when
+// Watch returns, not when its loop starts: writes made in between come
+// after the end-of-initial-values marker, each as its own entry. Get
+// falls back to a read through the stream leader when nobody serves
+// Direct Get for the bucket (its stream no longer allows it, or was
+// deleted: then ErrBucketNotFound).
 //
 // # Errors
 //
