@@ -65,6 +65,10 @@ type Server struct {
 	ldmDone chan struct{}
 	closed  bool
 	user    *UserCreds // operator mode: the user Connect logs in as
+	sysUser *UserCreds // operator mode: the user ConnectSystem logs in as
+
+	// sysRemote links a leaf's system account to its hub's (SystemAccount).
+	sysRemote *server.RemoteLeafOpts
 }
 
 // ports holds the listen ports of a server. Zero means "a free port" for
