@@ -99,6 +99,7 @@ func one[T any](ctx context.Context, c *Client, kind Kind, id string, opts any) 
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
 	subj := Subject(kind, id)
+	start := time.Now()
 	m, err := c.nc.Request(ctx, subj, data)
 	if err != nil {
 		return nil, c.noAnswer(ctx, err, true)
@@ -110,6 +111,7 @@ func one[T any](ctx context.Context, c *Client, kind Kind, id string, opts any) 
 	if r.Error != nil {
 		return nil, r.Error
 	}
+	r.Elapsed = time.Since(start)
 	return r, nil
 }
 

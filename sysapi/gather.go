@@ -100,6 +100,7 @@ func all[T any](ctx context.Context, c *Client, kind Kind, subj string, opts any
 
 	var out []*Reply[T]
 	size := 0
+	start := time.Now()
 	for m, err := range c.nc.RequestMany(ctx, subj, nil, data, mopts...) {
 		if err != nil {
 			if len(out) == 0 {
@@ -115,6 +116,7 @@ func all[T any](ctx context.Context, c *Client, kind Kind, subj string, opts any
 		if err != nil {
 			return out, err
 		}
+		r.Elapsed = time.Since(start)
 		out = append(out, r)
 	}
 	if g.expect > 0 && len(out) < g.expect {

@@ -84,6 +84,9 @@ type Reply[T any] struct {
 	Data   T
 	Error  *APIError
 	Raw    json.RawMessage
+	// Elapsed is the time from sending the request to receiving this
+	// reply: the round trip to that server, as the client saw it.
+	Elapsed time.Duration
 }
 
 // Filter selects which servers answer a request to all servers: those
