@@ -2,7 +2,6 @@ package sysapi
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 )
 
@@ -29,33 +28,6 @@ const (
 	KindRaftz     Kind = "RAFTZ"
 	KindProfilez  Kind = "PROFILEZ"
 )
-
-// Kinds lists every kind, typed ones first.
-var Kinds = []Kind{
-	KindVarz, KindConnz, KindRoutez, KindGatewayz, KindLeafz, KindSubsz, KindJsz,
-	KindAccountz, KindHealthz, KindStatsz, KindIdz, KindExpvarz, KindIpqueuesz, KindRaftz, KindProfilez,
-}
-
-// ParseKind returns the kind named s, in any case and with or without the
-// trailing "z" ("varz", "VARZ", "connz", "jetstream" for JSZ, "ping" for
-// STATSZ); ok is false for an unknown name.
-func ParseKind(s string) (k Kind, ok bool) {
-	u := strings.ToUpper(strings.TrimSpace(s))
-	switch u {
-	case "JETSTREAM", "JS":
-		return KindJsz, true
-	case "PING", "STATS":
-		return KindStatsz, true
-	case "ID":
-		return KindIdz, true
-	}
-	for _, k := range Kinds {
-		if u == string(k) || u+"Z" == string(k) {
-			return k, true
-		}
-	}
-	return "", false
-}
 
 // ServerInfo identifies the server that sent a reply (the "server" object
 // of every reply).
