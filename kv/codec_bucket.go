@@ -73,6 +73,16 @@ func (c *CodecBucket) encodeValue(value []byte) ([]byte, error) {
 	return v, nil
 }
 
+// encode encodes a key and its value.
+func (c *CodecBucket) encode(key string, value []byte) (string, []byte, error) {
+	k, err := c.encodeKey(key)
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := c.encodeValue(value)
+	return k, v, err
+}
+
 // encodeFilter encodes a watch or key filter: with EncodeFilter when the
 // key codec has one, else as a key when it has no wildcard.
 func (c *CodecBucket) encodeFilter(filter string) (string, error) {
@@ -134,11 +144,7 @@ func (c *CodecBucket) decoded(e *Entry, strict bool) (*Entry, error) {
 
 // Put stores value under key (both encoded); see Bucket.Put.
 func (c *CodecBucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	k, err := c.encodeKey(key)
-	if err != nil {
-		return 0, err
-	}
-	v, err := c.encodeValue(value)
+	k, v, err := c.encode(key, value)
 	if err != nil {
 		return 0, err
 	}
@@ -152,11 +158,7 @@ func (c *CodecBucket) PutString(ctx context.Context, key, value string) (uint64,
 
 // Create stores value under key only if it has no value; see Bucket.Create.
 func (c *CodecBucket) Create(ctx context.Context, key string, value []byte, opts ...CreateOpt) (uint64, error) {
-	k, err := c.encodeKey(key)
-	if err != nil {
-		return 0, err
-	}
-	v, err := c.encodeValue(value)
+	k, v, err := c.encode(key, value)
 	if err != nil {
 		return 0, err
 	}
@@ -166,11 +168,7 @@ func (c *CodecBucket) Create(ctx context.Context, key string, value []byte, opts
 // Update stores value under key if its latest revision is revision; see
 // Bucket.Update.
 func (c *CodecBucket) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
-	k, err := c.encodeKey(key)
-	if err != nil {
-		return 0, err
-	}
-	v, err := c.encodeValue(value)
+	k, v, err := c.encode(key, value)
 	if err != nil {
 		return 0, err
 	}

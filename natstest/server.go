@@ -481,6 +481,13 @@ func (s *Server) ConnectOptions() []conn.Option {
 	case s.user != nil:
 		o = append(o, s.user.Option())
 	}
+	return append(o, s.transportOptions()...)
+}
+
+// transportOptions are the options that reach the server: TLS trust and
+// the in-process dialer of a server without a listener.
+func (s *Server) transportOptions() []conn.Option {
+	var o []conn.Option
 	if s.certs != nil {
 		o = append(o, conn.TLS(s.certs.ClientTLSConfig()))
 		if s.cfg.tls.handshakeFirst {

@@ -124,16 +124,7 @@ func (s *Server) SystemConnectOptions() []conn.Option {
 	default:
 		return nil
 	}
-	if s.certs != nil {
-		o = append(o, conn.TLS(s.certs.ClientTLSConfig()))
-		if s.cfg.tls.handshakeFirst {
-			o = append(o, conn.TLSHandshakeFirst())
-		}
-	}
-	if s.cfg.noListen {
-		o = append(o, s.InProcess())
-	}
-	return o
+	return append(o, s.transportOptions()...)
 }
 
 // ConnectSystem connects to the server as a user of its system account (see

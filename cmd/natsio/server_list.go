@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,15 +13,6 @@ import (
 
 	"github.com/natsio/natsio/sysapi"
 )
-
-// rawList writes the raw replies as one JSON array (--json).
-func rawList[T any](a *app, rs []*sysapi.Reply[T]) error {
-	out := make([]json.RawMessage, len(rs))
-	for i, r := range rs {
-		out[i] = r.Raw
-	}
-	return a.printJSON(out)
-}
 
 func (a *app) serverListCmd() *cobra.Command {
 	var (
@@ -44,28 +34,11 @@ system account.`,
   natsio server list --json`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			expect, err := expectArg(c, args, 0)
-			if err != nil {
-				return err
-			}
-			nc, sc, err := a.sysClient(c.Context())
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			rs, err := sc.Ping(c.Context(), gatherOpts(expect)...)
-			if len(rs) == 0 && err != nil {
-				return sysErr(err)
-			}
-			sortStatsz(rs, sortBy, reverse)
-			if a.json {
-				if perr := rawList(a, rs); perr != nil {
-					return perr
-				}
-				return a.incomplete(err)
-			}
-			a.printServerList(rs, compact)
-			return a.incomplete(err)
+			return gatherCmd(a, c, args, pingStatsz, func(rs []*sysapi.Reply[sysapi.Statsz], _ int) error {
+				sortStatsz(rs, sortBy, reverse)
+				a.printServerList(rs, compact)
+				return nil
+			})
 		},
 	}
 	fl := c.Flags()
@@ -341,54 +314,46 @@ ones. Needs a user of the system account.`,
   natsio server ping 3 --id --graph`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			expect, err := expectArg(c, args, 0)
-			if err != nil {
-				return err
-			}
-			nc, sc, err := a.sysClient(c.Context())
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			rs, err := sc.Ping(c.Context(), gatherOpts(expect)...)
-			if len(rs) == 0 && err != nil {
-				return sysErr(err)
-			}
-			if a.json {
-				if perr := rawList(a, rs); perr != nil {
-					return perr
+			return gatherCmd(a, c, args, pingStatsz, func(rs []*sysapi.Reply[sysapi.Statsz], expect int) error {
+				a.printPing(rs, showID, graph)
+				if expect > len(rs) {
+					fmt.Fprintf(a.stdout, "\nMissing %d server(s)\n", expect-len(rs))
 				}
-				return a.incomplete(err)
-			}
-			var ms []float64
-			for _, r := range rs {
-				d := float64(r.Elapsed.Microseconds()) / 1000
-				ms = append(ms, d)
-				if showID {
-					fmt.Fprintf(a.stdout, "%s %-60s rtt=%s\n", r.Server.ID, r.Server.Name, r.Elapsed.Round(time.Microsecond))
-				} else {
-					fmt.Fprintf(a.stdout, "%-60s rtt=%s\n", r.Server.Name, r.Elapsed.Round(time.Microsecond))
-				}
-			}
-			fmt.Fprintln(a.stdout)
-			fmt.Fprintln(a.stdout, "---- ping statistics ----")
-			if len(ms) > 0 {
-				fmt.Fprintf(a.stdout, "%d replies max: %.2f min: %.2f avg: %.2f\n", len(ms), slices.Max(ms), slices.Min(ms), avg(ms))
-				if graph {
-					fmt.Fprintln(a.stdout)
-					a.pingChart(ms)
-				}
-			}
-			if expect > 0 && len(rs) < expect {
-				fmt.Fprintf(a.stdout, "\nMissing %d server(s)\n", expect-len(rs))
-				return exitStatus(exitError)
-			}
-			return sysErr(err)
+				return nil
+			})
 		},
 	}
 	c.Flags().BoolVar(&graph, "graph", false, "print how the round-trip times are distributed (25 ms buckets)")
 	c.Flags().BoolVar(&showID, "id", false, "include the server ID in the output")
 	return c
+}
+
+// pingStatsz sends the server ping.
+func pingStatsz(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Statsz], error) {
+	return sc.Ping(ctx, opts...)
+}
+
+// printPing prints each server's round trip and the statistics, as
+// natscli's server ping does.
+func (a *app) printPing(rs []*sysapi.Reply[sysapi.Statsz], showID, graph bool) {
+	var ms []float64
+	for _, r := range rs {
+		ms = append(ms, float64(r.Elapsed.Microseconds())/1000)
+		if showID {
+			fmt.Fprintf(a.stdout, "%s %-60s rtt=%s\n", r.Server.ID, r.Server.Name, r.Elapsed.Round(time.Microsecond))
+		} else {
+			fmt.Fprintf(a.stdout, "%-60s rtt=%s\n", r.Server.Name, r.Elapsed.Round(time.Microsecond))
+		}
+	}
+	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.stdout, "---- ping statistics ----")
+	if len(ms) > 0 {
+		fmt.Fprintf(a.stdout, "%d replies max: %.2f min: %.2f avg: %.2f\n", len(ms), slices.Max(ms), slices.Min(ms), avg(ms))
+		if graph {
+			fmt.Fprintln(a.stdout)
+			a.pingChart(ms)
+		}
+	}
 }
 
 func avg(xs []float64) float64 {

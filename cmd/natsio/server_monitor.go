@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -102,6 +103,47 @@ func (a *app) incomplete(err error) error {
 		return exitStatus(exitError)
 	}
 	return sysErr(err)
+}
+
+// gatherCmd is the body of the commands that ask every server: it parses
+// the optional [expect] argument, connects as a monitoring client, asks,
+// and prints the replies with show (given the expected count), or as they were sent with --json; then
+// it reports fewer replies than expected.
+func gatherCmd[T any](a *app, c *cobra.Command, args []string,
+	ask func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[T], error),
+	show func(rs []*sysapi.Reply[T], expect int) error) error {
+	expect, err := expectArg(c, args, 0)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context()
+	nc, sc, err := a.sysClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	rs, gerr := ask(ctx, sc, gatherOpts(expect))
+	if len(rs) == 0 && gerr != nil {
+		return sysErr(gerr)
+	}
+	if a.json {
+		err = rawList(a, rs)
+	} else {
+		err = show(rs, expect)
+	}
+	if err != nil {
+		return err
+	}
+	return a.incomplete(gerr)
+}
+
+// rawList writes the raw replies as one JSON array (--json).
+func rawList[T any](a *app, rs []*sysapi.Reply[T]) error {
+	out := make([]json.RawMessage, len(rs))
+	for i, r := range rs {
+		out[i] = r.Raw
+	}
+	return a.printJSON(out)
 }
 
 // termWidth is the width tables fit in: the terminal's when stdout is

@@ -59,42 +59,27 @@ sorted by --sort, the --top ones. [limit] waits for that many servers.`,
   natsio server report connections --json`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			expect, err := expectArg(c, args, 0)
-			if err != nil {
-				return err
-			}
 			if top < 1 {
 				return usageError{err: fmt.Errorf("--top %d: must be at least 1", top), cmd: c}
 			}
-			ctx := c.Context()
-			nc, sc, err := a.sysClient(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			o := sysapi.ConnzOptions{Filter: f.filter(), Auth: true, Account: account, User: user, FilterSubject: subject,
 				State: map[string]sysapi.ConnState{"open": sysapi.ConnOpen, "closed": sysapi.ConnClosed, "all": sysapi.ConnAll}[state]}
-			pages, gerr := allConnz(ctx, sc, o, expect)
-			if len(pages) == 0 && gerr != nil {
-				return sysErr(gerr)
+			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Connz], error) {
+				return allConnz(ctx, sc, o, opts)
 			}
-			if a.json {
-				if err := rawList(a, pages); err != nil {
-					return err
-				}
-				return a.incomplete(gerr)
-			}
-			var conns []serverConn
-			for _, p := range pages {
-				for _, ci := range p.Data.Conns {
-					if reason == "" || strings.Contains(strings.ToLower(ci.Reason), strings.ToLower(reason)) {
-						conns = append(conns, serverConn{p.Server.Name, p.Server.Cluster, ci})
+			return gatherCmd(a, c, args, ask, func(pages []*sysapi.Reply[sysapi.Connz], _ int) error {
+				var conns []serverConn
+				for _, p := range pages {
+					for _, ci := range p.Data.Conns {
+						if reason == "" || strings.Contains(strings.ToLower(ci.Reason), strings.ToLower(reason)) {
+							conns = append(conns, serverConn{p.Server.Name, p.Server.Cluster, ci})
+						}
 					}
 				}
-			}
-			sortConns(conns, sortBy, f.reverse)
-			a.printConns(conns, top, sortBy, state != "open")
-			return a.incomplete(gerr)
+				sortConns(conns, sortBy, f.reverse)
+				a.printConns(conns, top, sortBy, state != "open")
+				return nil
+			})
 		},
 	}
 	fl := c.Flags()
@@ -114,9 +99,9 @@ const connzPage = 1024
 
 // allConnz gathers every server's CONNZ and then the further pages of the
 // servers that have more connections than one page.
-func allConnz(ctx context.Context, sc *sysapi.Client, o sysapi.ConnzOptions, expect int) ([]*sysapi.Reply[sysapi.Connz], error) {
+func allConnz(ctx context.Context, sc *sysapi.Client, o sysapi.ConnzOptions, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Connz], error) {
 	o.Limit = connzPage
-	first, err := sc.PingConnz(ctx, o, gatherOpts(expect)...)
+	first, err := sc.PingConnz(ctx, o, opts...)
 	pages := first
 	for _, p := range first {
 		for off := p.Data.Offset + len(p.Data.Conns); off < p.Data.Total && len(p.Data.Conns) > 0; {
@@ -214,28 +199,14 @@ requests and errors; then the JetStream meta group as its leader sees it.
   natsio server report jetstream --json`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			expect, err := expectArg(c, args, 0)
-			if err != nil {
-				return err
-			}
-			nc, sc, err := a.sysClient(c.Context())
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			o := sysapi.JszOptions{Filter: f.filter(), Account: account, Accounts: account != ""}
-			rs, gerr := sc.PingJsz(c.Context(), o, gatherOpts(expect)...)
-			if len(rs) == 0 && gerr != nil {
-				return sysErr(gerr)
+			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Jsz], error) {
+				return sc.PingJsz(ctx, o, opts...)
 			}
-			if a.json {
-				if err := rawList(a, rs); err != nil {
-					return err
-				}
-				return a.incomplete(gerr)
-			}
-			a.printJszReport(rs, account, sortBy, f.reverse, compact, leaders)
-			return a.incomplete(gerr)
+			return gatherCmd(a, c, args, ask, func(rs []*sysapi.Reply[sysapi.Jsz], _ int) error {
+				a.printJszReport(rs, account, sortBy, f.reverse, compact, leaders)
+				return nil
+			})
 		},
 	}
 	fl := c.Flags()
