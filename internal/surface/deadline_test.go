@@ -12,6 +12,7 @@ import (
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
+	"github.com/natsio/natsio/sysapi"
 )
 
 // deadlineEnv is a JetStream server reached through a fault proxy, with a
@@ -28,6 +29,7 @@ type deadlineEnv struct {
 	kv    *kv.Bucket
 	cons  *pull.Consumer
 	msg   *jsapi.Msg
+	sys   *sysapi.Client
 }
 
 // defaultWait is the default timeout given to the connection and to
@@ -80,7 +82,11 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m}
+	sc, err := sysapi.New(nc, sysapi.Timeout(defaultWait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m, sys: sc}
 }
 
 // stall stops every byte between the client and the server, both ways.
@@ -160,6 +166,14 @@ func TestDeadlineRule(t *testing.T) {
 		}},
 		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
 			_, err := e.cons.Info(ctx)
+			return err
+		}},
+		{name: "sysapi.Client.Varz", call: func(ctx context.Context) error {
+			_, err := e.sys.Varz(ctx, "NSERVER", sysapi.VarzOptions{})
+			return err
+		}},
+		{name: "sysapi.Client.PingVarz", call: func(ctx context.Context) error {
+			_, err := e.sys.PingVarz(ctx, sysapi.VarzOptions{})
 			return err
 		}},
 	}
