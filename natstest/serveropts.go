@@ -17,6 +17,9 @@ func (c *config) validate() error {
 	if c.token != "" && (c.user != "" || len(c.nkeys) > 0 || len(c.accounts) > 0) {
 		return errors.New("natstest: Token cannot be combined with UserPassword, NKeyUsers or Accounts")
 	}
+	if c.sysAccount && c.token != "" {
+		return errors.New("natstest: SystemAccount cannot be combined with Token")
+	}
 	if c.operator != nil && (c.token != "" || c.user != "" || len(c.nkeys) > 0 || len(c.accounts) > 0) {
 		return errors.New("natstest: OperatorMode cannot be combined with other authentication options")
 	}
