@@ -11,7 +11,7 @@
 // ($SYS.REQ.SERVER.PING.<KIND>) and gathers the replies:
 //
 //	sc, err := sysapi.New(nc)
-//	one, err := sc.Varz(ctx, serverID, sysapi.VarzOptions{})
+//	one, err := sc.Varz(ctx, nc.ServerInfo().ServerID, sysapi.VarzOptions{})
 //	all, err := sc.PingVarz(ctx, sysapi.VarzOptions{}, sysapi.Expect(3))
 //	for _, r := range all {
 //		fmt.Println(r.Server.Name, r.Data.Connections)
