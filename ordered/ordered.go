@@ -82,6 +82,8 @@ type Consumer struct {
 	lastSeq  atomic.Uint64  // last stream sequence yielded (0: none yet)
 	resets   atomic.Uint64
 	skipped  atomic.Uint64
+
+	initialPending uint64 // num_pending of the consumer New created (InitialPending)
 }
 
 // New makes an ordered consumer of stream and creates its first
@@ -114,6 +116,7 @@ func New(ctx context.Context, js *jsapi.JS, stream string, cfg Config) (*Consume
 	if err != nil {
 		return nil, err
 	}
+	c.initialPending = cons.CachedInfo().NumPending
 	c.mu.Lock()
 	c.fresh = cons
 	c.mu.Unlock()
