@@ -160,7 +160,12 @@ func TestDeadlineRule(t *testing.T) {
 				fail("context deadline: still running %v after it", patience)
 				return
 			}
-			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrTimeout) {
+			switch {
+			case c.emptyAtDeadline:
+				if err != nil {
+					fail("context deadline: %v (%T); want no error", err, err)
+				}
+			case !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrTimeout):
 				fail("context deadline: %v (%T); want DeadlineExceeded and ErrTimeout", err, err)
 			}
 

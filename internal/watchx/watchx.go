@@ -12,6 +12,7 @@ import (
 
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
+	"github.com/natsio/natsio/pull"
 )
 
 // QueueLen bounds the messages a live watch holds between its read and
@@ -96,7 +97,7 @@ type Live struct {
 
 // ender ends a live watch's read, once.
 type ender struct {
-	cc   *ordered.ConsumeContext
+	cc   *pull.ConsumeContext
 	quit chan struct{}
 	once sync.Once
 }
