@@ -45,6 +45,14 @@
 // the two wrong-last-sequence codes (10071, 10164) the server used. Both
 // also match jsapi.ErrWrongLastSequence.
 //
+// # Codecs
+//
+// Keys are subject tokens, so spaces, '@' or unicode cannot be keys as
+// they are. WithCodecs gives a Bucket seen through a key codec and a value
+// codec (Base64Codec, PathCodec, chained with ChainKeyCodecs): the
+// application's keys go in and come out of Put, Get, Keys and watches, the
+// encoded ones are stored, in the forms orbit.go's kvcodec uses.
+//
 // # Cost
 //
 // Put and Get build subjects in pooled buffers and decode the reply in

@@ -57,6 +57,7 @@ var imports = map[string]string{
 	"pubwin": "github.com/natsio/natsio/pubwin", "micro": "github.com/natsio/natsio/micro",
 	"natstest":    "github.com/natsio/natsio/natstest",
 	"natscontext": "github.com/natsio/natsio/natscontext",
+	"sysapi":      "github.com/natsio/natsio/sysapi",
 	"fakeserver":  "github.com/natsio/natsio/internal/fakeserver",
 	"faultproxy":  "github.com/natsio/natsio/internal/faultproxy",
 	"memnet":      "github.com/natsio/natsio/internal/memnet",

@@ -19,6 +19,7 @@ import (
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/pull"
+	"github.com/natsio/natsio/sysapi"
 )
 
 // deadlineCall is one blocking call TestDeadlineRule runs against the
@@ -229,6 +230,14 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := micro.Ping(ctx, e.nc, "")
 			return err
 		}},
+		{name: "sysapi.Client.Varz", call: func(ctx context.Context) error {
+			_, err := e.sys.Varz(ctx, "NSERVER", sysapi.VarzOptions{})
+			return err
+		}},
+		{name: "sysapi.Client.PingVarz", call: func(ctx context.Context) error {
+			_, err := e.sys.PingVarz(ctx, sysapi.VarzOptions{})
+			return err
+		}},
 	}
 }
 
@@ -292,6 +301,45 @@ var sharedPath = map[string]string{
 	"extra.FastPublisher.CommitMsg":     "extra.FastPublisher.Add",
 	"extra.FastPublisher.Close":         "extra.FastPublisher.Add",
 	"extra.GetLastMsgsFor":              "extra.GetBatch",
+	"sysapi.Client.Connz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingConnz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Routez":              "sysapi.Client.Varz",
+	"sysapi.Client.PingRoutez":          "sysapi.Client.PingVarz",
+	"sysapi.Client.Gatewayz":            "sysapi.Client.Varz",
+	"sysapi.Client.PingGatewayz":        "sysapi.Client.PingVarz",
+	"sysapi.Client.Leafz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingLeafz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Subsz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingSubsz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Jsz":                 "sysapi.Client.Varz",
+	"sysapi.Client.PingJsz":             "sysapi.Client.PingVarz",
+	"sysapi.Client.Accountz":            "sysapi.Client.Varz",
+	"sysapi.Client.PingAccountz":        "sysapi.Client.PingVarz",
+	"sysapi.Client.Healthz":             "sysapi.Client.Varz",
+	"sysapi.Client.PingHealthz":         "sysapi.Client.PingVarz",
+	"sysapi.Client.Statsz":              "sysapi.Client.Varz",
+	"sysapi.Client.PingStatsz":          "sysapi.Client.PingVarz",
+	"sysapi.Client.Idz":                 "sysapi.Client.Varz",
+	"sysapi.Client.Request":             "sysapi.Client.Varz",
+	"sysapi.Client.PingIdz":             "sysapi.Client.PingVarz",
+	"sysapi.Client.Ping":                "sysapi.Client.PingVarz",
+	"sysapi.Client.PingRequest":         "sysapi.Client.PingVarz",
+	"kv.CodecBucket.Put":                "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.PutString":          "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Create":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Update":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Delete":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Purge":              "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Get":                "kv.Bucket.Get (through the codecs)",
+	"kv.CodecBucket.GetRevision":        "kv.Bucket.Get (through the codecs)",
+	"kv.CodecBucket.History":            "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.Keys":               "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.ListKeys":           "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.Watch":              "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.WatchAll":           "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.WatchFiltered":      "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.Status":             "jsapi.JS.Stream (through the codecs)",
+	"kv.CodecBucket.PurgeDeletes":       "kv.Bucket.Keys (through the codecs)",
 }
 
 // requestPath: the calls that are one JetStream API request (js.request),
