@@ -9,9 +9,9 @@ import (
 
 	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 	"github.com/natsio/natsio/pull"
-	"github.com/natsio/natsio/natstest"
 )
 
 type dlEnv struct {

@@ -284,7 +284,7 @@ func subjectToken(subject string, tok int) string {
 	return rest
 }
 
-func msgSize(m *jsapi.Msg) int { return len(m.Subject) + len(m.Data) + m.Header.Len() }
+func msgSize(m *jsapi.Msg) int { return len(m.Subject) + len(m.Data) + m.Header.EncodedLen() }
 
 // read takes messages from the consumer into the per-key queues, waiting
 // while the buffer or the message's key queue is full.
