@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/pcgroup"
@@ -273,4 +274,62 @@ func TestElasticMessagesIterator(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// Dead letters of a group: a message whose handler always fails runs out
+// of deliveries and is moved with its origin; its key goes on.
+func TestElasticGroupDeadLetters(t *testing.T) {
+	e := newGEnv(t)
+	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "DL", Subjects: []string{"dl.*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "LETTERS", Subjects: []string{"deadletter.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, "DL", "g", pcgroup.ElasticConfig{MaxMembers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pcgroup.AddMembers(e.ctx, e.js, "DL", "g", "m"); err != nil {
+		t.Fatal(err)
+	}
+	mv, err := deadletter.Start(e.ctx, e.js, pcgroup.DeadLetters(pcgroup.Elastic, "DL", "g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mv.Stop()
+	o := newOracle()
+	ok := o.handler("m", 0)
+	m, err := pcgroup.Join(e.ctx, e.js, pcgroup.Elastic, "DL", "g", "m", func(ctx context.Context, msg *jsapi.Msg) error {
+		if string(msg.Data) == "k0:2" {
+			return errors.New("poison")
+		}
+		return ok(ctx, msg)
+	}, pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckWait: time.Second, MaxDeliver: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Stop(); <-m.Done() }()
+	e.publish(t, "dl", 2, 1, 1)
+	e.publish(t, "dl", 1, 2, 2) // k0:2, the poison
+	letters, err := pull.Create(e.ctx, e.js, "LETTERS", jsapi.ConsumerConfig{Durable: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := letters.Next(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(l.Data) != "k0:2" || l.Header.Get(deadletter.HeaderReason) != "max_deliveries" ||
+		l.Header.Get(deadletter.HeaderStream) != "DL-g" || l.Header.Get(deadletter.HeaderConsumer) != "m" {
+		t.Fatalf("letter %s %q %v", l.Subject, l.Data, l.Header)
+	}
+	// The key goes on after its dead letter.
+	if _, err := e.js.Publish(e.ctx, "dl.k0", []byte("k0:3")); err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	o.acked["k0"] = 2 // k0:2 is a dead letter: k0:3 comes next
+	o.mu.Unlock()
+	o.waitAcked(t, e.ctx, 1, 3)
+	o.check(t)
 }
