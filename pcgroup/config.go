@@ -158,7 +158,7 @@ func PartitionFilters(members []string, maxMembers uint, mappings []MemberMappin
 	return out
 }
 
-// Filters returns the consumer filters of member in the static group.
+// MemberFilters returns the consumer filters of member in the static group.
 func (c *StaticConfig) MemberFilters(member string) []string {
 	if len(c.Filters) == 0 {
 		return PartitionFilters(c.Members, c.MaxMembers, c.MemberMappings, member, ">")
