@@ -227,13 +227,7 @@ func (a *app) groupLsCmd() *cobra.Command {
 		Short:   "List the consumer groups of a stream",
 		Example: `  natsio group ls ORDERS`,
 		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
+		RunE: a.withJS(func(ctx context.Context, js *jsapi.JS, args []string) error {
 			type row struct {
 				Name string `json:"name"`
 				Kind string `json:"kind"`
@@ -264,7 +258,7 @@ func (a *app) groupLsCmd() *cobra.Command {
 			}
 			a.table([]string{"GROUP", "KIND"}, t)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -399,13 +393,7 @@ func (a *app) groupMembersCmd(add bool) *cobra.Command {
 		Long:    short + ". Running members move to their new partitions without a restart.",
 		Example: "  natsio group " + strings.Fields(use)[0] + " ORDERS billing m3",
 		Args:    cobra.MinimumNArgs(3),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
+		RunE: a.withJS(func(ctx context.Context, js *jsapi.JS, args []string) error {
 			members, err := f(ctx, js, args[0], args[1], args[2:]...)
 			if errors.Is(err, pcgroup.ErrGroupNotFound) {
 				return groupNotFound(args[0], args[1])
@@ -421,7 +409,7 @@ func (a *app) groupMembersCmd(add bool) *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "Members of %s: %s\n", args[1], strings.Join(members, ", "))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -460,19 +448,13 @@ func (a *app) groupUnmapCmd() *cobra.Command {
 		Short:   "Remove an elastic group's member mappings",
 		Example: `  natsio group unmap ORDERS billing`,
 		Args:    exactArgs(2),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
+		RunE: a.withJS(func(ctx context.Context, js *jsapi.JS, args []string) error {
 			if err := pcgroup.DeleteMappings(ctx, js, args[0], args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "Member mappings of %s removed\n", args[1])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -484,13 +466,7 @@ func (a *app) groupStepDownCmd() *cobra.Command {
 		Short:   "Move a member's pin to one of its standby instances",
 		Example: `  natsio group step-down ORDERS billing m1`,
 		Args:    exactArgs(3),
-		RunE: func(c *cobra.Command, args []string) error {
-			ctx := c.Context()
-			nc, js, err := a.jetstream(ctx)
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
+		RunE: a.withJS(func(ctx context.Context, js *jsapi.JS, args []string) error {
 			k, err := kind.resolve(ctx, js, args[0], args[1])
 			if err != nil {
 				return err
@@ -500,7 +476,7 @@ func (a *app) groupStepDownCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "Member %s of %s stepped down\n", args[2], args[1])
 			return nil
-		},
+		}),
 	}
 	kind.add(c)
 	return c
@@ -585,4 +561,16 @@ one MEMBER name for hot standbys. Runs until Ctrl-C or --count messages.`,
 	c.Flags().IntVar(&count, "count", 0, "stop after this many messages (0: until Ctrl-C)")
 	c.Flags().DurationVar(&ackWait, "ack-wait", 0, "the member consumer's AckWait (default 5s): pin and failover timers derive from it")
 	return c
+}
+
+// withJS runs f with a JetStream view of a new connection, closed after.
+func (a *app) withJS(f func(ctx context.Context, js *jsapi.JS, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		nc, js, err := a.jetstream(c.Context())
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		return f(c.Context(), js, args)
+	}
 }
