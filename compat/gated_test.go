@@ -240,7 +240,8 @@ func runGated(t *testing.T, v version, s *server) {
 			t.Fatal(err)
 		}
 		// A partitioned consumer group: created, joined, consumed.
-		if _, err := pcgroup.CreateElastic(ctx, js, "PRIO", "cg", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"m"}}); err != nil {
+		if _, err := pcgroup.CreateElastic(ctx, js, "PRIO", "cg", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"m"},
+			PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "PRIO.*", PartitioningWildcards: []int{1}}}}); err != nil {
 			t.Fatal(err)
 		}
 		got := make(chan string, 2)
