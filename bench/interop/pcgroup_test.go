@@ -217,6 +217,15 @@ func TestPCGroupCreatedByEachSideConsumedByTheOther(t *testing.T) {
 	if _, err := pcgroup.AddMembers(c.ctx, c.jsi, "ORDERS", "bynatsio", "o"); err != nil {
 		t.Fatal(err)
 	}
+	// Creating the same group again from the other side is accepted: same
+	// KV config, same stream configuration.
+	if _, err := pcgroups.CreateElastic(c.ctx, c.js, "ORDERS", "bynatsio", 3, []pcgroups.PartitioningFilter{{Filter: "orders.*", PartitioningWildcards: []int{1}}}, 0, 0); err != nil {
+		t.Fatalf("orbit re-creating natsio's group: %v", err)
+	}
+	if _, err := pcgroup.CreateElastic(c.ctx, c.jsi, "ORDERS", "byorbit", pcgroup.ElasticConfig{MaxMembers: 3,
+		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "orders.*", PartitioningWildcards: []int{1}}}}); err != nil {
+		t.Fatalf("natsio re-creating orbit's group: %v", err)
+	}
 	names, err := pcgroups.ListElasticConsumerGroups(c.ctx, c.js, "ORDERS")
 	slices.Sort(names)
 	if err != nil || !slices.Equal(names, []string{"bynatsio", "byorbit"}) {
@@ -238,6 +247,12 @@ func TestPCGroupCreatedByEachSideConsumedByTheOther(t *testing.T) {
 	}
 	if _, err := pcgroups.CreateStatic(c.ctx, c.js, "P", "so", 2, nil, []string{"y"}, nil); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := pcgroups.CreateStatic(c.ctx, c.js, "P", "sn", 2, nil, []string{"x"}, nil); err != nil {
+		t.Fatalf("orbit re-creating natsio's static group: %v", err)
+	}
+	if _, err := pcgroup.CreateStatic(c.ctx, c.jsi, "P", "so", pcgroup.StaticConfig{MaxMembers: 2, Members: []string{"y"}}); err != nil {
+		t.Fatalf("natsio re-creating orbit's static group: %v", err)
 	}
 	for k := range 4 {
 		if _, err := c.jsi.Publish(c.ctx, fmt.Sprintf("p.k%d", k), fmt.Appendf(nil, "k%d:1", k)); err != nil {
