@@ -125,7 +125,8 @@ func create[C interface{ Validate() error }](ctx context.Context, b *kv.Bucket, 
 // CreateStatic creates the static group group on stream (which must exist)
 // with cfg, creating the StaticBucket when missing (with the stream's
 // replicas). Creating a group that exists with an equal configuration
-// succeeds; with another, it fails with ErrConfigMismatch.
+// succeeds; with another, it fails with ErrConfigMismatch. Servers before
+// 2.11 fail with a *jsapi.FeatureError, before anything is sent.
 func CreateStatic(ctx context.Context, js *jsapi.JS, stream, group string, cfg StaticConfig) (*StaticConfig, error) {
 	if err := checkNames(stream, group); err != nil {
 		return nil, err
@@ -162,7 +163,10 @@ func CreateStatic(ctx context.Context, js *jsapi.JS, stream, group string, cfg S
 // number first. The group's stream has stream's replicas and storage,
 // cfg's buffer limits and DiscardNew. Creating a group that exists with an
 // equal configuration succeeds (and makes its stream if missing); with
-// another, it fails with ErrConfigMismatch.
+// another, it fails with ErrConfigMismatch. A filter without partitioning
+// wildcards (or no filter) partitions by the whole subject, a transform
+// nats-server 2.11 refuses (an *jsapi.APIError) and 2.12+ accepts. Servers
+// before 2.11 fail with a *jsapi.FeatureError, before anything is sent.
 func CreateElastic(ctx context.Context, js *jsapi.JS, stream, group string, cfg ElasticConfig) (*ElasticConfig, error) {
 	if err := checkNames(stream, group); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,13 +71,39 @@ func TestElasticGroupMembershipChangesAndRestartUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := newOracle()
-	mcfg := pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckWait: 2 * time.Second}}
+	var errs []string
+	var errMu sync.Mutex
+	mcfg := pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckWait: 2 * time.Second}, OnError: func(err error) {
+		errMu.Lock()
+		errs = append(errs, time.Now().Format("15:04:05.000")+" "+err.Error())
+		errMu.Unlock()
+	}}
+	var members []*pcgroup.Member
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, m := range members {
+			t.Logf("member %s partitions %v", m.Name(), m.Partitions())
+		}
+		for ci, err := range e.js.Consumers(context.Background(), "ORDERS-workers") {
+			if err == nil {
+				t.Logf("consumer %s filters %v pending %d ack pending %d waiting %d pins %+v", ci.Name, ci.Config.FilterSubjects, ci.NumPending, ci.NumAckPending, ci.NumWaiting, ci.PriorityGroups)
+			}
+		}
+		errMu.Lock()
+		for _, e := range errs[max(0, len(errs)-30):] {
+			t.Log(e)
+		}
+		errMu.Unlock()
+	})
 	join := func(member string) *pcgroup.Member {
 		m, err := pcgroup.Join(e.ctx, newJS(t, e.s), pcgroup.Elastic, "ORDERS", "workers", member, o.handler(member, time.Millisecond), mcfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { m.Stop(); <-m.Done() })
+		members = append(members, m)
 		return m
 	}
 	m1, m2 := join("m1"), join("m2")
@@ -88,14 +115,14 @@ func TestElasticGroupMembershipChangesAndRestartUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish(t, "orders", keys, perPhase+1, 2*perPhase)
-	o.waitAcked(t, e.ctx, keys, 2*perPhase)
+	o.waitHandled(t, e.ctx, keys, 2*perPhase)
 
 	// Drop m1 under load.
 	if _, err := pcgroup.DropMembers(e.ctx, e.js, "ORDERS", "workers", "m1"); err != nil {
 		t.Fatal(err)
 	}
 	e.publish(t, "orders", keys, 2*perPhase+1, 3*perPhase)
-	o.waitAcked(t, e.ctx, keys, 3*perPhase)
+	o.waitHandled(t, e.ctx, keys, 3*perPhase)
 	if p := m1.Partitions(); len(p) != 0 {
 		t.Errorf("dropped m1 still consumes %v", p)
 	}
@@ -108,10 +135,14 @@ func TestElasticGroupMembershipChangesAndRestartUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish(t, "orders", keys, 3*perPhase+1, 4*perPhase)
-	o.waitAcked(t, e.ctx, keys, 4*perPhase)
+	o.waitHandled(t, e.ctx, keys, 4*perPhase)
+	e.waitEmpty(t, "ORDERS-workers")
 	o.check(t)
 	active, err := pcgroup.ActiveMembers(e.ctx, e.js, pcgroup.Elastic, "ORDERS", "workers")
-	t.Logf("acknowledged per instance %v, duplicates %d, active %v (%v)", o.counts(), o.dups, active, err)
+	o.mu.Lock()
+	dups := o.dups
+	o.mu.Unlock()
+	t.Logf("acknowledged per instance %v, duplicates %d, active %v (%v)", o.counts(), dups, active, err)
 }
 
 // Two instances of one member: the pinned one is killed (its connection
@@ -137,14 +168,14 @@ func TestElasticGroupPinnedInstanceKilledStandbyTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish(t, "ev", keys, 1, 5)
-	o.waitAcked(t, e.ctx, keys, 5)
+	o.waitHandled(t, e.ctx, keys, 5)
 	b, err := pcgroup.Join(e.ctx, newJS(t, e.s), pcgroup.Elastic, "EV", "g", "solo", o.handler("B", time.Millisecond), mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { b.Stop(); <-b.Done() }()
 	e.publish(t, "ev", keys, 6, 10)
-	o.waitAcked(t, e.ctx, keys, 10)
+	o.waitHandled(t, e.ctx, keys, 10)
 	if c := o.counts(); c["B"] != 0 {
 		t.Fatalf("the standby handled %d messages while A was pinned", c["B"])
 	}
@@ -154,13 +185,14 @@ func TestElasticGroupPinnedInstanceKilledStandbyTakesOver(t *testing.T) {
 	jsA.Conn().Close()
 	<-a.Done()
 	e.publish(t, "ev", keys, 11, 20)
-	o.waitAcked(t, e.ctx, keys, 20)
+	o.waitHandled(t, e.ctx, keys, 20)
+	e.waitEmpty(t, "EV-g")
 	o.check(t)
 	o.mu.Lock()
-	failover := o.first["B"].Sub(killed)
+	failover, dups := o.first["B"].Sub(killed), o.dups
 	o.mu.Unlock()
 	t.Logf("failover: standby's first message %v after the pinned instance was killed (AckWait 1 s, pin timeout 1 s); acknowledged %v, duplicates %d",
-		failover.Round(time.Millisecond), o.counts(), o.dups)
+		failover.Round(time.Millisecond), o.counts(), dups)
 }
 
 // A static group over a stream that partitions its own subjects: each
@@ -199,7 +231,7 @@ func TestStaticGroup(t *testing.T) {
 		t.Fatalf("partitions a %v b %v", a, b)
 	}
 	e.publish(t, "st", keys, 1, 10)
-	o.waitAcked(t, e.ctx, keys, 10)
+	o.waitHandled(t, e.ctx, keys, 10)
 	o.check(t)
 	if c := o.counts(); c["a"] == 0 || c["b"] == 0 {
 		t.Fatalf("one member got nothing: %v", c)
@@ -324,12 +356,10 @@ func TestElasticGroupDeadLetters(t *testing.T) {
 		t.Fatalf("letter %s %q %v", l.Subject, l.Data, l.Header)
 	}
 	// The key goes on after its dead letter.
+	o.skip("k0", 2) // a dead letter: k0:3 comes next
 	if _, err := e.js.Publish(e.ctx, "dl.k0", []byte("k0:3")); err != nil {
 		t.Fatal(err)
 	}
-	o.mu.Lock()
-	o.acked["k0"] = 2 // k0:2 is a dead letter: k0:3 comes next
-	o.mu.Unlock()
-	o.waitAcked(t, e.ctx, 1, 3)
+	o.waitHandled(t, e.ctx, 1, 3)
 	o.check(t)
 }

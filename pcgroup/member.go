@@ -222,6 +222,29 @@ func (m *Member) join(ctx context.Context) error {
 		}
 		return part
 	}
+	// Taking over a pin, hold handlers for AckWait: what the previous
+	// holder had received and not acknowledged is redelivered by then, and
+	// is handled before its keys' later messages. A consumer nothing was
+	// ever delivered from has no previous holder.
+	fresh := info.Delivered.Consumer == 0 && info.NumAckPending == 0
+	lastPin := ""
+	userHold := keyed.HoldFor
+	keyed.HoldFor = func(msg *jsapi.Msg) time.Duration {
+		var d time.Duration
+		if userHold != nil {
+			d = userHold(msg)
+		}
+		pin := msg.Header.Get("Nats-Pin-Id")
+		if pin == "" || pin == lastPin {
+			return d
+		}
+		first := lastPin == ""
+		lastPin = pin
+		if first && fresh {
+			return d
+		}
+		return max(d, m.ackWait+m.ackWait/4+100*time.Millisecond)
+	}
 	handler := func(hctx context.Context, msg *jsapi.Msg) error {
 		if pin := msg.Header.Get("Nats-Pin-Id"); pin != "" {
 			m.mu.Lock()
@@ -389,10 +412,12 @@ func (m *Member) apply(ctx context.Context, e *kv.Entry) bool {
 	}
 	m.mu.Lock()
 	m.elastic.Members, m.elastic.MemberMappings = c.Members, c.MemberMappings
-	same := m.kc != nil && slices.Equal(m.filters, m.currentFilters())
+	next := m.currentFilters()
+	same := m.kc != nil && slices.Equal(m.filters, next)
+	idle := m.kc == nil && len(next) == 0
 	m.mu.Unlock()
-	if same {
-		return false // this member's partitions did not change
+	if same || idle {
+		return false // this instance's partitions did not change
 	}
 	pinned := m.isPinned(ctx)
 	m.stopConsuming()

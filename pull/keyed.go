@@ -3,6 +3,7 @@ package pull
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,14 @@ type Keyed struct {
 	// NakDelay is the delay of the Nak sent for a failed message and for the
 	// buffered messages of its key (0: redeliver at once).
 	NakDelay time.Duration
+	// HoldFor, when set, is asked about each message as it arrives; a
+	// positive answer d holds back every handler not yet started for d,
+	// while messages keep arriving and each key's queue stays in stream
+	// order. A group member holds for AckWait when it takes over a pin, so
+	// that what the previous holder left unacknowledged, redelivered after
+	// AckWait, is handled before the key's later messages. It runs on the
+	// goroutine reading the consumer and must not block.
+	HoldFor func(*jsapi.Msg) time.Duration
 }
 
 // ErrKeyedBorrowed: ConsumeKeyed was given the Borrowed option; its
@@ -55,7 +64,8 @@ var ErrKeyedBorrowed = fmt.Errorf("%w: ConsumeKeyed keeps messages past the read
 
 // KeyedHandler handles one message of ConsumeKeyed. Returning nil
 // acknowledges the message (unless the handler already did); an error naks
-// it. ctx ends when the ConsumeKeyed is stopped.
+// it. ctx is the context ConsumeKeyed was given: Stop and Drain let running
+// handlers finish, and acknowledge, undisturbed.
 type KeyedHandler func(ctx context.Context, m *jsapi.Msg) error
 
 // KeyedContext controls a ConsumeKeyed. Its methods may be called from any
@@ -73,6 +83,7 @@ type KeyedContext struct {
 	ready   []*keyQueue // keys with a message waiting and no handler running
 	nmsgs   int
 	nbytes  int
+	hold    time.Time // no handler starts before
 	reading bool // the reading loop has not ended
 	stopped bool
 	st      KeyedStats
@@ -146,6 +157,7 @@ func (q *keyQueue) admit(md jsapi.Metadata, r *keyRules) bool {
 // keyRules are what ConsumeKeyed knows of the consumer.
 type keyRules struct {
 	maxDeliver int
+	ackWait    time.Duration
 	wait       time.Duration // how long a naked message may take to come back
 }
 
@@ -208,14 +220,14 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 		tok := cfg.KeyToken
 		keyOf = func(m *jsapi.Msg) string { return subjectToken(m.Subject, tok) }
 	}
-	rules := &keyRules{wait: 30 * time.Second}
+	rules := &keyRules{ackWait: 30 * time.Second}
 	if info := c.CachedInfo(); info != nil {
 		rules.maxDeliver = info.Config.MaxDeliver
 		if info.Config.AckWait > 0 {
-			rules.wait = info.Config.AckWait
+			rules.ackWait = info.Config.AckWait
 		}
 	}
-	rules.wait = 2*rules.wait + cfg.NakDelay
+	rules.wait = 2*rules.ackWait + cfg.NakDelay
 
 	runCtx, cancel := context.WithCancel(ctx)
 	kc := &KeyedContext{cancel: cancel, drainCh: make(chan struct{}), closed: make(chan struct{}),
@@ -229,7 +241,7 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kc.work(runCtx, handler, cfg, rules)
+			kc.work(ctx, handler, cfg, rules)
 		}()
 	}
 	go func() {
@@ -284,6 +296,11 @@ func subjectToken(subject string, tok int) string {
 	return rest
 }
 
+func streamSeq(m *jsapi.Msg) uint64 {
+	md, _ := m.Metadata()
+	return md.StreamSeq
+}
+
 func msgSize(m *jsapi.Msg) int { return len(m.Subject) + len(m.Data) + m.Header.EncodedLen() }
 
 // read takes messages from the consumer into the per-key queues, waiting
@@ -321,7 +338,38 @@ func (kc *KeyedContext) read(ctx context.Context, seq func(func(*jsapi.Msg, erro
 			_ = nak(m, cfg.NakDelay)
 			return true
 		}
-		q.msgs = append(q.msgs, m)
+		if cfg.HoldFor != nil {
+			if d := cfg.HoldFor(m); d > 0 {
+				if until := time.Now().Add(d); until.After(kc.hold) {
+					if !time.Now().Before(kc.hold) {
+						go kc.keepHeld(rules.ackWait)
+					}
+					kc.hold = until
+					time.AfterFunc(d, func() {
+						kc.mu.Lock()
+						kc.cond.Broadcast()
+						kc.mu.Unlock()
+					})
+				}
+			}
+		}
+		// Keep the key's queue in stream order (a redelivery of an older
+		// message can arrive after newer ones); the running head stays.
+		pos, lo := len(q.msgs), 0
+		if q.running {
+			lo = 1
+		}
+		for pos > lo && streamSeq(q.msgs[pos-1]) > md.StreamSeq {
+			pos--
+		}
+		if pos > lo && streamSeq(q.msgs[pos-1]) == md.StreamSeq {
+			// A redelivery of a message still waiting here: the newer
+			// delivery replaces it.
+			kc.nbytes += size - msgSize(q.msgs[pos-1])
+			q.msgs[pos-1] = m
+			return true
+		}
+		q.msgs = slices.Insert(q.msgs, pos, m)
 		kc.nmsgs++
 		kc.nbytes += size
 		kc.st.MaxBuffered = max(kc.st.MaxBuffered, kc.nmsgs)
@@ -350,7 +398,7 @@ func (kc *KeyedContext) work(ctx context.Context, handler KeyedHandler, cfg Keye
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	for {
-		for len(kc.ready) == 0 && !kc.stopped && (kc.reading || kc.nmsgs > 0) {
+		for (len(kc.ready) == 0 || time.Now().Before(kc.hold)) && !kc.stopped && (kc.reading || kc.nmsgs > 0) {
 			kc.cond.Wait()
 		}
 		if kc.stopped || len(kc.ready) == 0 {
@@ -404,6 +452,34 @@ func (kc *KeyedContext) work(ctx context.Context, handler KeyedHandler, cfg Keye
 			delete(kc.queues, q.key)
 		}
 		kc.cond.Broadcast()
+	}
+}
+
+// keepHeld tells the server every ackWait/3 that the messages waiting
+// here are in progress, while a hold lasts, so that a hold longer than
+// AckWait does not have them redelivered.
+func (kc *KeyedContext) keepHeld(ackWait time.Duration) {
+	t := time.NewTicker(max(ackWait/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-kc.closed:
+			return
+		case <-t.C:
+		}
+		kc.mu.Lock()
+		if kc.stopped || !time.Now().Before(kc.hold) {
+			kc.mu.Unlock()
+			return
+		}
+		for _, q := range kc.queues {
+			for i, m := range q.msgs {
+				if i > 0 || !q.running {
+					_ = m.InProgress()
+				}
+			}
+		}
+		kc.mu.Unlock()
 	}
 }
 

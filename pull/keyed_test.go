@@ -267,3 +267,52 @@ func TestConsumeKeyedKeyToken(t *testing.T) {
 		t.Fatalf("keys %v", keys)
 	}
 }
+
+// HoldFor holds back handlers while messages keep arriving; a hold longer
+// than AckWait keeps the held messages in progress, so none is redelivered.
+func TestConsumeKeyedHoldKeepsMessagesInProgress(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	publishKeys(t, e, 2, 4)
+	c := e.consumer(t, jsapi.ConsumerConfig{Durable: "k", AckWait: time.Second})
+	const hold = 1500 * time.Millisecond
+	var mu sync.Mutex
+	var deliveries []uint64
+	var first time.Time
+	var asked atomic.Bool
+	done := make(chan struct{})
+	t0 := time.Now()
+	kc, err := c.ConsumeKeyed(e.ctx, func(_ context.Context, m *jsapi.Msg) error {
+		md, _ := m.Metadata()
+		mu.Lock()
+		defer mu.Unlock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		deliveries = append(deliveries, md.NumDelivered)
+		if len(deliveries) == 8 {
+			close(done)
+		}
+		return nil
+	}, pull.Keyed{HoldFor: func(*jsapi.Msg) time.Duration {
+		if asked.CompareAndSwap(false, true) {
+			return hold
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	kc.Drain()
+	<-kc.Closed()
+	mu.Lock()
+	defer mu.Unlock()
+	if first.Sub(t0) < hold {
+		t.Fatalf("a handler started %v after the start, within the %v hold", first.Sub(t0), hold)
+	}
+	for i, d := range deliveries {
+		if d != 1 {
+			t.Fatalf("message %d delivered %d times: the hold let AckWait expire", i, d)
+		}
+	}
+}
