@@ -84,7 +84,7 @@ type KeyedContext struct {
 	nmsgs   int
 	nbytes  int
 	hold    time.Time // no handler starts before
-	reading bool // the reading loop has not ended
+	reading bool      // the reading loop has not ended
 	stopped bool
 	st      KeyedStats
 }
