@@ -9,8 +9,8 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/pull"
 )
@@ -38,7 +38,7 @@ func knownBug(t *testing.T) {
 // 250 ms of slack for scheduling.
 func TestPullHeartbeatBound(t *testing.T) {
 	const hb = time.Second
-	srv := testserver.Start(t, testserver.Options{})
+	srv := natstest.NewServer(t)
 	p, err := faultproxy.New(hostPort(srv.URL()))
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestPullHeartbeatBound(t *testing.T) {
 // in 8 to 10 rounds of 10.
 func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 	knownBug(t)
-	srv := testserver.Start(t, testserver.Options{})
+	srv := natstest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	nc, err := conn.Connect(ctx, srv.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
@@ -204,7 +204,9 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 		if _, err := ajs.Consumer(ctx, "RC", "D"); err != nil {
 			t.Fatalf("round %d: consumer missing before the restart: %v", round, err)
 		}
-		srv.Restart(t)
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
 		var ierr error
 		for range 50 { // the admin connection reconnects
 			rctx, rc := context.WithTimeout(ctx, time.Second)
@@ -231,7 +233,7 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 // pull.ErrNoHeartbeat, as a deleted consumer's matches
 // pull.ErrConsumerDeleted. TestChaos counts C2's resets by these reasons.
 func TestOrderedResetReasonHeartbeat(t *testing.T) {
-	srv := testserver.Start(t, testserver.Options{})
+	srv := natstest.NewServer(t)
 	p, err := faultproxy.New(hostPort(srv.URL()))
 	if err != nil {
 		t.Fatal(err)

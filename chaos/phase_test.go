@@ -13,9 +13,9 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/pubwin"
 	"github.com/natsio/natsio/pull"
@@ -85,9 +85,9 @@ type phase struct {
 	wd   *watchdog
 	rng  *rand.Rand
 
-	srv       *testserver.Server
+	srv       *natstest.Server
 	proxy     *faultproxy.Proxy
-	cl        *testserver.Cluster
+	cl        *natstest.Cluster
 	replicas  int
 	clientURL string // what the workloads dial
 	adminURL  string // the harness's own connections: never through the proxy
@@ -177,10 +177,7 @@ func newSinglePhase(t *testing.T, cfg *config, rec *recorder, wd *watchdog, live
 		rng: rand.New(rand.NewPCG(cfg.seed, 1))}
 	live.add(ph)
 	ph.began = rec.now()
-	ph.srv = testserver.Start(t, testserver.Options{
-		LameDuckDuration:    cfg.lameDuck,
-		LameDuckGracePeriod: 200 * time.Millisecond,
-	})
+	ph.srv = natstest.NewServer(t, natstest.LameDuckDuration(cfg.lameDuck, 200*time.Millisecond))
 	p, err := faultproxy.New(hostPort(ph.srv.URL()))
 	if err != nil {
 		t.Fatalf("fault proxy: %v", err)
@@ -198,12 +195,9 @@ func newClusterPhase(t *testing.T, cfg *config, rec *recorder, wd *watchdog, liv
 	live.add(ph)
 	ph.began = rec.now()
 	end := wd.begin("StartCluster", time.Now().Add(60*time.Second))
-	ph.cl = testserver.StartCluster(t, 3, testserver.Options{
-		LameDuckDuration:    cfg.lameDuck,
-		LameDuckGracePeriod: 200 * time.Millisecond,
-	})
+	ph.cl = natstest.NewCluster(t, 3, natstest.LameDuckDuration(cfg.lameDuck, 200*time.Millisecond))
 	end()
-	ph.clientURL, ph.adminURL = ph.cl.URLs(), ph.cl.URLs()
+	ph.clientURL, ph.adminURL = ph.cl.URL(), ph.cl.URL()
 	rec.event(ph.name, "harness", "phase start", "cluster formed in "+(rec.now()-ph.began).Round(time.Millisecond).String())
 	t.Logf("%8s  cluster of 3 formed in %v", fmtDur(rec.now()), (rec.now() - ph.began).Round(time.Millisecond))
 	return ph
@@ -699,8 +693,8 @@ func (ph *phase) teardown() {
 		ph.srv.Shutdown()
 	}
 	if ph.cl != nil {
-		for i := range ph.cl.Servers() {
-			ph.cl.Shutdown(i)
+		for i := range ph.cl.Nodes() {
+			ph.cl.Kill(i)
 		}
 	}
 	end()

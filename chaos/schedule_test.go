@@ -166,7 +166,7 @@ func describePlan(plan []plannedFault) string {
 	return strings.Join(parts, ", ")
 }
 
-// runSchedule injects the planned faults on the test goroutine (testserver
+// runSchedule injects the planned faults on the test goroutine (server
 // restarts may call t.Fatal). After each disruptive fault the KV watch is
 // probed: a put made after the fault must be seen.
 func (ph *phase) runSchedule(plan []plannedFault, budget time.Duration) {
@@ -205,7 +205,9 @@ func (ph *phase) inject(i int, kind string) *fault {
 	case fRestart:
 		f := rec.beginFault(ph.name, kind, "server shutdown + restart, same port and store", true, "disconnected")
 		end := ph.wd.begin("Server.Restart", time.Now().Add(30*time.Second))
-		ph.srv.Restart(ph.t)
+		if err := ph.srv.Restart(); err != nil {
+			ph.t.Fatal(err)
+		}
 		end()
 		rec.endFault(f, "")
 		return f
@@ -259,7 +261,9 @@ func (ph *phase) inject(i int, kind string) *fault {
 		<-ph.srv.LameDuck()
 		end()
 		end = ph.wd.begin("Server.Restart", time.Now().Add(30*time.Second))
-		ph.srv.Restart(ph.t)
+		if err := ph.srv.Restart(); err != nil {
+			ph.t.Fatal(err)
+		}
 		end()
 		rec.endFault(f, "")
 		return f
@@ -338,12 +342,14 @@ func (ph *phase) inject(i int, kind string) *fault {
 	case fKillLeader:
 		i, name := ph.streamLeader()
 		f := rec.beginFault(ph.name, kind, "shutdown of stream leader "+name, true, "")
-		ph.cl.Shutdown(i)
+		ph.cl.Kill(i)
 		downAt := rec.now()
 		time.Sleep(cfg.leaderDown)
 		rs := time.Now()
 		end := ph.wd.begin("Cluster.Restart", time.Now().Add(60*time.Second))
-		ph.cl.Restart(ph.t, i)
+		if err := ph.cl.Restart(i); err != nil {
+			ph.t.Fatal(err)
+		}
 		end()
 		_, nl := ph.streamLeader()
 		rec.endFault(f, "restarted; new leader "+nl)
@@ -353,15 +359,19 @@ func (ph *phase) inject(i int, kind string) *fault {
 
 	case fQuorum:
 		i, name := ph.streamLeader()
-		j := (i + 1) % len(ph.cl.Servers())
+		j := (i + 1) % len(ph.cl.Nodes())
 		f := rec.beginFault(ph.name, kind, fmt.Sprintf("shutdown of 2 of 3: leader %s and %s", name, ph.serverName(j)), true, "")
-		ph.cl.Shutdown(i)
-		ph.cl.Shutdown(j)
+		ph.cl.Kill(i)
+		ph.cl.Kill(j)
 		downAt := rec.now()
 		time.Sleep(cfg.leaderDown)
 		end := ph.wd.begin("Cluster.Restart x2", time.Now().Add(120*time.Second))
-		ph.cl.Restart(ph.t, i)
-		ph.cl.Restart(ph.t, j)
+		if err := ph.cl.Restart(i); err != nil {
+			ph.t.Fatal(err)
+		}
+		if err := ph.cl.Restart(j); err != nil {
+			ph.t.Fatal(err)
+		}
 		end()
 		_, nl := ph.streamLeader()
 		rec.endFault(f, "restarted; new leader "+nl)
@@ -412,7 +422,7 @@ func opStart(b []byte) bool {
 }
 
 func (ph *phase) serverName(i int) string {
-	if srv := ph.cl.Servers()[i].Srv(); srv != nil {
+	if srv := ph.cl.Nodes()[i].Server(); srv != nil {
 		return srv.Name()
 	}
 	return fmt.Sprintf("#%d", i)
@@ -422,9 +432,12 @@ func (ph *phase) serverName(i int) string {
 // waiting for one.
 func (ph *phase) streamLeader() (int, string) {
 	end := ph.wd.begin("WaitStreamLeader", time.Now().Add(30*time.Second))
-	l := ph.cl.WaitStreamLeader(ph.t, "", streamMain)
+	l, err := ph.cl.WaitStreamLeader(streamMain)
+	if err != nil {
+		ph.t.Fatal(err)
+	}
 	end()
-	for i, s := range ph.cl.Servers() {
+	for i, s := range ph.cl.Nodes() {
 		if s == l {
 			return i, ph.serverName(i)
 		}

@@ -8,14 +8,14 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
 // The server runs in a child process: allocation counts are the client's.
 
 func TestPublishAllocatesNothing(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	nc := connect(t, s.URL())
 	data := make([]byte, 1024)
 	var h proto.Header
@@ -53,7 +53,7 @@ func TestPublishAllocatesNothing(t *testing.T) {
 // A delivered message's header is read in place, and published again
 // unmodified (forwarded) it is written as received: neither allocates.
 func TestReceivedHeaderAllocatesNothing(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	nc := connect(t, s.URL())
 	sub, err := nc.Subscribe("alloc.hdr")
 	if err != nil {
@@ -99,7 +99,7 @@ func TestReceivedHeaderAllocatesNothing(t *testing.T) {
 }
 
 func TestDeliveryAllocsAmortised(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	pub := connect(t, s.URL())
 	sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
 	sub, err := sc.Subscribe("alloc.sub")
@@ -133,7 +133,7 @@ func TestDeliveryAllocsAmortised(t *testing.T) {
 }
 
 func TestRequestAllocs(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	rc := connect(t, s.URL())
 	nc := connect(t, s.URL())
 	rc.SubscribeFunc("alloc.req", func(m *conn.Msg) { m.Respond(m.Data) })
@@ -162,7 +162,7 @@ func TestRequestAllocs(t *testing.T) {
 // A request whose context has no deadline gets the default timeout from a
 // pooled timer, not a new context.
 func TestRequestDefaultTimeoutAllocs(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	rc := connect(t, s.URL())
 	nc := connect(t, s.URL())
 	rc.SubscribeFunc("alloc.req2", func(m *conn.Msg) { m.Respond(m.Data) })
@@ -187,7 +187,7 @@ func TestRequestDefaultTimeoutAllocs(t *testing.T) {
 
 // SubscribeInline lends each message: delivery allocates nothing at all.
 func TestSubscribeInlineAllocatesNothing(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	pub := connect(t, s.URL())
 	sc := connect(t, s.URL())
 	const n = 20000
@@ -224,7 +224,7 @@ func TestSubscribeInlineAllocatesNothing(t *testing.T) {
 // (a lent message that allocated even once per slab of 128 would exceed it
 // whenever most messages are lent, as they are in a steady loop).
 func TestNextBatchBorrowedAllocs(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	pub := connect(t, s.URL())
 	const n = 20000
 	var ownedRate float64
@@ -268,7 +268,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 // borrowed run's allocations are compared with what its copied messages
 // alone cost at the owned run's rate, measured in the same test.
 func TestBorrowedAllocs(t *testing.T) {
-	s := testserver.StartProcess(t, false)
+	s := natstest.NewProcess(t, false)
 	pub := connect(t, s.URL())
 	const n = 20000
 	data := make([]byte, 128)

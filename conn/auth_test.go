@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // connectErr runs Connect expecting failure; it closes a connection that
@@ -78,7 +79,7 @@ func errorText(err error) string {
 
 func TestAuthUserPassword(t *testing.T) {
 	const user, pass, wrong = "alice", "p4ss-w0rd-a1", "wr0ng-pass-77"
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.UserPassword(user, pass))
 
 	t.Run("Option", func(t *testing.T) {
 		roundTrip(t, connect(t, s.URL(), conn.UserInfo(user, pass)), "up.opt")
@@ -119,7 +120,7 @@ func TestAuthUserPassword(t *testing.T) {
 
 func TestAuthToken(t *testing.T) {
 	const token, wrong = "t0ken-s3cret-42", "t0ken-wr0ng-13"
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.Token(token))
 	t.Run("Option", func(t *testing.T) {
 		roundTrip(t, connect(t, s.URL(), conn.Token(token)), "tok.opt")
 	})
@@ -159,9 +160,9 @@ func writeFile(t *testing.T, name string, data []byte) string {
 }
 
 func TestNKeyAuth(t *testing.T) {
-	seed, pub := testserver.NKeyUser(t)
-	otherSeed, _ := testserver.NKeyUser(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	seed, pub := nkeyPair()
+	otherSeed, _ := nkeyPair()
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.NKeyUsers(pub))
 
 	t.Run("SeedFile", func(t *testing.T) {
 		path := writeFile(t, "user.nk", append(append([]byte(nil), seed...), '\n'))
@@ -231,14 +232,16 @@ func TestNKeyAuth(t *testing.T) {
 // every reconnect, so a missing file fails the attempt and a restored one
 // lets the client back in.
 func TestNKeySeedFileReadAtEachAttempt(t *testing.T) {
-	seed, pub := testserver.NKeyUser(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	seed, pub := nkeyPair()
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.NKeyUsers(pub))
 	path := writeFile(t, "user.nk", seed)
 	nc := connect(t, s.URL(), conn.NKeyFromSeedFile(path), testutil.FastReconnect())
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect attempts failing for the missing seed", func() bool {
 		return errors.Is(nc.Err(), conn.ErrBadCredentials)
 	})
@@ -252,28 +255,42 @@ func TestNKeySeedFileReadAtEachAttempt(t *testing.T) {
 	roundTrip(t, nc, "nk.back")
 }
 
+// nkeyPair makes a user nkey: its seed and public key.
+func nkeyPair() (seed []byte, pub string) {
+	u := natstest.NewNKeyUser()
+	return u.Seed, u.PublicKey
+}
+
+// jwtUser makes a user of account a: its JWT and nkey seed.
+func jwtUser(a *natstest.OperatorAccount, name string) (userJWT string, seed []byte) {
+	u := a.NewUser(name)
+	return u.JWT, u.Seed
+}
+
 // jwtServer starts a server in operator mode.
-func jwtServer(t *testing.T) (*testserver.Server, *testserver.OperatorSetup) {
+func jwtServer(t *testing.T) (*natstest.Server, *natstest.Operator) {
 	t.Helper()
-	op := testserver.Operator(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, ConfigText: op.Config()})
+	op := natstest.NewOperator()
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.ConfigText(op.Config()))
 	return s, op
 }
 
 func TestJWTUserCredentials(t *testing.T) {
 	s, op := jwtServer(t)
-	creds := op.UserCreds(t, "bob")
+	creds := op.App.NewUser("bob").File(t)
 	nc := connect(t, s.URL(), conn.UserCredentials(creds), testutil.FastReconnect())
 	roundTrip(t, nc, "jwt.creds")
 	// The file is read again at the reconnect.
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect with the creds file", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 	roundTrip(t, nc, "jwt.creds2")
 }
 
 func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
 	s, op := jwtServer(t)
-	userJWT, seed := op.Account.User(t, "carol")
+	userJWT, seed := jwtUser(op.App, "carol")
 	kp, err := nkeys.FromSeed(seed)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +303,9 @@ func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
 		t.Fatalf("after connect: jwt callback %d, signer %d calls; want 1 and 1", calls.Load(), signs.Load())
 	}
 	roundTrip(t, nc, "jwt.cb")
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 	if calls.Load() < 2 || signs.Load() < 2 {
 		t.Fatalf("after reconnect: jwt callback %d, signer %d calls; want ≥ 2", calls.Load(), signs.Load())
@@ -310,15 +329,15 @@ func TestJWTUserCallbackCalledOnReconnect(t *testing.T) {
 
 func TestJWTBadCredsFiles(t *testing.T) {
 	s, op := jwtServer(t)
-	userJWT, seed := op.Account.User(t, "dave")
-	_, otherSeed := op.Account.User(t, "eve")
-	aseed, err := op.Account.Key.Seed()
+	userJWT, seed := jwtUser(op.App, "dave")
+	_, otherSeed := jwtUser(op.App, "eve")
+	aseed, err := op.App.Key.Seed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	corrupt := bytes.Clone(seed)
 	corrupt[12] ^= 1
-	jwtOnly := strings.Split(testserver.FormatCreds(userJWT, seed), "*****")[0]
+	jwtOnly := strings.Split(natstest.FormatCreds(userJWT, seed), "*****")[0]
 	secrets := []string{userJWT, string(seed), string(otherSeed), string(aseed), string(corrupt)}
 
 	for name, tc := range map[string]struct {
@@ -328,12 +347,12 @@ func TestJWTBadCredsFiles(t *testing.T) {
 		"Empty":       {"", conn.ErrBadCredentials},
 		"Garbage":     {"this is not a creds file\n", conn.ErrBadCredentials},
 		"JWTOnly":     {jwtOnly, conn.ErrBadCredentials},
-		"CorruptSeed": {testserver.FormatCreds(userJWT, corrupt), conn.ErrBadCredentials},
+		"CorruptSeed": {natstest.FormatCreds(userJWT, corrupt), conn.ErrBadCredentials},
 		// The seed of the account, not of a user: refused before signing.
-		"AccountSeed": {testserver.FormatCreds(userJWT, aseed), conn.ErrBadCredentials},
+		"AccountSeed": {natstest.FormatCreds(userJWT, aseed), conn.ErrBadCredentials},
 		// A well-formed file whose seed does not match the JWT: the
 		// server rejects the signature.
-		"MismatchedSeed": {testserver.FormatCreds(userJWT, otherSeed), conn.ErrAuthorization},
+		"MismatchedSeed": {natstest.FormatCreds(userJWT, otherSeed), conn.ErrAuthorization},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, "bad.creds", []byte(tc.content))
@@ -356,7 +375,7 @@ func TestJWTBadCredsFiles(t *testing.T) {
 // (a common mix-up with an nkey seed file) must be refused locally; the
 // seed must never be sent to the server.
 func TestCredsFileWithoutJWTNotSent(t *testing.T) {
-	seed, _ := testserver.NKeyUser(t)
+	seed, _ := nkeyPair()
 	f := newConnectRecorder(t, map[string]any{"auth_required": true, "nonce": "bm9uY2UtMTIzNDU2"})
 	f.reject = true
 	f.start()
@@ -425,15 +444,15 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 
 	const user, pass, wrongPass = "sam", "sam-pa55-f00d", "sam-wr0ng-beef"
 	const token, wrongToken = "tok-c0ffee-99", "tok-dead-00"
-	seed, pub := testserver.NKeyUser(t)
-	wrongSeed, _ := testserver.NKeyUser(t)
+	seed, pub := nkeyPair()
+	wrongSeed, _ := nkeyPair()
 
-	sUP := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
-	sTok := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
-	sNK := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	sUP := natstest.NewServer(t, natstest.JetStream(false), natstest.UserPassword(user, pass))
+	sTok := natstest.NewServer(t, natstest.JetStream(false), natstest.Token(token))
+	sNK := natstest.NewServer(t, natstest.JetStream(false), natstest.NKeyUsers(pub))
 	sJWT, op := jwtServer(t)
-	userJWT, credSeed := op.Account.User(t, "logme")
-	creds := testserver.WriteCreds(t, userJWT, credSeed)
+	userJWT, credSeed := jwtUser(op.App, "logme")
+	creds := (&natstest.UserCreds{JWT: userJWT, Seed: credSeed}).File(t)
 	secrets := []string{pass, wrongPass, token, wrongToken, string(seed), string(wrongSeed), userJWT, string(credSeed), string(credSeed[:20])}
 
 	live(withUserinfo(sUP.URL(), user+":"+pass))
@@ -448,11 +467,13 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 	fail(withUserinfo(sTok.URL(), wrongToken))
 	fail(sTok.URL(), conn.Token(wrongToken))
 	fail(sNK.URL(), conn.NKeyFromSeedFile(writeFile(t, "w.nk", wrongSeed)))
-	fail(sJWT.URL(), conn.UserCredentials(testserver.WriteCreds(t, userJWT, wrongSeed)))
-	fail(sJWT.URL(), conn.UserCredentials(writeFile(t, "c.creds", []byte(testserver.FormatCreds(userJWT, credSeed[:20])))))
+	fail(sJWT.URL(), conn.UserCredentials((&natstest.UserCreds{JWT: userJWT, Seed: wrongSeed}).File(t)))
+	fail(sJWT.URL(), conn.UserCredentials(writeFile(t, "c.creds", []byte(natstest.FormatCreds(userJWT, credSeed[:20])))))
 
-	for _, s := range []*testserver.Server{sUP, sTok, sNK, sJWT} {
-		s.Restart(t)
+	for _, s := range []*natstest.Server{sUP, sTok, sNK, sJWT} {
+		if err := s.Restart(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, nc := range conns {
 		eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
@@ -468,16 +489,15 @@ func TestAuthSecretsNeverLogged(t *testing.T) {
 	// secrets. (A server that rejects the same credentials twice is dropped
 	// from the pool, so these connections may end up closed.)
 	for _, sw := range []struct {
-		s     *testserver.Server
-		other testserver.Options
+		s     *natstest.Server
+		other natstest.Option
 	}{
-		{sUP, testserver.Options{User: user, Password: "rotated-pass"}},
-		{sTok, testserver.Options{Token: "rotated-token"}},
+		{sUP, natstest.UserPassword(user, "rotated-pass")},
+		{sTok, natstest.Token("rotated-token")},
 	} {
 		port := sw.s.Port()
 		sw.s.Shutdown()
-		sw.other.NoJetStream, sw.other.Port = true, port
-		testserver.Start(t, sw.other)
+		natstest.NewServer(t, natstest.JetStream(false), sw.other, natstest.Configure(func(o *server.Options) { o.Port = port }))
 		eventually(t, "a logged authorization failure", func() bool {
 			return strings.Contains(buf.String(), "127.0.0.1:"+strconv.Itoa(port)+" err=\"nats: authorization violation")
 		})

@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // benchServer runs the server in a child process so that allocation and
 // CPU figures count the client alone.
-func benchServer(b *testing.B) *testserver.Process {
-	return testserver.StartProcess(b, false)
+func benchServer(b *testing.B) *natstest.Process {
+	return natstest.NewProcess(b, false)
 }
 
 func benchPublish(b *testing.B, size int) {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -84,15 +84,14 @@ func recvEventually(t *testing.T, pub *conn.Conn, sub *conn.Subscription, subjec
 	})
 }
 
-func startCluster(t *testing.T, opts testserver.Options) *testserver.Cluster {
+func startCluster(t *testing.T, opts ...natstest.Option) *natstest.Cluster {
 	t.Helper()
-	opts.NoJetStream = true
-	return testserver.StartCluster(t, 3, opts)
+	return natstest.NewCluster(t, 3, append([]natstest.Option{natstest.JetStream(false)}, opts...)...)
 }
 
 func TestClusterDiscoverServers(t *testing.T) {
-	c := startCluster(t, testserver.Options{})
-	srvs := c.Servers()
+	c := startCluster(t)
+	srvs := c.Nodes()
 	var rec testutil.Events
 	nc := connect(t, srvs[0].URL(), rec.Opt())
 	// The INFO of a formed cluster lists every member in connect_urls.
@@ -109,8 +108,8 @@ func TestClusterDiscoverServers(t *testing.T) {
 }
 
 func TestClusterIgnoreDiscoveredServers(t *testing.T) {
-	c := startCluster(t, testserver.Options{})
-	srvs := c.Servers()
+	c := startCluster(t)
+	srvs := c.Nodes()
 	// Control: without the option the same server's gossip fills the pool.
 	control := connect(t, srvs[0].URL())
 	waitPool(t, control, 3)
@@ -122,7 +121,9 @@ func TestClusterIgnoreDiscoveredServers(t *testing.T) {
 	}
 	// A topology change makes server 0 send further INFOs with
 	// connect_urls to its clients.
-	c.Restart(t, 2)
+	if err := c.Restart(2); err != nil {
+		t.Fatal(err)
+	}
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +136,8 @@ func TestClusterIgnoreDiscoveredServers(t *testing.T) {
 }
 
 func TestClusterFailoverToDiscoveredServer(t *testing.T) {
-	c := startCluster(t, testserver.Options{})
-	srvs := c.Servers()
+	c := startCluster(t)
+	srvs := c.Nodes()
 	var rec testutil.Events
 	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), rec.Opt())
 	waitPool(t, nc, 3)
@@ -150,7 +151,7 @@ func TestClusterFailoverToDiscoveredServer(t *testing.T) {
 	pub := connect(t, srvs[2].URL(), conn.IgnoreDiscoveredServers())
 	recvEventually(t, pub, sub, "failover.before")
 
-	c.Shutdown(0)
+	c.Kill(0)
 	eventually(t, "reconnect to another member", func() bool {
 		u := nc.ConnectedURL()
 		return u != "" && u != srvs[0].URL() && rec.Has(conn.EventReconnected)
@@ -171,11 +172,8 @@ func TestClusterFailoverToDiscoveredServer(t *testing.T) {
 func TestLameDuckMovesClient(t *testing.T) {
 	// A long grace period: the client must leave by itself, long before
 	// the server would start closing clients.
-	c := startCluster(t, testserver.Options{
-		LameDuckDuration:    10 * time.Second,
-		LameDuckGracePeriod: 5 * time.Second,
-	})
-	srvs := c.Servers()
+	c := startCluster(t, natstest.LameDuckDuration(10*time.Second, 5*time.Second))
+	srvs := c.Nodes()
 	var rec testutil.Events
 	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), conn.DontRandomize(), rec.Opt())
 	waitPool(t, nc, 3)
@@ -259,8 +257,8 @@ func (h blockingHandler) Handle(_ context.Context, r slog.Record) error {
 // EventReconnected of the reconnect it caused, whatever the speed of the
 // logger or of OnDisconnect hooks.
 func TestClusterFailoverEventOrder(t *testing.T) {
-	c := startCluster(t, testserver.Options{})
-	srvs := c.Servers()
+	c := startCluster(t)
+	srvs := c.Nodes()
 	reconnected := make(chan struct{})
 	var rec testutil.Events
 	nc := connect(t, srvs[0].URL(), testutil.FastReconnect(), rec.Opt(),
@@ -268,7 +266,7 @@ func TestClusterFailoverEventOrder(t *testing.T) {
 	waitPool(t, nc, 3)
 	var once sync.Once
 	nc.OnReconnect(func() { once.Do(func() { close(reconnected) }) })
-	c.Shutdown(0)
+	c.Kill(0)
 	eventually(t, "disconnect and reconnect events", func() bool {
 		return rec.Has(conn.EventDisconnected) && rec.Has(conn.EventReconnected)
 	})
@@ -287,8 +285,8 @@ func TestClusterFailoverEventOrder(t *testing.T) {
 // fails authorization; the client comes back only to the named server.
 func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	const user, pass = "clu", "cluster-pass-9f3a1"
-	c := startCluster(t, testserver.Options{User: user, Password: pass})
-	srvs := c.Servers()
+	c := startCluster(t, natstest.UserPassword(user, pass))
+	srvs := c.Nodes()
 	var rec testutil.Events
 	logs := newLogRecorder()
 	nc := connect(t, srvs[0].URL(), conn.UserInfo(user, pass), testutil.FastReconnect(), rec.Opt(), logs.option())
@@ -299,7 +297,7 @@ func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	}
 	nc.Flush(ctxT(t))
 
-	c.Shutdown(0)
+	c.Kill(0)
 	// Both discovered members reject the credential-less CONNECT.
 	authFailed := func(url string) bool {
 		for _, r := range logs.records() {
@@ -325,7 +323,9 @@ func TestClusterCredentialsWithheldFromDiscovered(t *testing.T) {
 	}
 
 	// The named server (credentials allowed) takes the client back.
-	c.Restart(t, 0)
+	if err := c.Restart(0); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect to the named server", func() bool { return nc.ConnectedURL() == srvs[0].URL() })
 	pub := connect(t, srvs[1].URL(), conn.UserInfo(user, pass), conn.IgnoreDiscoveredServers())
 	recvEventually(t, pub, sub, "creds.back")
@@ -337,8 +337,8 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 		t.Run(map[bool]string{false: "UserInfo", true: "URLUserInfo"}[viaURL], func(t *testing.T) {
 			if viaURL {
 			}
-			c := startCluster(t, testserver.Options{User: user, Password: pass})
-			srvs := c.Servers()
+			c := startCluster(t, natstest.UserPassword(user, pass))
+			srvs := c.Nodes()
 			opts := []conn.Option{conn.SendCredentialsToDiscovered(), testutil.FastReconnect()}
 			u := srvs[0].URL()
 			if viaURL {
@@ -354,7 +354,7 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 			}
 			nc.Flush(ctxT(t))
 
-			c.Shutdown(0)
+			c.Kill(0)
 			eventually(t, "reconnect to a discovered member", func() bool {
 				u := nc.ConnectedURL()
 				return u == srvs[1].URL() || u == srvs[2].URL()
@@ -375,9 +375,9 @@ func TestClusterSendCredentialsToDiscovered(t *testing.T) {
 // the tls scheme).
 func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 	const user, pass = "tlsu", "tls-cluster-pass-4b"
-	certs := testserver.GenerateCerts(t)
-	c := startCluster(t, testserver.Options{User: user, Password: pass, TLS: certs.ServerTLS(false)})
-	srvs := c.Servers()
+	certs := natstest.GenerateCerts(t)
+	c := startCluster(t, natstest.UserPassword(user, pass), natstest.TLS(certs))
+	srvs := c.Nodes()
 	nc := connect(t, tlsURL(srvs[0]), conn.RootCAs(certs.CAFile), conn.UserInfo(user, pass), testutil.FastReconnect())
 	waitPool(t, nc, 3)
 	for _, s := range nc.Servers() {
@@ -390,7 +390,7 @@ func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Flush(ctxT(t))
-	c.Shutdown(0)
+	c.Kill(0)
 	eventually(t, "reconnect to a discovered TLS member", func() bool {
 		u := nc.ConnectedURL()
 		return u == tlsURL(srvs[1]) || u == tlsURL(srvs[2])

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // requestWrites runs requesters goroutines making perEach requests each on
 // one connection, against a responder on another, and returns the socket
 // writes per request of the requesting connection and of both.
-func requestWrites(t *testing.T, s *testserver.Server, requesters, perEach int) (req, both float64) {
+func requestWrites(t *testing.T, s *natstest.Server, requesters, perEach int) (req, both float64) {
 	t.Helper()
 	svc := connect(t, s.URL())
 	sub, err := svc.SubscribeFunc("coalesce.svc", func(m *conn.Msg) { _ = m.Respond(m.Data) })
@@ -60,7 +60,7 @@ func requestWrites(t *testing.T, s *testserver.Server, requesters, perEach int) 
 // write each (the inline write that keeps its latency low), and so does
 // the responder.
 func TestConcurrentRequestsCoalesceWrites(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	one, oneBoth := requestWrites(t, s, 1, 500)
 	hundred, hundredBoth := requestWrites(t, s, 100, 50)
 	t.Logf("writes per request (requester; requester and responder): 1 requester %.2f; %.2f, 100 requesters %.2f; %.2f",
@@ -95,7 +95,7 @@ func (c countingConn) Write(b []byte) (int, error) {
 // included, across reconnects), and connections with and without the
 // first one.
 func TestStatsSocketBytesAndConnects(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	var in, out atomic.Uint64
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
@@ -118,7 +118,9 @@ func TestStatsSocketBytesAndConnects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 	if err := nc.Publish("stats.y", make([]byte, 100)); err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -24,7 +24,7 @@ var (
 )
 
 func TestPubSubIterator(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sub, err := nc.Subscribe("orders.*")
 	if err != nil {
@@ -69,7 +69,7 @@ func TestPubSubIterator(t *testing.T) {
 }
 
 func TestMessagesOwnedByReceiver(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sub, _ := nc.Subscribe("own")
 	nc.Flush(ctxT(t))
@@ -94,7 +94,7 @@ func TestMessagesOwnedByReceiver(t *testing.T) {
 }
 
 func TestHeadersRoundTrip(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sub, _ := nc.Subscribe("h")
 	nc.Flush(ctxT(t))
@@ -147,7 +147,7 @@ func TestHeadersRoundTrip(t *testing.T) {
 }
 
 func TestRequestReply(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	_, err := nc.SubscribeFunc("svc.echo", func(m *conn.Msg) {
 		m.Respond(append([]byte("echo:"), m.Data...))
@@ -173,7 +173,7 @@ func TestRequestReply(t *testing.T) {
 }
 
 func TestNoResponders(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	start := time.Now()
 	_, err := nc.Request(ctxT(t), "nobody.home", nil)
@@ -186,7 +186,7 @@ func TestNoResponders(t *testing.T) {
 }
 
 func TestRequestTimeoutsFreeSlots(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	// A responder that never answers keeps no-responders away.
 	sub, _ := nc.Subscribe("silent")
@@ -206,7 +206,7 @@ func TestRequestTimeoutsFreeSlots(t *testing.T) {
 }
 
 func TestQueueGroup(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	var mu sync.Mutex
 	counts := map[int]int{}
@@ -244,7 +244,7 @@ func TestQueueGroup(t *testing.T) {
 }
 
 func TestAutoUnsubscribe(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sub, _ := nc.Subscribe("auto")
 	if err := sub.AutoUnsubscribe(5); err != nil {
@@ -266,7 +266,7 @@ func TestAutoUnsubscribe(t *testing.T) {
 }
 
 func TestValidationBeforeWrite(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, MaxPayload: 1024})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MaxPayload(1024))
 	nc := connect(t, s.URL())
 	before := nc.Stats().OutBytes
 	for _, subj := range []string{"", "a b", "a..b", "a.*", "a.>", ".a", "a.", "a\r\nPUB x 1"} {
@@ -296,7 +296,7 @@ func TestValidationBeforeWrite(t *testing.T) {
 }
 
 func TestCloseEndsEverything(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	base := runtime.NumGoroutine()
 	nc := connect(t, s.URL())
 	sub, _ := nc.Subscribe("x")
@@ -332,7 +332,7 @@ func TestCloseEndsEverything(t *testing.T) {
 }
 
 func TestDrain(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	var mu sync.Mutex
@@ -357,7 +357,7 @@ func TestDrain(t *testing.T) {
 }
 
 func TestReconnectResubscribe(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	events := make(chan conn.Event, 64)
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(10*time.Millisecond, 50*time.Millisecond), conn.ReconnectJitter(5*time.Millisecond),
 		conn.OnEvent(func(e conn.Event) { events <- e }))
@@ -371,7 +371,9 @@ func TestReconnectResubscribe(t *testing.T) {
 
 	reconnected := make(chan struct{}, 1)
 	nc.OnReconnect(func() { reconnected <- struct{}{} })
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	<-reconnected
 	for _, subj := range []string{"rs", "rq", "ra", "ra", "ra", "ra"} {
 		nc.Publish(subj, []byte("after"))
@@ -404,7 +406,7 @@ func TestReconnectResubscribe(t *testing.T) {
 }
 
 func TestReconnectBufferOverflow(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL(), conn.ReconnectBuffer(4096),
 		conn.ReconnectBackoff(time.Hour, time.Hour), conn.ReconnectJitter(0))
 	s.Shutdown()
@@ -427,7 +429,7 @@ func TestReconnectBufferOverflow(t *testing.T) {
 // Messages larger than the read buffer, and messages split across reads,
 // arrive whole, headers included.
 func TestLargeAndSplitMessages(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sub, _ := nc.Subscribe("big")
 	nc.Flush(ctxT(t))

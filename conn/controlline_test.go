@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -21,7 +21,7 @@ func longSubject(n int) string {
 // publishes, requests and subscriptions; the connection stays up. The
 // longest subject that fits is accepted by the server.
 func TestSubjectTooLongForControlLine(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	long := longSubject(5000)
@@ -93,7 +93,7 @@ func TestSubjectTooLongForControlLine(t *testing.T) {
 // TestMaxControlLineRaised: against a server configured with a longer
 // max_control_line, MaxControlLine lets subjects use it.
 func TestMaxControlLineRaised(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, ConfigText: "max_control_line: 8192"})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.ConfigText("max_control_line: 8192"))
 	nc := connect(t, s.URL(), conn.MaxControlLine(8192))
 	ctx := ctxT(t)
 	long := longSubject(5000)

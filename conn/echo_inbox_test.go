@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestNoEcho: a NoEcho connection subscribed to a subject it publishes to
 // does not receive its own messages, and receives another connection's;
 // a connection without the option receives its own.
 func TestNoEcho(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	quiet := connect(t, s.URL(), conn.NoEcho())
 	other := connect(t, s.URL())
 	ctx := ctxT(t)
@@ -61,7 +61,7 @@ func TestNoEcho(t *testing.T) {
 // the connection's inbox prefix, as a responder sees, and NewInbox uses
 // it; an invalid prefix is refused.
 func TestInboxPrefix(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	ctx := ctxT(t)
 	const prefix = "_MY.inbox"
 	nc := connect(t, s.URL(), conn.InboxPrefix(prefix))

@@ -22,13 +22,13 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
-func coreServer(t *testing.T) *testserver.Server {
-	return testserver.Start(t, testserver.Options{NoJetStream: true})
+func coreServer(t *testing.T) *natstest.Server {
+	return natstest.NewServer(t, natstest.JetStream(false))
 }
 
 // goroutinesInConn counts goroutines with a frame in package conn.
@@ -345,7 +345,7 @@ func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 // ---- F14: max payload, real server ----
 
 func TestMaxPayloadCountsHeaders(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, MaxPayload: 1024})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MaxPayload(1024))
 	nc := connect(t, s.URL())
 	if nc.MaxPayload() != 1024 {
 		t.Fatalf("MaxPayload %d", nc.MaxPayload())
@@ -733,7 +733,9 @@ func TestReconnectDelayAttemptNumbers(t *testing.T) {
 	if got[len(got)-1] < 4 {
 		t.Fatalf("attempt numbers %v do not increase", got)
 	}
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	// A success resets the count.
 	mu.Lock()
@@ -973,7 +975,9 @@ func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
 	pub.Flush(ctxT(t))
 	eventually(t, "five messages", func() bool { return sub.Delivered() == 5 })
 
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "both reconnected", func() bool {
 		return ev.Count(conn.EventReconnected) == 1 && pubEv.Count(conn.EventReconnected) == 1
 	})
@@ -982,7 +986,7 @@ func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
 	}
 	// The server holds the subscription in the same queue group with the
 	// remaining count.
-	cz, err := s.Srv().Connz(&server.ConnzOptions{SubscriptionsDetail: true})
+	cz, err := s.Server().Connz(&server.ConnzOptions{SubscriptionsDetail: true})
 	if err != nil {
 		t.Fatal(err)
 	}

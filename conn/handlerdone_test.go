@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // HandlerDone follows the last return of a SubscribeFunc handler, which
 // may come after the subscription has ended (Closed); without a handler
 // goroutine it is Closed's channel.
 func TestHandlerDone(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	entered := make(chan struct{})
 	release := make(chan struct{})

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A SubscribeFunc handler's goroutine starts with its first message: a
@@ -14,7 +14,7 @@ import (
 // wake), a message starts its handler, and every HandlerDone closes on
 // Close, idle or not.
 func TestIdleHandlersHoldNoGoroutine(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	const n = 1000
 	before := runtime.NumGoroutine()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // inlineEcho starts a responder on its own connection.
@@ -175,8 +175,8 @@ func TestInlineReadDuringRestart(t *testing.T) {
 // Over TLS too: requests read their own responses, including after
 // timeouts (a read deadline leaves the TLS record layer usable).
 func TestInlineOverTLS(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	url := tlsURL(s)
 	rc := connect(t, url, conn.RootCAs(certs.CAFile))
 	if _, err := rc.SubscribeFunc("echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
@@ -276,8 +276,8 @@ func TestInlineReaderStaysWhileOthersWait(t *testing.T) {
 // streams in leaves the TLS record layer usable: no disconnect, nothing
 // lost on the other subscription.
 func TestInlineConsumersOverTLSInterrupted(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	url := tlsURL(s)
 	ev := &testutil.Events{}
 	nc := connect(t, url, conn.RootCAs(certs.CAFile), ev.Opt())

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -65,7 +65,7 @@ func (r *recorder) Process(m *conn.Msg) func() {
 // may add to (the caller's header is left as it was), their outcomes, and
 // the messages iterators, NextMsg and handlers receive.
 func TestObserverSeesPublishRequestRespondAndDelivery(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	obs := &recorder{}
 	nc := connect(t, s.URL(), conn.Observe(obs))
 

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // responders starts n subscribers of subject on a connection of their own,
@@ -44,9 +44,9 @@ func responders(t *testing.T, url, subject string, n int) {
 }
 
 // serverSubs reports how many subscriptions the server holds for nc.
-func serverSubs(t *testing.T, s *testserver.Server, nc *conn.Conn) int {
+func serverSubs(t *testing.T, s *natstest.Server, nc *conn.Conn) int {
 	t.Helper()
-	cz, err := s.Srv().Connz(&server.ConnzOptions{CID: nc.ServerInfo().ClientID})
+	cz, err := s.Server().Connz(&server.ConnzOptions{CID: nc.ServerInfo().ClientID})
 	if err != nil || len(cz.Conns) != 1 {
 		t.Fatalf("connz: %v %d", err, len(cz.Conns))
 	}
@@ -67,7 +67,7 @@ func collect(seq func(func(*conn.Msg, error) bool)) ([]string, error) {
 
 // inboxGone asserts that nc is back to want subscriptions, at once here
 // and eventually at the server.
-func inboxGone(t *testing.T, s *testserver.Server, nc *conn.Conn, want int) {
+func inboxGone(t *testing.T, s *natstest.Server, nc *conn.Conn, want int) {
 	t.Helper()
 	if n := conn.NumSubs(nc); n != want {
 		t.Fatalf("client holds %d subscriptions after the iteration, want %d", n, want)
@@ -76,7 +76,7 @@ func inboxGone(t *testing.T, s *testserver.Server, nc *conn.Conn, want int) {
 }
 
 func TestRequestManyGathersAll(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.many", 3)
 	nc := connect(t, s.URL())
 	// The total timeout, from ManyTimeout or from ctx's deadline, ends the
@@ -107,7 +107,7 @@ func TestRequestManyGathersAll(t *testing.T) {
 }
 
 func TestRequestManyMax(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.max", 3)
 	nc := connect(t, s.URL())
 	got, err := collect(nc.RequestMany(ctxT(t), "svc.max", nil, nil, conn.ManyMax(2)))
@@ -118,7 +118,7 @@ func TestRequestManyMax(t *testing.T) {
 }
 
 func TestRequestManyStall(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.stall", 3)
 	nc := connect(t, s.URL())
 	// A stall long enough that a loaded machine never spaces two of the
@@ -148,7 +148,7 @@ func TestRequestManyStall(t *testing.T) {
 }
 
 func TestRequestManySentinel(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	rc := connect(t, s.URL())
 	// One responder streams its answer in order and ends it with an empty
 	// message, then sends one more that must not be seen.
@@ -177,7 +177,7 @@ func TestRequestManySentinel(t *testing.T) {
 }
 
 func TestRequestManyNoResponders(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	start := time.Now()
 	// The empty sentinel must not hide the (empty) 503 status.
@@ -192,7 +192,7 @@ func TestRequestManyNoResponders(t *testing.T) {
 }
 
 func TestRequestManyTimeoutWithoutReplies(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	rc := connect(t, s.URL())
 	rc.SubscribeFunc("svc.mute", func(*conn.Msg) {})
 	rc.Flush(ctxT(t))
@@ -206,7 +206,7 @@ func TestRequestManyTimeoutWithoutReplies(t *testing.T) {
 }
 
 func TestRequestManyCtxCancelMidStream(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.cancel", 1)
 	nc := connect(t, s.URL())
 	ctx, cancel := context.WithCancel(ctxT(t))
@@ -232,7 +232,7 @@ func TestRequestManyCtxCancelMidStream(t *testing.T) {
 }
 
 func TestRequestManyBreakUnsubscribes(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.brk", 3)
 	before := leakcheck.Snapshot()
 	nc := connect(t, s.URL())
@@ -257,7 +257,7 @@ func TestRequestManyBreakUnsubscribes(t *testing.T) {
 }
 
 func TestRequestManyCloseEnds(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.close", 1)
 	before := leakcheck.Snapshot()
 	nc := connect(t, s.URL())
@@ -282,7 +282,7 @@ func TestRequestManyCloseEnds(t *testing.T) {
 }
 
 func TestRequestManyDisconnectEnds(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	responders(t, s.URL(), "svc.drop", 1)
 	nc := connect(t, s.URL(), conn.ReconnectBackoff(time.Millisecond, 10*time.Millisecond), conn.ReconnectJitter(time.Millisecond))
 	n := 0
@@ -307,7 +307,7 @@ func TestRequestManyDisconnectEnds(t *testing.T) {
 }
 
 func TestRequestManyInvalid(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	var noCtx context.Context

@@ -9,7 +9,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A connection made with RetryOnFailedConnect while its server is down:
@@ -17,7 +17,7 @@ import (
 // WaitConnected is bounded by its ctx, and once the server starts the
 // subscriptions made before and the publishes buffered meanwhile work.
 func TestRetryOnFailedConnectServerStartsLater(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	before := leakcheck.Snapshot()
 	defer leakcheck.Wait(t, before, 10*time.Second)
 	url := s.URL()
@@ -63,7 +63,9 @@ func TestRetryOnFailedConnectServerStartsLater(t *testing.T) {
 		t.Fatalf("WaitConnected with an expired ctx: %v", err)
 	}
 
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	if err := nc.WaitConnected(ctxT(t)); err != nil {
 		t.Fatalf("WaitConnected: %v", err)
 	}
@@ -106,7 +108,7 @@ func TestRetryOnFailedConnectServerStartsLater(t *testing.T) {
 // With MaxReconnects, a connection that never reached its server closes
 // with ErrNoServers, and WaitConnected says so.
 func TestRetryOnFailedConnectGivesUp(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	url := s.URL()
 	s.Shutdown()
 	nc, err := conn.Connect(ctxT(t), url, conn.RetryOnFailedConnect(), conn.MaxReconnects(3),
@@ -124,8 +126,8 @@ func TestRetryOnFailedConnectGivesUp(t *testing.T) {
 // Without RetryOnFailedConnect, Connect fails at once, with every
 // attempt's error joined.
 func TestConnectFailsWithEveryAttempt(t *testing.T) {
-	a := testserver.Start(t, testserver.Options{NoJetStream: true})
-	b := testserver.Start(t, testserver.Options{NoJetStream: true})
+	a := natstest.NewServer(t, natstest.JetStream(false))
+	b := natstest.NewServer(t, natstest.JetStream(false))
 	urls := []string{a.URL(), b.URL()}
 	a.Shutdown()
 	b.Shutdown()
@@ -147,7 +149,7 @@ func TestConnectFailsWithEveryAttempt(t *testing.T) {
 // Closing a connection that never connected ends its attempts, fails its
 // buffered publishes' fate as lost bytes, and leaves no goroutine.
 func TestRetryOnFailedConnectClosedBeforeConnecting(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	before := leakcheck.Snapshot()
 	defer leakcheck.Wait(t, before, 10*time.Second)
 	url := s.URL()

@@ -8,14 +8,14 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestReuseReply: a reply subject declared finished serves the next
 // request, once; a foreign message is ignored; a request that timed out
 // never gives its subject back.
 func TestReuseReply(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	if _, err := nc.SubscribeFunc("svc", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestConnFormatHidesSecrets prints connections configured with each kind
@@ -26,13 +26,13 @@ import (
 // pointer's form names the server without its user information.
 func TestConnFormatHidesSecrets(t *testing.T) {
 	const user, pass, token = "alice", "p4ss-w0rd-f0rmat", "t0ken-f0rmat-s3cret"
-	sPass := testserver.Start(t, testserver.Options{NoJetStream: true, User: user, Password: pass})
-	sToken := testserver.Start(t, testserver.Options{NoJetStream: true, Token: token})
-	seed, pub := testserver.NKeyUser(t)
-	sNKey := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	sPass := natstest.NewServer(t, natstest.JetStream(false), natstest.UserPassword(user, pass))
+	sToken := natstest.NewServer(t, natstest.JetStream(false), natstest.Token(token))
+	seed, pub := nkeyPair()
+	sNKey := natstest.NewServer(t, natstest.JetStream(false), natstest.NKeyUsers(pub))
 	sJWT, op := jwtServer(t)
-	userJWT, jwtSeed := op.Account.User(t, "printed")
-	creds := testserver.WriteCreds(t, userJWT, jwtSeed)
+	userJWT, jwtSeed := jwtUser(op.App, "printed")
+	creds := (&natstest.UserCreds{JWT: userJWT, Seed: jwtSeed}).File(t)
 	secrets := []string{pass, token, string(seed), userJWT, string(jwtSeed)}
 
 	for _, tc := range []struct {
@@ -125,10 +125,10 @@ func TestReadableSecretFileWarned(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no Unix permission bits")
 	}
-	seed, pub := testserver.NKeyUser(t)
-	sNKey := testserver.Start(t, testserver.Options{NoJetStream: true, NKeys: []string{pub}})
+	seed, pub := nkeyPair()
+	sNKey := natstest.NewServer(t, natstest.JetStream(false), natstest.NKeyUsers(pub))
 	sJWT, op := jwtServer(t)
-	userJWT, jwtSeed := op.Account.User(t, "warned")
+	userJWT, jwtSeed := jwtUser(op.App, "warned")
 	for _, tc := range []struct {
 		name   string
 		url    string
@@ -136,7 +136,7 @@ func TestReadableSecretFileWarned(t *testing.T) {
 		option func(path string) conn.Option
 	}{
 		{"seed file", sNKey.URL(), seed, conn.NKeyFromSeedFile},
-		{"creds file", sJWT.URL(), []byte(testserver.FormatCreds(userJWT, jwtSeed)), conn.UserCredentials},
+		{"creds file", sJWT.URL(), []byte(natstest.FormatCreds(userJWT, jwtSeed)), conn.UserCredentials},
 	} {
 		for _, mode := range []os.FileMode{0o600, 0o400, 0o640, 0o604, 0o644} {
 			t.Run(fmt.Sprintf("%s %v", tc.name, mode), func(t *testing.T) {

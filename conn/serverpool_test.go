@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // SetServerPool replaces the pool from the next reconnect on; a bad list
 // changes nothing.
 func TestSetServerPool(t *testing.T) {
-	a := testserver.Start(t, testserver.Options{NoJetStream: true})
-	b := testserver.Start(t, testserver.Options{NoJetStream: true})
+	a := natstest.NewServer(t, natstest.JetStream(false))
+	b := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, a.URL(), conn.ReconnectWait(time.Millisecond))
 	for _, bad := range [][]string{nil, {"ftp://x:1"}, {b.URL(), "nats://"}} {
 		if err := nc.SetServerPool(bad...); !errors.Is(err, conn.ErrInvalidOption) {
@@ -45,8 +45,8 @@ func TestSetServerPool(t *testing.T) {
 // attempts and the last INFO, and chooses the server and the wait; a
 // server outside the pool leaves the choice to the default policy.
 func TestReconnectToServer(t *testing.T) {
-	a := testserver.Start(t, testserver.Options{NoJetStream: true})
-	b := testserver.Start(t, testserver.Options{NoJetStream: true})
+	a := natstest.NewServer(t, natstest.JetStream(false))
+	b := natstest.NewServer(t, natstest.JetStream(false))
 	var mu sync.Mutex
 	var calls [][]conn.Server
 	var infos []conn.ServerInfo

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // F09: a slow subscriber loses what does not fit its queue — counted, and
 // reported once per episode — while the connection's other subscriptions
 // keep receiving.
 func TestClientSideSlowConsumer(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	var events atomic.Int32
 	nc := connect(t, s.URL(), conn.OnEvent(func(e conn.Event) {
 		if e.Kind == conn.EventSlowConsumer && errors.Is(e.Err, conn.ErrSlowConsumer) && e.Sub != nil && e.Sub.Subject == "slow" {
@@ -79,7 +79,7 @@ func TestClientSideSlowConsumer(t *testing.T) {
 // The connection-wide bound holds across subscriptions: many slow
 // subscribers together cannot queue more than it.
 func TestConnectionPendingLimit(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	// Room for ten of the messages below (subject, data and overhead).
 	const size = 1 + 100 + conn.MsgOverhead
 	nc := connect(t, s.URL(), conn.ConnectionPendingLimit(10*size))

@@ -9,14 +9,14 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // By default a TCP connection is wrapped for raw socket I/O on Linux;
 // StdSocketIO keeps net.TCPConn's own calls. Both carry messages, requests
 // and responses alike.
 func TestStdSocketIOOption(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	for _, tc := range []struct {
 		name string
 		opts []conn.Option

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestStagedDeliveryOrderAndLimits: messages of several subscriptions
@@ -15,7 +15,7 @@ import (
 // burst that overflows a subscription's pending limit part way keeps what
 // fits, in order, and counts the rest as dropped.
 func TestStagedDeliveryOrderAndLimits(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	sub := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx := ctxT(t)
@@ -77,7 +77,7 @@ func TestStagedDeliveryOrderAndLimits(t *testing.T) {
 // (the requester inline, or the reader goroutine while a consumer was
 // busy).
 func TestStagedBeforeResponse(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	svc := connect(t, s.URL())
 	ctx := ctxT(t)

@@ -8,15 +8,15 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // Disconnects and the reconnect buffer's figures: counted as they happen,
 // the peak bounded by the ReconnectBuffer option, Buffered showing what
 // waits and emptied once the connection is back.
 func TestStatsDisconnectsAndReconnectBuffer(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	const limit = 4096
 	nc := connect(t, s.URL(), conn.ReconnectBuffer(limit), testutil.FastReconnect())
 
@@ -53,7 +53,9 @@ func TestStatsDisconnectsAndReconnectBuffer(t *testing.T) {
 		t.Fatalf("Buffered %d, peak %d, limit %d", b, st.ReconnectBufferPeak, limit)
 	}
 
-	s.Restart(t)
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "the reconnect and the buffer written", func() bool {
 		return nc.Stats().Reconnects == 2 && nc.Buffered() == 0
 	})
@@ -88,7 +90,7 @@ func TestStatsServerAndProtocolErrors(t *testing.T) {
 }
 
 func TestRTT(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	d, err := nc.RTT(ctxT(t))
 	if err != nil || d <= 0 {
@@ -103,7 +105,7 @@ func TestRTT(t *testing.T) {
 // Requests are counted by how they ended; none stays pending once every
 // call returned.
 func TestStatsRequests(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	if _, err := nc.SubscribeFunc("svc", func(m *conn.Msg) { m.Respond([]byte("ok")) }); err != nil {
 		t.Fatal(err)

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A burst of subscriptions shares writes: 1,000 Subscribe calls and a
 // Flush take at most one socket write per 64 SUB lines, and each of the
 // subscriptions is in place at the server after the Flush.
 func TestSubscribeBurstSharesWrites(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)

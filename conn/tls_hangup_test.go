@@ -7,14 +7,14 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // hangUpAfterTLS is a fake server that announces TLS, completes the TLS
 // handshake, then hangs up before answering anything. It returns the
 // server and the count of completed handshakes.
-func hangUpAfterTLS(t *testing.T, certs *testserver.Certs) (*fakeserver.Server, *atomic.Int64) {
+func hangUpAfterTLS(t *testing.T, certs *natstest.Certs) (*fakeserver.Server, *atomic.Int64) {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(certs.ServerCertFile, certs.ServerKeyFile)
 	if err != nil {
@@ -37,8 +37,8 @@ func hangUpAfterTLS(t *testing.T, certs *testserver.Certs) (*fakeserver.Server, 
 // reconnect loop keeps going until a working server is back; then the
 // connection works again.
 func TestHangUpAfterTLSHandshakeKeepsReconnecting(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	bad, handshakes := hangUpAfterTLS(t, certs)
 	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}

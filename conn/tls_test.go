@@ -15,17 +15,17 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
-func tlsURL(s *testserver.Server) string { return strings.Replace(s.URL(), "nats://", "tls://", 1) }
+func tlsURL(s *natstest.Server) string { return strings.Replace(s.URL(), "nats://", "tls://", 1) }
 
 // serverTLSVersions returns the TLS versions of the server's client
 // connections, as the server reports them.
-func serverTLSVersions(t *testing.T, s *testserver.Server) []string {
+func serverTLSVersions(t *testing.T, s *natstest.Server) []string {
 	t.Helper()
-	cz, err := s.Srv().Connz(&server.ConnzOptions{})
+	cz, err := s.Server().Connz(&server.ConnzOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +37,8 @@ func serverTLSVersions(t *testing.T, s *testserver.Server) []string {
 }
 
 func TestTLSRootCAs(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 
 	t.Run("TLSURL", func(t *testing.T) {
 		nc := connect(t, tlsURL(s), conn.RootCAs(certs.CAFile))
@@ -80,7 +80,9 @@ func TestTLSRootCAs(t *testing.T) {
 			t.Fatal(err)
 		}
 		nc.Flush(ctxT(t))
-		s.Restart(t)
+		if err := s.Restart(); err != nil {
+			t.Fatal(err)
+		}
 		eventually(t, "reconnect over TLS", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 		if err := nc.Publish("tls.re", []byte("again")); err != nil {
 			t.Fatal(err)
@@ -92,8 +94,8 @@ func TestTLSRootCAs(t *testing.T) {
 }
 
 func TestTLSMutual(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(true)})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MutualTLS(certs))
 	t.Run("ClientCert", func(t *testing.T) {
 		nc := connect(t, tlsURL(s), conn.RootCAs(certs.CAFile), conn.ClientCert(certs.ClientCertFile, certs.ClientKeyFile))
 		roundTrip(t, nc, "mtls")
@@ -127,15 +129,15 @@ func TestTLSMutual(t *testing.T) {
 }
 
 func TestTLSHandshakeFirst(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	opts := certs.ServerTLS(false)
-	opts.HandshakeFirst = true
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: opts})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs), natstest.TLSHandshakeFirst())
 
 	t.Run("Works", func(t *testing.T) {
 		nc := connect(t, tlsURL(s), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), testutil.FastReconnect())
 		roundTrip(t, nc, "hsf")
-		s.Restart(t)
+		if err := s.Restart(); err != nil {
+			t.Fatal(err)
+		}
 		eventually(t, "reconnect with handshake first", func() bool { return nc.Stats().Reconnects == 1 && nc.IsConnected() })
 		roundTrip(t, nc, "hsf2")
 	})
@@ -156,7 +158,7 @@ func TestTLSHandshakeFirst(t *testing.T) {
 		})
 	}
 	t.Run("HandshakeFirstAgainstRegularServer", func(t *testing.T) {
-		regular := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+		regular := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 		start := time.Now()
 		err := connectErr(t, tlsURL(regular), conn.TLSHandshakeFirst(), conn.RootCAs(certs.CAFile), conn.ConnectTimeout(3*time.Second))
 		if err == nil || errors.Is(err, conn.ErrTimeout) {
@@ -185,13 +187,12 @@ func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
 // TestTLSMinVersionRaised: a TLS config with MinVersion TLS 1.0 is raised
 // to 1.2, so a server that speaks at most TLS 1.1 is refused.
 func TestTLSMinVersionRaised(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	old := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false),
-		Configure: func(o *server.Options) {
-			o.TLSConfig.MinVersion = tls.VersionTLS10
-			o.TLSConfig.MaxVersion = tls.VersionTLS11
-			o.TLSConfig.CipherSuites = nil
-		}})
+	certs := natstest.GenerateCerts(t)
+	old := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs), natstest.Configure(func(o *server.Options) {
+		o.TLSConfig.MinVersion = tls.VersionTLS10
+		o.TLSConfig.MaxVersion = tls.VersionTLS11
+		o.TLSConfig.CipherSuites = nil
+	}))
 	weak := &tls.Config{MinVersion: tls.VersionTLS10, RootCAs: certs.CAPool}
 
 	// Control: the old server does complete a TLS 1.1 handshake with a
@@ -224,7 +225,7 @@ func TestTLSMinVersionRaised(t *testing.T) {
 	}
 
 	// Against a modern server the same config negotiates ≥ 1.2.
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, TLS: certs.ServerTLS(false)})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.TLS(certs))
 	nc := connect(t, tlsURL(s), conn.TLS(weak))
 	roundTrip(t, nc, "tlsver")
 	for _, v := range serverTLSVersions(t, s) {
@@ -238,8 +239,8 @@ func TestTLSMinVersionRaised(t *testing.T) {
 }
 
 func TestTLSRequiredButServerPlain(t *testing.T) {
-	certs := testserver.GenerateCerts(t)
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	certs := natstest.GenerateCerts(t)
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	for name, tc := range map[string]struct {
 		url  string
 		opts []conn.Option
@@ -256,8 +257,8 @@ func TestTLSRequiredButServerPlain(t *testing.T) {
 		})
 	}
 	// No CONNECT (and so no credential) went out in plaintext.
-	eventually(t, "the server to see the clients go", func() bool { return s.Srv().NumClients() == 0 })
-	cz, err := s.Srv().Connz(&server.ConnzOptions{State: server.ConnClosed, Username: true})
+	eventually(t, "the server to see the clients go", func() bool { return s.Server().NumClients() == 0 })
+	cz, err := s.Server().Connz(&server.ConnzOptions{State: server.ConnClosed, Username: true})
 	if err != nil {
 		t.Fatal(err)
 	}

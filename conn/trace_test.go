@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -16,7 +16,7 @@ import (
 const traceStall = 100 * time.Millisecond
 
 func TestTraceOnlyNotDelivered(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	sc := connect(t, s.URL(), conn.Name("traced-sub"))
 	sub, err := sc.Subscribe("trace.only")
 	if err != nil {
@@ -45,7 +45,7 @@ func TestTraceOnlyNotDelivered(t *testing.T) {
 	if len(eg) != 1 || eg[0].Kind != conn.TraceKindClient || eg[0].Subscription != "trace.only" || eg[0].Name != "traced-sub" {
 		t.Fatalf("egresses %+v", eg)
 	}
-	if ev.Server.ID != s.Srv().ID() || ev.Server.Version == "" || ev.Request.MsgSize == 0 {
+	if ev.Server.ID != s.Server().ID() || ev.Server.Version == "" || ev.Request.MsgSize == 0 {
 		t.Fatalf("server/request %+v %+v", ev.Server, ev.Request)
 	}
 	if v := ev.Request.Header[conn.HeaderTraceOnly]; len(v) != 1 || v[0] != "true" {
@@ -70,7 +70,7 @@ func TestTraceOnlyNotDelivered(t *testing.T) {
 }
 
 func TestTraceDelivered(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	sc := connect(t, s.URL())
 	sub, err := sc.QueueSubscribe("trace.deliver", "workers")
 	if err != nil {
@@ -102,7 +102,7 @@ func TestTraceDelivered(t *testing.T) {
 }
 
 func TestTraceJetStream(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	nc := connect(t, s.URL())
 	cfg := []byte(`{"name":"TRACED","subjects":["js.trace.>"],"storage":"memory"}`)
 	if r, err := nc.Request(ctxT(t), "$JS.API.STREAM.CREATE.TRACED", cfg); err != nil || len(r.Data) == 0 {
@@ -140,7 +140,7 @@ func TestTraceJetStream(t *testing.T) {
 
 // A report the servers compress on request is decompressed.
 func TestTraceCompressed(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	sc := connect(t, s.URL())
 	sc.Subscribe("trace.z")
@@ -167,7 +167,7 @@ func TestTraceVersionCheck(t *testing.T) {
 }
 
 func TestTraceNoSubscriber(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	// No interest: the server still reports the ingress, and nothing else.
 	evs, err := nc.Trace(ctxT(t), "trace.nobody", nil, nil, conn.TraceOnly(), conn.TraceStall(traceStall))
@@ -177,7 +177,7 @@ func TestTraceNoSubscriber(t *testing.T) {
 }
 
 func TestTraceInvalid(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	nc := connect(t, s.URL())
 	ctx := ctxT(t)
 	var noCtx context.Context

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // byteCountingConn counts the bytes written to and read from the wire.
@@ -119,14 +119,13 @@ func TestWSConnRoundTrip(t *testing.T) {
 		{"Compressed", true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{NoJetStream: true,
-				WebSocket: &testserver.WebSocketOptions{Compression: tc.server}})
+			s := natstest.NewServer(t, natstest.JetStream(false), wsListener(tc.server))
 			var in, out atomic.Int64
 			opts := []conn.Option{countingDialer(&in, &out)}
 			if tc.client {
 				opts = append(opts, conn.WebSocketCompression())
 			}
-			nc := connect(t, s.WSURL(), opts...)
+			nc := connect(t, s.WebSocketURL(), opts...)
 			if !strings.HasPrefix(nc.ConnectedURL(), "ws://") {
 				t.Fatalf("connected to %q", nc.ConnectedURL())
 			}
@@ -157,17 +156,24 @@ func TestWSConnRoundTrip(t *testing.T) {
 	}
 }
 
+// wsListener is a WebSocket listener, offering compression or not.
+func wsListener(compression bool) natstest.Option {
+	if compression {
+		return natstest.WebSocketCompression()
+	}
+	return natstest.WebSocket()
+}
+
 func TestWSConnReconnectAfterRestart(t *testing.T) {
 	for _, compress := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Plain", true: "Compressed"}[compress], func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{NoJetStream: true,
-				WebSocket: &testserver.WebSocketOptions{Compression: compress}})
+			s := natstest.NewServer(t, natstest.JetStream(false), wsListener(compress))
 			var rec testutil.Events
 			opts := []conn.Option{testutil.FastReconnect(), rec.Opt()}
 			if compress {
 				opts = append(opts, conn.WebSocketCompression())
 			}
-			nc := connect(t, s.WSURL(), opts...)
+			nc := connect(t, s.WebSocketURL(), opts...)
 			sub, err := nc.Subscribe("wsre")
 			if err != nil {
 				t.Fatal(err)
@@ -175,8 +181,10 @@ func TestWSConnReconnectAfterRestart(t *testing.T) {
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			wsURL := s.WSURL()
-			s.Restart(t)
+			wsURL := s.WebSocketURL()
+			if err := s.Restart(); err != nil {
+				t.Fatal(err)
+			}
 			eventually(t, "reconnect over WebSocket", func() bool {
 				return nc.Stats().Reconnects == 1 && nc.IsConnected() && rec.Has(conn.EventReconnected)
 			})
@@ -211,14 +219,13 @@ func TestWSConnReconnectAfterRestart(t *testing.T) {
 func TestWSConnCompressedMaxPayload(t *testing.T) {
 	for _, compress := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Plain", true: "Compressed"}[compress], func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{NoJetStream: true,
-				WebSocket: &testserver.WebSocketOptions{Compression: true}})
+			s := natstest.NewServer(t, natstest.JetStream(false), natstest.WebSocketCompression())
 			var rec testutil.Events
 			opts := []conn.Option{rec.Opt(), conn.NoReconnect()}
 			if compress {
 				opts = append(opts, conn.WebSocketCompression())
 			}
-			nc := connect(t, s.WSURL(), opts...)
+			nc := connect(t, s.WebSocketURL(), opts...)
 			sub, err := nc.Subscribe("wsmax")
 			if err != nil {
 				t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A batch get allocates per request, not per message, even when every
@@ -17,7 +17,7 @@ import (
 // replies, which belong to the receiver. The server runs in a child
 // process, so that only the client's allocations are counted.
 func TestGetBatchAllocsPerRequest(t *testing.T) {
-	p := testserver.StartProcess(t, true)
+	p := natstest.NewProcess(t, true)
 	ctx := context.Background()
 	js := newJS(t, connect(t, p.URL()))
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Storage: jsapi.StorageMemory, AllowDirect: true}); err != nil {

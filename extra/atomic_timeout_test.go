@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestAtomicBatchTimeoutStoresNothing: an atomic batch that stalls past
@@ -18,9 +18,9 @@ import (
 // error, nothing of the batch is stored, and a new batch works. The test
 // waits for the server's "batch abandoned" advisory, not for a time.
 func TestAtomicBatchTimeoutStoresNothing(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{Configure: func(o *server.Options) {
+	s := natstest.NewServer(t, natstest.Configure(func(o *server.Options) {
 		o.JetStreamLimits.MaxBatchTimeout = 200 * time.Millisecond
-	}})
+	}))
 	nc := connect(t, s.URL())
 	js := newJS(t, nc)
 	st := atomicStream(t, js, "TMO")

@@ -6,8 +6,8 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestAtomicEOBAtDefaultLimit: a batch of exactly MaxAtomicBatch messages
@@ -73,7 +73,7 @@ func TestAtomicEOBAtDefaultLimit(t *testing.T) {
 // refuses the 1001st message.
 func TestAtomicMaxBatchSize(t *testing.T) {
 	const limit = 1500
-	s := testserver.Start(t, testserver.Options{ConfigText: "jetstream { limits { batch { max_msgs: 1500 } } }"})
+	s := natstest.NewServer(t, natstest.ConfigText("jetstream { limits { batch { max_msgs: 1500 } } }"))
 	nc := connect(t, s.URL())
 	js := newJS(t, nc)
 	st := atomicStream(t, js, "BIG")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -22,7 +22,7 @@ import (
 // publisher).
 func benchJS(b *testing.B) (*jsapi.JS, *jsapi.Stream, context.Context) {
 	b.Helper()
-	s := testserver.StartProcess(b, true)
+	s := natstest.NewProcess(b, true)
 	nc := connect(b, s.URL())
 	js := newJS(b, nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestFastFlowAcrossLeaderChange: a fast-ingest batch into an R3 stream
@@ -83,7 +83,7 @@ func TestFastFlowAcrossLeaderChange(t *testing.T) {
 // across a leader change.
 type r3 struct {
 	t   *testing.T
-	cl  *testserver.Cluster
+	cl  *natstest.Cluster
 	nc  *conn.Conn
 	js  *jsapi.JS
 	st  *jsapi.Stream
@@ -95,17 +95,19 @@ func newR3(t *testing.T, cfg jsapi.StreamConfig) *r3 {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	cl := natstest.NewCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	nc := connect(t, cl.URLs())
+	nc := connect(t, cl.URL())
 	js := newJS(t, nc)
 	cfg.Replicas, cfg.Storage = 3, jsapi.StorageFile
 	st, err := js.CreateStream(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl.WaitStreamLeader(t, "", cfg.Name)
+	if _, err := cl.WaitStreamLeader(cfg.Name); err != nil {
+		t.Fatal(err)
+	}
 	return &r3{t: t, cl: cl, nc: nc, js: js, st: st, ctx: ctx}
 }
 
@@ -126,7 +128,7 @@ func (r *r3) probe() uint64 {
 func (r *r3) stepDown() {
 	r.t.Helper()
 	name := r.st.Name()
-	old := r.cl.StreamLeader("", name)
+	old := r.cl.StreamLeader(name)
 	m, err := r.nc.Request(r.ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+name, nil)
 	if err != nil {
 		r.t.Fatalf("step-down: %v", err)
@@ -139,7 +141,7 @@ func (r *r3) stepDown() {
 		r.t.Fatalf("step-down: %s (%v)", m.Data, err)
 	}
 	waitFor(r.t, 20*time.Second, "a new stream leader", func() bool {
-		l := r.cl.StreamLeader("", name)
+		l := r.cl.StreamLeader(name)
 		return l != nil && l != old
 	})
 }

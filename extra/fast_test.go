@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -336,9 +336,9 @@ func TestFastFlowFollowsServer(t *testing.T) {
 }
 
 func TestFastErrors(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{Configure: func(o *server.Options) {
+	s := natstest.NewServer(t, natstest.Configure(func(o *server.Options) {
 		o.JetStreamLimits.MaxBatchInflightPerStream = 2
-	}})
+	}))
 	nc := connect(t, s.URL())
 	js := newJS(t, nc)
 	ctx := ctxT(t)

@@ -15,8 +15,8 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // proxied starts a server and a proxy in front of it, and returns a
@@ -24,7 +24,7 @@ import (
 // proxy.
 func proxied(t *testing.T) (direct *jsapi.JS, nc *conn.Conn, px *faultproxy.Proxy) {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	_, hp, _ := strings.Cut(s.URL(), "://")
 	px, err := faultproxy.New(hp)
 	if err != nil {

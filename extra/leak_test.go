@@ -10,8 +10,8 @@ import (
 
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // extraGoroutines counts goroutines running code of package extra.
@@ -50,7 +50,7 @@ func TestNoLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The request mux subscription exists by now; count from here.
-	base := s.Srv().NumSubscriptions()
+	base := s.Server().NumSubscriptions()
 
 	// Fast: commit, close, abort, failure.
 	p, _ := extra.NewFastPublisher(js)
@@ -108,7 +108,7 @@ func TestNoLeftovers(t *testing.T) {
 	if err := nc.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Srv().NumSubscriptions(); got != base {
+	if got := s.Server().NumSubscriptions(); got != base {
 		t.Fatalf("%d subscriptions on the server, %d before", got, base)
 	}
 	if g := extraGoroutines(); g != 0 {
@@ -119,7 +119,7 @@ func TestNoLeftovers(t *testing.T) {
 // Batch gets (full, abandoned, cancelled) and fast and atomic publishers
 // leave no goroutine created by natsio code once the connection closes.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	nc := connect(t, s.URL())
 	js := newJS(t, nc)

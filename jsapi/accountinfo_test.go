@@ -9,8 +9,8 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -18,13 +18,13 @@ import (
 // and consumers, the memory they use, its API counters and the server's
 // API level.
 func TestAccountInfo(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{ConfigText: `
+	s := natstest.NewServer(t, natstest.ConfigText(`
 accounts {
 	A {
 		jetstream { max_mem: 64MB, max_file: 1GB, max_streams: 10, max_consumers: 20 }
 		users [{ user: a, password: a }]
 	}
-}`})
+}`))
 	nc := connect(t, s.URL(), conn.UserInfo("a", "a"))
 	js := newJS(t, nc)
 	ctx := ctxT(t)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A synchronous publish into a reused PubAck allocates nothing on the
@@ -71,7 +71,7 @@ func TestDirectGetAllocs(t *testing.T) {
 // the allocations counted are the client's alone.
 func processJS(t *testing.T) (context.Context, *jsapi.JS) {
 	t.Helper()
-	p := testserver.StartProcess(t, true)
+	p := natstest.NewProcess(t, true)
 	return context.Background(), newJS(t, connect(t, p.URL()))
 }
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // Shared test helpers (internal/testutil).
@@ -39,9 +39,9 @@ func newJS(t testing.TB, nc *conn.Conn, opts ...jsapi.Option) *jsapi.JS {
 
 // startJS starts a JetStream enabled server and returns it with a
 // connection and a JetStream view of it.
-func startJS(t testing.TB) (*testserver.Server, *conn.Conn, *jsapi.JS) {
+func startJS(t testing.TB) (*natstest.Server, *conn.Conn, *jsapi.JS) {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	nc := connect(t, s.URL())
 	return s, nc, newJS(t, nc)
 }

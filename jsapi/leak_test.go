@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // Stream and consumer management, publishes, paged listings and a message
 // get leave no goroutine of natsio running once the connection is closed.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	ctx := ctxT(t)
 	nc := connect(t, s.URL())

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestMsgAcks pulls messages from a durable consumer with a raw pull request
@@ -111,7 +111,7 @@ func TestMsgAcks(t *testing.T) {
 // acknowledgements, and each one distinct memory (nothing is reused). The
 // pull tests cover acknowledging such messages from real consumers.
 func TestSlabSubscribeBatches(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	nc, err := conn.Connect(context.Background(), s.URL())
 	if err != nil {
 		t.Fatal(err)

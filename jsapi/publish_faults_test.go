@@ -11,9 +11,9 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 // F23: the message is stored but its PubAck never reaches the client. The
@@ -21,7 +21,7 @@ import (
 // the same Msg-Id must come back as a duplicate carrying the original
 // sequence, and the stream must hold the message once.
 func TestPubAckLostRetryIsDuplicate(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	ctx := ctxT(t)
 	admin := connect(t, s.URL())
 	adminJS := newJS(t, admin)
@@ -88,7 +88,7 @@ func TestPubAckLostRetryIsDuplicate(t *testing.T) {
 // issued while disconnected must not look terminal either; and publishing
 // works again after the reconnect.
 func TestRegressionNatsGo2128JSPublishDuringReconnectNotClosed(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	p := testutil.Proxy(t, s.URL())
 	ev := &testutil.Events{}
 	nc := connect(t, p.URL(), testutil.FastReconnect(), ev.Opt())

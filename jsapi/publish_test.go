@@ -9,15 +9,15 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/jsx"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
 // pubEnv starts a JetStream server and a stream "P" on "p.>" (memory).
 func pubEnv(t *testing.T, cfg string) (*jsapi.JS, *conn.Conn, context.Context) {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	nc, err := conn.Connect(ctx, s.URL())

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -361,7 +361,7 @@ func TestStreamNameBySubject(t *testing.T) {
 func TestStreamInfoSubjectsPaged(t *testing.T) {
 	// A page of 100,000 subjects is larger than the default max_payload;
 	// the client's parser limit follows the server's max_payload.
-	s := testserver.Start(t, testserver.Options{MaxPayload: 8 << 20})
+	s := natstest.NewServer(t, natstest.MaxPayload(8<<20))
 	nc := connect(t, s.URL())
 	js := newJS(t, nc)
 	ctx := ctxTimeout(t, 2*time.Minute)
@@ -596,7 +596,7 @@ func TestStreamTTLConfig(t *testing.T) {
 
 // TestDomain reaches JetStream through its domain prefix ($JS.hub.API.).
 func TestDomain(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{Configure: func(o *server.Options) { o.JetStreamDomain = "hub" }})
+	s := natstest.NewServer(t, natstest.Configure(func(o *server.Options) { o.JetStreamDomain = "hub" }))
 	nc := connect(t, s.URL())
 	js := newJS(t, nc, jsapi.Domain("hub"))
 	ctx := ctxT(t)

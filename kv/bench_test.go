@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // processBucket creates a memory bucket on a server in a child process, so
 // that allocation counts are the client's alone.
 func processBucket(tb testing.TB) (*env, *kv.Bucket) {
-	p := testserver.StartProcess(tb, true)
+	p := natstest.NewProcess(tb, true)
 	e := envOn(tb, nil, p.URL())
 	b, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
 	if err != nil {
@@ -175,7 +175,7 @@ func (rc *rawClient) request(tb testing.TB, req []byte) int {
 // raw-socket ceiling: the same JetStream round trips with no client
 // library at all.
 func BenchmarkRawCeilingPut128(b *testing.B) {
-	p := testserver.StartProcess(b, true)
+	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
 	if _, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory}); err != nil {
 		b.Fatal(err)
@@ -191,7 +191,7 @@ func BenchmarkRawCeilingPut128(b *testing.B) {
 }
 
 func BenchmarkRawCeilingGet128(b *testing.B) {
-	p := testserver.StartProcess(b, true)
+	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
 	bk, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
 	if err != nil {

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestReplicatedConflicts: a replicated bucket reports compare-and-set
@@ -16,10 +16,12 @@ func TestReplicatedConflicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
-	e := envOn(t, nil, cl.URLs())
+	cl := natstest.NewCluster(t, 3)
+	e := envOn(t, nil, cl.URL())
 	b := e.bucket(t, kv.Config{Bucket: "r3", Replicas: 3})
-	cl.WaitStreamLeader(t, "", "KV_r3")
+	if _, err := cl.WaitStreamLeader("KV_r3"); err != nil {
+		t.Fatal(err)
+	}
 	r1, err := b.Put(e.ctx, "k", []byte("1"))
 	if err != nil {
 		t.Fatal(err)

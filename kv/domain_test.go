@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // exerciseBucket runs the bucket operations of F51 on a bucket reached
@@ -92,21 +92,20 @@ func exerciseBucket(t *testing.T, ctx context.Context, js *jsapi.JS) *kv.Bucket 
 // the leaf reaches no stream), so requests, Direct Gets, writes and the
 // watch's pulls all went through the $JS.hub.API prefix.
 func TestKVThroughDomainFromLeafNode(t *testing.T) {
-	hub := testserver.Start(t, testserver.Options{ServerName: "hub", Configure: func(o *server.Options) {
+	hub := natstest.NewServer(t, natstest.Name("hub"), natstest.Configure(func(o *server.Options) {
 		o.JetStreamDomain = "hub"
 		o.LeafNode.Host = "127.0.0.1"
 		o.LeafNode.Port = -1
-	}})
-	vz, err := hub.Srv().Varz(nil)
+	}))
+	vz, err := hub.Server().Varz(nil)
 	if err != nil || vz.LeafNode.Port <= 0 {
 		t.Fatalf("hub leafnode port: %+v %v", vz.LeafNode, err)
 	}
 	remote := fmt.Sprintf("nats-leaf://127.0.0.1:%d", vz.LeafNode.Port)
-	leaf := testserver.Start(t, testserver.Options{ServerName: "leaf",
-		ConfigText: fmt.Sprintf("jetstream { domain: leaf }\nleafnodes { remotes: [ { url: %q } ] }\n", remote)})
+	leaf := natstest.NewServer(t, natstest.Name("leaf"), natstest.ConfigText(fmt.Sprintf("jetstream { domain: leaf }\nleafnodes { remotes: [ { url: %q } ] }\n", remote)))
 	e := envOn(t, leaf, leaf.URL())
 	waitUntil(t, 20*time.Second, "the leaf node to connect", func() bool {
-		return hub.Srv().NumLeafNodes() == 1 && leaf.Srv().NumLeafNodes() == 1
+		return hub.Server().NumLeafNodes() == 1 && leaf.Server().NumLeafNodes() == 1
 	})
 
 	js, err := jsapi.New(e.nc, jsapi.Domain("hub"))
@@ -184,7 +183,7 @@ accounts {
 // subjects; the stream exists in account JS, and APP's own $JS.API and
 // $KV subjects reach nothing, so everything went through the prefix.
 func TestKVThroughImportedAPIPrefix(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{ConfigText: apiImportConfig})
+	s := natstest.NewServer(t, natstest.ConfigText(apiImportConfig))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	nc, err := conn.Connect(ctx, s.URL(), conn.UserInfo("app", "app"))

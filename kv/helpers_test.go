@@ -8,18 +8,19 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
 type env struct {
-	s   *testserver.Server
+	s   *natstest.Server
 	nc  *conn.Conn
 	js  *jsapi.JS
 	ctx context.Context
@@ -29,25 +30,14 @@ type env struct {
 // reconnect.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	return envOn(t, s, s.URL())
 }
 
-func envOn(t testing.TB, s *testserver.Server, url string) *env {
+func envOn(t testing.TB, s *natstest.Server, url string) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, url, conn.ReconnectBackoff(20*time.Millisecond, 100*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond),
-		conn.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	js, err := jsapi.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{s: s, nc: nc, js: js, ctx: ctx}
+	j := testutil.JSEnvOn(t, s, url)
+	return &env{s: j.Server, nc: j.Conn, js: j.JS, ctx: j.Ctx}
 }
 
 func (e *env) bucket(t testing.TB, cfg kv.Config) *kv.Bucket {

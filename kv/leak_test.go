@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // Puts, gets, key listings, a history and watches ended by break and by
 // cancel leave no goroutine of natsio running once the connection closes.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	e := envOn(t, s, s.URL())
 	b := e.bucket(t, kv.Config{Bucket: "leak", History: 5})

@@ -11,8 +11,8 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // WatchHeartbeat: with a 200 ms heartbeat, a watch whose link goes silent
@@ -30,7 +30,7 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 		{"default", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{})
+			s := natstest.NewServer(t)
 			p := newProxy(t, s)
 			e := envOn(t, s, p.URL())
 			wr := envOn(t, s, s.URL())

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 )
 
 // newProxy starts a fault proxy in front of s.
-func newProxy(t *testing.T, s *testserver.Server) *faultproxy.Proxy {
+func newProxy(t *testing.T, s *natstest.Server) *faultproxy.Proxy {
 	t.Helper()
 	_, hp, _ := strings.Cut(s.URL(), "://")
 	p, err := faultproxy.New(hp)
@@ -59,7 +59,7 @@ func waitSignal(t *testing.T, ch <-chan struct{}, d time.Duration, what string) 
 // and after the reconnect all arrive, with revisions strictly increasing
 // by one (no gap, no duplicate), and promptly after the reconnect.
 func TestRegressionNatsGo1777WatchRecoversAfterConnectionLoss(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	p := newProxy(t, s)
 	e := envOn(t, s, p.URL())  // the watcher, proxied
 	wr := envOn(t, s, s.URL()) // a writer with its own link
@@ -205,7 +205,9 @@ func TestRegressionNatsRs1596KVWatchIdleRestart(t *testing.T) {
 	r2 := mustPut(t, b, "b", "2") // taken by the watch, not read by the test
 
 	reconnected := e.reconnects(t)
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	waitSignal(t, reconnected, 10*time.Second, "reconnect")
 	// The watch stays unread for a while after the restart.
 	time.Sleep(time.Second) // holding the fault: nobody reads

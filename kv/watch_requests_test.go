@@ -20,7 +20,7 @@ func TestWatchRequests(t *testing.T) {
 	mustPut(t, b, "b", "1")
 	total := func() uint64 {
 		t.Helper()
-		info, err := e.s.Srv().Jsz(&server.JSzOptions{})
+		info, err := e.s.Server().Jsz(&server.JSzOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

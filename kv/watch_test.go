@@ -240,7 +240,9 @@ func TestWatchSurvivesRestart(t *testing.T) {
 	w.marker()
 
 	// Phase 1: how quickly the watch resumes.
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	var t0 time.Time
 	select {
 	case t0 = <-reconnected:
@@ -296,7 +298,9 @@ func TestWatchSurvivesRestart(t *testing.T) {
 		}
 	}
 	read(func() bool { return len(seen) >= 200 })
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	<-reconnected
 	before := last
 	read(func() bool { return last >= before+200 })

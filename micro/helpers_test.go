@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/micro"
+	"github.com/natsio/natsio/natstest"
 )
 
 // Shared test helpers (internal/testutil).
@@ -21,14 +21,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
 // startServer starts an embedded core server on a random port.
-func startServer(t testing.TB) *testserver.Server {
+func startServer(t testing.TB) *natstest.Server {
 	t.Helper()
-	return testserver.Start(t, testserver.Options{NoJetStream: true})
+	return natstest.NewServer(t, natstest.JetStream(false))
 }
 
 // addService adds a service and stops it when the test ends.

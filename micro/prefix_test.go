@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/micro"
+	"github.com/natsio/natsio/natstest"
 )
 
 // A service started with Config.Prefix answers discovery there and only
@@ -81,7 +81,7 @@ accounts {
 
 // A tool in another account reaches the services through its import.
 func TestDiscoveryAcrossAccounts(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true, ConfigText: accountsConfig})
+	s := natstest.NewServer(t, natstest.JetStream(false), natstest.ConfigText(accountsConfig))
 	svcConn := connect(t, s.URL(), conn.UserInfo("svc", "svc"))
 	a := addService(t, svcConn, micro.Config{Name: "orders", Version: "1.0.0"})
 	b := addService(t, svcConn, micro.Config{Name: "orders", Version: "1.0.1"})

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 )
 
 // TestWaitHandlersBound: Stop's wait for handler goroutines, given a ctx
@@ -19,7 +19,7 @@ import (
 // test cannot arrange; the wait is called directly with one handler blocked
 // in its call.)
 func TestWaitHandlersBound(t *testing.T) {
-	srv := testserver.Start(t, testserver.Options{NoJetStream: true})
+	srv := natstest.NewServer(t, natstest.JetStream(false))
 	nc := testutil.Connect(t, srv.URL(), conn.DrainTimeout(100*time.Millisecond))
 	if got := nc.DrainTimeout(); got != 100*time.Millisecond {
 		t.Fatalf("DrainTimeout() = %v, want the option's 100ms", got)

@@ -61,7 +61,7 @@ func TestInvalidConfigSendsNothing(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	subsBefore := s.Srv().NumSubscriptions()
+	subsBefore := s.Server().NumSubscriptions()
 	outBefore := nc.Stats().OutMsgs
 	for _, c := range cases {
 		svc, err := micro.AddService(nc, c.cfg)
@@ -76,7 +76,7 @@ func TestInvalidConfigSendsNothing(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Srv().NumSubscriptions(); n != subsBefore {
+	if n := s.Server().NumSubscriptions(); n != subsBefore {
 		t.Fatalf("server subscriptions %d → %d", subsBefore, n)
 	}
 	if n := nc.Stats().OutMsgs; n != outBefore {
@@ -94,7 +94,7 @@ func TestInvalidEndpointSendsNothing(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	before := s.Srv().NumSubscriptions()
+	before := s.Server().NumSubscriptions()
 	cases := []struct {
 		name string
 		add  func() error
@@ -119,7 +119,7 @@ func TestInvalidEndpointSendsNothing(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Srv().NumSubscriptions(); n != before {
+	if n := s.Server().NumSubscriptions(); n != before {
 		t.Fatalf("server subscriptions %d → %d", before, n)
 	}
 	if len(svc.Info().Endpoints) != 0 {

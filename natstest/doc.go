@@ -31,6 +31,10 @@
 // and restarted. NewProxy puts a fault proxy between clients and a server:
 // cuts, stalls, throttling, refused connections and corrupted bytes.
 //
+// NewProcess runs a server in a child process instead (the test binary
+// started again, with RunIfChild in TestMain taking over), so that a
+// benchmark's allocation and CPU figures count the code under test alone.
+//
 // # In-process connections
 //
 // Server.InProcess is a conn.Option that connects through nats-server's

@@ -5,15 +5,15 @@ import (
 	"io"
 	"testing"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/objstore"
 )
 
 const benchSize = 64 << 20
 
 func benchStore(b *testing.B, storage jsapi.StorageType) (*env, *objstore.Store, []byte) {
-	p := testserver.StartProcess(b, true)
+	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
 	s, err := objstore.CreateStore(e.ctx, e.js, objstore.Config{Bucket: "bench", Storage: storage})
 	if err != nil {

@@ -23,7 +23,7 @@ func TestGetRequests(t *testing.T) {
 	}
 	total := func() uint64 {
 		t.Helper()
-		info, err := e.s.Srv().Jsz(&server.JSzOptions{})
+		info, err := e.s.Server().Jsz(&server.JSzOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

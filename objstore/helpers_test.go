@@ -7,21 +7,21 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/objstore"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
 type env struct {
-	s   *testserver.Server
+	s   *natstest.Server
 	nc  *conn.Conn
 	js  *jsapi.JS
 	ctx context.Context
@@ -29,24 +29,14 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	return envOn(t, s, s.URL())
 }
 
-func envOn(t testing.TB, s *testserver.Server, url string) *env {
+func envOn(t testing.TB, s *natstest.Server, url string) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, url, conn.ReconnectBackoff(20*time.Millisecond, 100*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	js, err := jsapi.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{s: s, nc: nc, js: js, ctx: ctx}
+	j := testutil.JSEnvOn(t, s, url)
+	return &env{s: j.Server, nc: j.Conn, js: j.JS, ctx: j.Ctx}
 }
 
 func (e *env) store(t testing.TB, cfg objstore.Config) *objstore.Store {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/objstore"
 )
 
@@ -78,7 +78,7 @@ func TestBoundedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("256 MiB")
 	}
-	p := testserver.StartProcess(t, true)
+	p := natstest.NewProcess(t, true)
 	e := envOn(t, nil, p.URL())
 	s := e.store(t, objstore.Config{Bucket: "mem"})
 	runtime.GC()

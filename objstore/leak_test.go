@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/objstore"
 )
 
 // Puts, a full and an abandoned read, listings and watches leave no
 // goroutine of natsio running once the connection closes.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	e := envOn(t, s, s.URL())
 	st := e.store(t, objstore.Config{Bucket: "leak"})

@@ -683,7 +683,9 @@ func TestObjWatchSurvivesRestart(t *testing.T) {
 	if info, err, _ := next(); info != nil || err != nil {
 		t.Fatalf("marker %+v %v", info, err)
 	}
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	t0 := <-reconnected
 	if _, err := s.PutString(ctx, "after", "2"); err != nil {
 		t.Fatal(err)

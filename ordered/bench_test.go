@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkOrderedReadThroughBorrowed(b *testing.B) {
 }
 
 func benchReadThrough(b *testing.B, opts ...ordered.Opt) {
-	p := testserver.StartProcess(b, true)
+	p := natstest.NewProcess(b, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	nc, err := conn.Connect(ctx, p.URL())

@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 )
 
@@ -117,9 +117,9 @@ func (l *resetLog) String() string {
 
 // jsAPITotal returns the JetStream API requests the server received since
 // it started.
-func jsAPITotal(t *testing.T, s *testserver.Server) uint64 {
+func jsAPITotal(t *testing.T, s *natstest.Server) uint64 {
 	t.Helper()
-	srv := s.Srv()
+	srv := s.Server()
 	if srv == nil {
 		t.Fatal("server not running")
 	}

@@ -37,7 +37,9 @@ func TestRestartWhileIdle(t *testing.T) {
 		}
 	}
 	// Idle now: restart under it, then publish.
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	// The publish may meet the disconnect (an unknown outcome): retry
 	// with the same message ID, which the stream stores once.
 	for attempt := 0; ; attempt++ {

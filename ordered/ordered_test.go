@@ -11,18 +11,19 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
 type env struct {
-	s   *testserver.Server
+	s   *natstest.Server
 	nc  *conn.Conn
 	js  *jsapi.JS
 	ctx context.Context
@@ -30,15 +31,9 @@ type env struct {
 
 func newEnv(t testing.TB, storage jsapi.StorageType) *env {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, s.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	js, _ := jsapi.New(nc)
+	s := natstest.NewServer(t)
+	j := testutil.JSEnvOn(t, s, s.URL())
+	nc, js, ctx := j.Conn, j.JS, j.Ctx
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "O", Subjects: []string{"o.>"}, Storage: storage}); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +226,9 @@ func TestRecreateAfterRestart(t *testing.T) {
 		}
 		next++
 		if md.StreamSeq == 30 {
-			e.s.Restart(t)
+			if err := e.s.Restart(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if next != 101 {
@@ -364,7 +361,9 @@ func TestBorrowedAcrossRestart(t *testing.T) {
 		next++
 		switch next {
 		case 150:
-			e.s.Restart(t)
+			if err := e.s.Restart(); err != nil {
+				t.Fatal(err)
+			}
 		case 300, 450:
 			e.nc.ForceReconnect()
 		}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
 )
 
@@ -39,7 +39,9 @@ func TestRegressionNatsGo1808RetriesWhileJetStreamUnavailable(t *testing.T) {
 		t.Fatalf("Messages ended during the outage: %v", err)
 	case <-time.After(600 * time.Millisecond):
 	}
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	e.publish(t, "o.a", 10)
 	expectSeqs(t, ctx, got, done, 11, 20)
 	cancel()
@@ -105,10 +107,10 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	cl := natstest.NewCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
+	nc, err := conn.Connect(ctx, cl.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,9 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "O", Subjects: []string{"o.>"}, Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
-	cl.WaitStreamLeader(t, "", "O")
+	if _, err := cl.WaitStreamLeader("O"); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 10 {
 		publishOnce(t, ctx, js, "o.a", fmt.Sprint("pre-", i))
 	}
@@ -132,11 +136,11 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	// anywhere, and the consumer must be recreated while the API is down.
 	name := oc.ConsumerName()
 	host, leader := -1, -1
-	for i, s := range cl.Servers() {
-		if srv := s.Srv(); srv != nil && srv.JetStreamIsConsumerLeader("$G", "O", name) {
+	for i, s := range cl.Nodes() {
+		if srv := s.Server(); srv != nil && srv.JetStreamIsConsumerLeader("$G", "O", name) {
 			host = i
 		}
-		if s == cl.Leader() {
+		if s == cl.MetaLeader() {
 			leader = i
 		}
 	}
@@ -150,7 +154,7 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 		down = append(down, (host+1)%3)
 	}
 	for _, i := range down {
-		cl.Shutdown(i)
+		cl.Kill(i)
 	}
 	// The scenario holds: JetStream cannot answer. The survivor may answer
 	// for a while: when the meta leader went down first, the survivor can
@@ -180,10 +184,16 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	case <-time.After(8 * hb):
 	}
 	for _, i := range down {
-		cl.Servers()[i].Restart(t)
+		if err := cl.Nodes()[i].Restart(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cl.WaitReady(t)
-	cl.WaitStreamLeader(t, "", "O")
+	if err := cl.WaitReady(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.WaitStreamLeader("O"); err != nil {
+		t.Fatal(err)
+	}
 	recovered := time.Now()
 	for i := range 10 {
 		publishOnce(t, ctx, js, "o.a", fmt.Sprint("post-", i))

@@ -38,7 +38,9 @@ func TestRegressionNatsGo1370OrderedAfterHardRestart(t *testing.T) {
 	expectSeqs(t, ctx, got, done, 1, 100)
 
 	// Mid-stream: the reader waits in yield with a pull outstanding.
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	expectSeqs(t, ctx, got, done, 101, before)
 	for i := range after {
 		if seq := publishOnce(t, ctx, e.js, "o.a", fmt.Sprint("post-", i)); seq != uint64(before+i+1) {
@@ -105,7 +107,9 @@ func TestMemoryStreamLostInRestartIsTerminal(t *testing.T) {
 		default:
 		}
 	})()
-	e.s.Restart(t) // the memory stream is gone
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	} // the memory stream is gone
 	restartedAt := time.Now()
 	select {
 	case <-monReconnected:

@@ -8,8 +8,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	natsotel "github.com/natsio/natsio/otel"
 )
 
@@ -45,7 +45,7 @@ func benchCases(b *testing.B) []struct {
 func BenchmarkPublish(b *testing.B) {
 	for _, c := range benchCases(b) {
 		b.Run(c.name, func(b *testing.B) {
-			s := testserver.StartProcess(b, false)
+			s := natstest.NewProcess(b, false)
 			nc := connect(b, s.URL(), c.opts...)
 			data := make([]byte, 16)
 			b.ReportAllocs()
@@ -68,7 +68,7 @@ func BenchmarkPublish(b *testing.B) {
 func BenchmarkDeliver(b *testing.B) {
 	for _, c := range benchCases(b) {
 		b.Run(c.name, func(b *testing.B) {
-			s := testserver.StartProcess(b, false)
+			s := natstest.NewProcess(b, false)
 			pub := connect(b, s.URL(), c.opts...)
 			sc := connect(b, s.URL(), append([]conn.Option{conn.PendingLimits(1<<22, 1<<30)}, c.opts...)...)
 			data := make([]byte, 16)

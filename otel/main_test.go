@@ -7,13 +7,13 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild() // the benchmarks' server process
+	natstest.RunIfChild() // the benchmarks' server process
 	os.Exit(m.Run())
 }
 

@@ -3,14 +3,14 @@ package pubwin_test
 import (
 	"testing"
 
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
 // The server runs in a child process: allocations and CPU are the client's.
 
 func BenchmarkSyncPublish128(b *testing.B) {
-	s := testserver.StartProcess(b, true)
+	s := natstest.NewProcess(b, true)
 	js, _, ctx := setup(b, s.URL(), "")
 	data := make([]byte, 128)
 	b.ReportAllocs()
@@ -23,7 +23,7 @@ func BenchmarkSyncPublish128(b *testing.B) {
 }
 
 func BenchmarkWindowPublish128(b *testing.B) {
-	s := testserver.StartProcess(b, true)
+	s := natstest.NewProcess(b, true)
 	js, _, ctx := setup(b, s.URL(), "")
 	w, err := pubwin.New(js)
 	if err != nil {

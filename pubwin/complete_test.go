@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -42,7 +42,7 @@ func causeCount(ce *pubwin.CompleteError, target error) int {
 // and errors.As; a Complete with nothing new to report returns nil, and a
 // ctx that ends first leaves the report for the next Complete.
 func TestCompleteReportsFailures(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), "")
 	// "silent.x": a plain subscriber takes the message and never answers.
 	if _, err := nc.Subscribe("silent.>"); err != nil {
@@ -170,7 +170,7 @@ func TestCompleteReportsFailures(t *testing.T) {
 // causes, in order; an *jsapi.APIError's cause is its err_code whatever
 // its description, and failures of causes beyond 16 are counted as other.
 func TestCompleteCausesBounded(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "fake.>")
 	w, err := pubwin.New(js, pubwin.AckTimeout(time.Minute))
@@ -275,7 +275,7 @@ func spinComplete(w *pubwin.Window, newest *pubwin.Future, busy chan<- struct{})
 // done context (it reports only when nothing is pending) and checks the
 // same at each moment the window is idle.
 func TestCompleteAgreesWithStats(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	w, err := pubwin.New(js)
 	if err != nil {
@@ -355,7 +355,7 @@ func endAll(t *testing.T, ackTimeout time.Duration, end func(*pubwin.Window, *co
 // and that exactly one of them reported the n failures, each matching
 // cause.
 func endAllOnce(t *testing.T, ackTimeout time.Duration, end func(*pubwin.Window, *conn.Conn), cause error, count func(pubwin.Stats) uint64) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	const n = 1000
 	w, err := pubwin.New(js, pubwin.MaxPending(n), pubwin.AckTimeout(ackTimeout))

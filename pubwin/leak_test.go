@@ -5,14 +5,14 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
 // A window that published, completed, lost a batch to a disconnect and was
 // closed with futures outstanding leaves no goroutine of natsio running.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	js, nc, ctx := setup(t, s.URL(), "")
 	w, err := pubwin.New(js, pubwin.MaxPending(50))

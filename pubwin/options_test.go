@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -15,7 +15,7 @@ import (
 // sent, even after a valid one; valid ones make a working window, a later
 // option replacing an earlier one.
 func TestOptionValidation(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), "")
 	out := nc.Stats().OutMsgs
 	for name, o := range map[string]pubwin.Option{
@@ -85,7 +85,7 @@ func TestOptionValidation(t *testing.T) {
 // TestStallWaitZero: with StallWait(0) a Publish into a full window fails
 // at once with ErrTooManyStalled, counted as a stall that failed.
 func TestStallWaitZero(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	w, err := pubwin.New(js, pubwin.MaxPending(2), pubwin.StallWait(0), pubwin.AckTimeout(time.Hour))
 	if err != nil {

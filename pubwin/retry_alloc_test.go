@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -16,7 +16,7 @@ import (
 // with retries on (its message is copied into a pooled frame) and off,
 // with and without headers. The server runs in a child process.
 func TestWindowPublishAllocs(t *testing.T) {
-	s := testserver.StartProcess(t, true)
+	s := natstest.NewProcess(t, true)
 	js, _, ctx := setup(t, s.URL(), "")
 	data := make([]byte, 128)
 	// Retry frames come from a sync.Pool, which a garbage collection

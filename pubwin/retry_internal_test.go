@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -19,7 +19,7 @@ import (
 // the second, with the attempts used up, fails the future with
 // ErrTooManyRequests.
 func TestRetryServer429Frame(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	ctx := t.Context()
 	nc := testutil.Connect(t, s.URL())
 	js, err := jsapi.New(nc)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 	"github.com/natsio/natsio/pubwin"
 )
@@ -25,7 +25,7 @@ var (
 // yet get 503s; the stream is created once the first 503 has arrived, and
 // the retries store every message exactly once.
 func TestRetryStreamCreatedLate(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), "")
 	// Generous retries: the stream's creation must land between two.
 	w, err := pubwin.New(js, pubwin.MaxPending(64), pubwin.AckTimeout(30*time.Second),
@@ -76,7 +76,7 @@ func TestRetryStreamCreatedLate(t *testing.T) {
 // TestRetryDisabled: with retries off (the default) a 503 fails the future at once, each
 // message is sent once, and every slot comes back.
 func TestRetryDisabled(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
 	w, err := pubwin.New(js, pubwin.MaxPending(n), pubwin.StallWait(time.Second)) // retries off: the default
@@ -91,7 +91,7 @@ func TestRetryDisabled(t *testing.T) {
 // 1+Attempts times, then fails with ErrNoStreamResponse, freeing its slot
 // once.
 func TestRetryExhausted(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, _ := setup(t, s.URL(), "")
 	const n = 20
 	w, err := pubwin.New(js, pubwin.MaxPending(n), pubwin.StallWait(time.Second),
@@ -150,7 +150,7 @@ func failAll(t *testing.T, w *pubwin.Window, nc *conn.Conn, n, sends int) {
 // TestRetryNotPastAckTimeout: a retry that could not be sent before the
 // ack timeout is not made; the future fails with the reply's error at once.
 func TestRetryNotPastAckTimeout(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	w, _ := pubwin.New(js, pubwin.AckTimeout(time.Minute), pubwin.RetryOnNoResponders(3, time.Hour))
 	defer w.Close()
@@ -182,7 +182,7 @@ func waitingWindow(t *testing.T, js *jsapi.JS) (*pubwin.Window, *pubwin.Future) 
 // TestRetryCloseDuringWait: Close fails a message waiting for its retry
 // with ErrClosed, frees its slot and leaves no goroutine behind.
 func TestRetryCloseDuringWait(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	js, nc, ctx := setup(t, s.URL(), "")
 	w, f := waitingWindow(t, js)
@@ -203,7 +203,7 @@ func TestRetryCloseDuringWait(t *testing.T) {
 // its retry like any pending one, and the window works after the
 // reconnect.
 func TestRetryDisconnectDuringWait(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), "")
 	w, f := waitingWindow(t, js)
 	defer w.Close()
@@ -250,7 +250,7 @@ func responder(t *testing.T, url, subject string) (*conn.Conn, *conn.Subscriptio
 // byte for byte under the same reply subject, and its future ends with the
 // PubAck of the retry.
 func TestRetryTooManyRequests(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
 	w, _ := pubwin.New(js, pubwin.RetryOnNoResponders(3, 10*time.Millisecond))
@@ -303,7 +303,7 @@ func TestRetryTooManyRequests(t *testing.T) {
 // after its one retry the future fails with ErrTooManyRequests, and both
 // sends were the same message.
 func TestRetryTooManyRequestsExhausted(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	rc, sub := responder(t, s.URL(), "tmr.x")
 	w, _ := pubwin.New(js, pubwin.RetryOnNoResponders(1, time.Millisecond))

@@ -5,8 +5,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 	"github.com/natsio/natsio/pubwin"
 )
@@ -16,7 +16,7 @@ import (
 // a borrowed message's does once its loop body returns): the window keeps
 // copies, not the caller's strings.
 func TestRetryKeepsCopies(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	w, err := pubwin.New(js, pubwin.RetryOnNoResponders(3, 200*time.Millisecond))
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -15,7 +15,7 @@ import (
 // stream's answer, timed out, lost at Close; stalls are counted as they
 // happen.
 func TestWindowStats(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), "")
 	// "silent.x": a plain subscriber takes the message and never answers.
 	if _, err := nc.Subscribe("silent.>"); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -18,7 +18,7 @@ import (
 // new window's worth of publishes goes out without ErrTooManyStalled, and
 // their acks arrive.
 func TestRegressionNatsGo1346WindowNotStuckFullAfterDisconnect(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	// no_ack: no ack ever comes, so the window fills up.
 	js, nc, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	const max = 20

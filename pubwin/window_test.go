@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pubwin"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
@@ -41,7 +41,7 @@ func setup(t testing.TB, url string, streamCfg string) (*jsapi.JS, *conn.Conn, c
 }
 
 func TestWindowPublishesAndAcks(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	w, err := pubwin.New(js, pubwin.MaxPending(64))
 	if err != nil {
@@ -84,7 +84,7 @@ func TestWindowPublishesAndAcks(t *testing.T) {
 }
 
 func TestWindowStreamErrors(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), "")
 	w, _ := pubwin.New(js)
 	defer w.Close()
@@ -110,7 +110,7 @@ func TestWindowStreamErrors(t *testing.T) {
 // A stream that never acks (no_ack): the window fills, stalls, and futures
 // time out, freeing their slots.
 func TestWindowNoAckStreamTimesOut(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, _, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	w, _ := pubwin.New(js, pubwin.MaxPending(5), pubwin.StallWait(20*time.Millisecond), pubwin.AckTimeout(300*time.Millisecond))
 	defer w.Close()
@@ -140,7 +140,7 @@ func TestWindowNoAckStreamTimesOut(t *testing.T) {
 }
 
 func TestWindowFailsOnDisconnect(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	js, nc, ctx := setup(t, s.URL(), `,"no_ack":true`)
 	w, _ := pubwin.New(js, pubwin.MaxPending(100), pubwin.AckTimeout(time.Hour))
 	defer w.Close()

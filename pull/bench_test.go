@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 // benchEnv runs the server in a child process and stores n 128-byte
 // messages in a memory stream.
 func benchEnv(b *testing.B, n int) *env {
-	p := testserver.StartProcess(b, true)
+	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL(), jsapi.StorageMemory)
 	data := make([]byte, 128)
 	for i := range n {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -83,7 +83,7 @@ func TestRegressionNatsGo1729ConsumerReceivesAfterReconnect(t *testing.T) {
 func TestRegressionNatsGo1875MessagesEndsWhenConnectionCloses(t *testing.T) {
 	for _, tc := range []string{"closed", "max reconnects exceeded"} {
 		t.Run(tc, func(t *testing.T) {
-			s := testserver.Start(t, testserver.Options{})
+			s := natstest.NewServer(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			nc, err := conn.Connect(ctx, s.URL(), conn.MaxReconnects(2),

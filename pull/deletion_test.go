@@ -15,9 +15,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -30,7 +30,7 @@ func TestMessagesEndsOnStreamDelete(t *testing.T) {
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	e.publish(t, 3)
 	apiTotal := func() uint64 {
-		info, err := e.s.Srv().Jsz(&server.JSzOptions{})
+		info, err := e.s.Server().Jsz(&server.JSzOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestFetchConsumerDeletedInFlight(t *testing.T) {
 // pull.ErrConsumerDeleted (the re-pull finds no responder and the consumer
 // lookup says it is gone) instead of looping forever on missed heartbeats.
 func TestRegressionNatsGo1900InactiveThresholdDeletionSurfaced(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	p := testutil.Proxy(t, s.URL())
 	e := envOn(t, s, p.URL(), jsapi.StorageMemory) // the consumer's side, proxied
 	admin := envOn(t, s, s.URL(), jsapi.StorageMemory)
@@ -160,7 +160,9 @@ func TestDurableOnLostMemoryStreamSurfaced(t *testing.T) {
 	got, done := consume(ctx, c, pull.Expires(time.Second), pull.Heartbeat(200*time.Millisecond), reports.opt())
 	expectRange(t, ctx, got, done, 1, 3)
 
-	e.s.Restart(t)
+	if err := e.s.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	restartedAt := time.Now()
 	select {
 	case err := <-done:

@@ -117,16 +117,16 @@ func TestFetchSubscriptionIdleExpiry(t *testing.T) {
 	if err := e.nc.Flush(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	base := e.s.Srv().NumSubscriptions()
+	base := e.s.Server().NumSubscriptions()
 	e.publish(t, 1)
 	msgs, err := c.Fetch(e.ctx, 1)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("fetch: %d %v", len(msgs), err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.s.Srv().NumSubscriptions() != base {
+	for e.s.Server().NumSubscriptions() != base {
 		if time.Now().After(deadline) {
-			t.Fatalf("server subscriptions %d, %d before the Fetch", e.s.Srv().NumSubscriptions(), base)
+			t.Fatalf("server subscriptions %d, %d before the Fetch", e.s.Server().NumSubscriptions(), base)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 )
 
 const forged409 = "NATS/1.0 409 Consumer Deleted\r\n\r\n"
@@ -31,7 +31,7 @@ type forgeEnv struct {
 
 func newForgeEnv(t *testing.T) *forgeEnv {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	nc, err := conn.Connect(ctx, s.URL())

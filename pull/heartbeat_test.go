@@ -13,9 +13,9 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -48,7 +48,7 @@ func TestIdleHeartbeats(t *testing.T) {
 // 2-2¼ heartbeats (asserted < 4 × heartbeat for noisy machines), keep
 // going while the stall lasts, and deliver new messages once it ends.
 func TestRegressionNatsRs860StallSurfaced(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	p := testutil.Proxy(t, s.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

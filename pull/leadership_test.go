@@ -12,16 +12,16 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 // consumerLeader returns the index of the server leading the consumer, or
 // -1.
-func consumerLeader(cl *testserver.Cluster, stream, consumer string) int {
-	for i, s := range cl.Servers() {
-		if srv := s.Srv(); srv != nil && srv.JetStreamIsConsumerLeader("$G", stream, consumer) {
+func consumerLeader(cl *natstest.Cluster, stream, consumer string) int {
+	for i, s := range cl.Nodes() {
+		if srv := s.Server(); srv != nil && srv.JetStreamIsConsumerLeader("$G", stream, consumer) {
 			return i
 		}
 	}
@@ -41,7 +41,9 @@ func TestRegressionNatsGo2063RepullAfterLeadershipChange(t *testing.T) {
 		t.Skip("starts a cluster")
 	}
 	cl, ctx, nc, js := r3Stream(t, 60*time.Second)
-	cl.WaitStreamLeader(t, "", "R")
+	if _, err := cl.WaitStreamLeader("R"); err != nil {
+		t.Fatal(err)
+	}
 	const total = 300
 	for i := range total {
 		if _, err := js.Publish(ctx, "r.x", []byte(fmt.Sprint(i)), jsapi.MsgID(fmt.Sprint(i)), jsapi.RetryOnNoResponders(20, 50*time.Millisecond)); err != nil {
@@ -169,7 +171,7 @@ func TestMessagesSurvivesLeaderChange(t *testing.T) {
 		m.Ack()
 		if len(got) == 30 && !killed {
 			killed = true
-			leader := cl.StreamLeader("", "R")
+			leader := cl.StreamLeader("R")
 			if leader == nil {
 				t.Fatal("no stream leader")
 			}
@@ -195,12 +197,12 @@ func TestMessagesSurvivesLeaderChange(t *testing.T) {
 // r3Stream starts a 3-server cluster and connects to it (reconnecting
 // quickly), with the R3 stream R on r.>, all within a ctx that ends after
 // timeout or with the test.
-func r3Stream(t *testing.T, timeout time.Duration) (*testserver.Cluster, context.Context, *conn.Conn, *jsapi.JS) {
+func r3Stream(t *testing.T, timeout time.Duration) (*natstest.Cluster, context.Context, *conn.Conn, *jsapi.JS) {
 	t.Helper()
-	cl := testserver.StartCluster(t, 3, testserver.Options{})
+	cl := natstest.NewCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, cl.URLs(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
+	nc, err := conn.Connect(ctx, cl.URL(), conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

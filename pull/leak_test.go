@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 // Fetch, Next, a Messages loop left by break and one blocked when the
 // connection closes leave no goroutine of natsio running.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	before := leakcheck.Snapshot()
 	e := envOn(t, s, s.URL(), jsapi.StorageMemory)
 	e.publish(t, 20)

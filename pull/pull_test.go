@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
 func TestMain(m *testing.M) {
-	testserver.RunIfChild()
+	natstest.RunIfChild()
 	os.Exit(m.Run())
 }
 
 type env struct {
-	s   *testserver.Server
+	s   *natstest.Server
 	nc  *conn.Conn
 	js  *jsapi.JS
 	ctx context.Context
@@ -31,20 +32,14 @@ type env struct {
 
 func newEnv(t testing.TB, storage jsapi.StorageType) *env {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	return envOn(t, s, s.URL(), storage)
 }
 
-func envOn(t testing.TB, s *testserver.Server, url string, storage jsapi.StorageType) *env {
+func envOn(t testing.TB, s *natstest.Server, url string, storage jsapi.StorageType) *env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	nc, err := conn.Connect(ctx, url, conn.ReconnectBackoff(20*time.Millisecond, 200*time.Millisecond), conn.ReconnectJitter(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	js, _ := jsapi.New(nc)
+	j := testutil.JSEnvOn(t, s, url)
+	nc, js, ctx := j.Conn, j.JS, j.Ctx
 	if _, err := js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: storage}); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +305,9 @@ func TestMessagesSurvivesRestart(t *testing.T) {
 		}
 		if len(got) == n/4 && !restarted {
 			restarted = true
-			e.s.Restart(t)
+			if err := e.s.Restart(); err != nil {
+				t.Fatal(err)
+			}
 			e.publishAfterRestart(t, n/2)
 		}
 		if len(got) == n {

@@ -47,7 +47,9 @@ func TestOnErrorReportsReconnect(t *testing.T) {
 		if got++; got == 2 {
 			break
 		}
-		e.s.Restart(t)
+		if err := e.s.Restart(); err != nil {
+			t.Fatal(err)
+		}
 		select {
 		case <-reconnected:
 		case <-time.After(15 * time.Second): // a bound on failure only

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -240,7 +240,7 @@ func (in *injector) send(t *testing.T, subject, hdr, payload string) {
 // which both skip and count as stray (ErrStrayMessage): Fetch then ends
 // on the 404 after it, and Messages reports it to OnError.
 func TestStatusFetchAndMessagesReactions(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{NoJetStream: true})
+	s := natstest.NewServer(t, natstest.JetStream(false))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	nc, err := conn.Connect(ctx, s.URL())

@@ -60,7 +60,6 @@ var imports = map[string]string{
 	"fakeserver":  "github.com/natsio/natsio/internal/fakeserver",
 	"faultproxy":  "github.com/natsio/natsio/internal/faultproxy",
 	"memnet":      "github.com/natsio/natsio/internal/memnet",
-	"testserver":  "github.com/natsio/natsio/internal/testserver",
 	"context":     "context", "errors": "errors", "fmt": "fmt", "time": "time", "io": "io", "os": "os",
 	"strings": "strings", "bytes": "bytes", "log": "log", "slog": "log/slog", "json": "encoding/json",
 	"sync": "sync", "atomic": "sync/atomic", "iter": "iter", "testing": "testing",

@@ -8,9 +8,9 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/faultproxy"
-	"github.com/natsio/natsio/internal/testserver"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -36,7 +36,7 @@ const defaultWait = 300 * time.Millisecond
 
 func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	s := natstest.NewServer(t)
 	p, err := faultproxy.New(s.URL()[len("nats://"):])
 	if err != nil {
 		t.Fatal(err)

@@ -12,16 +12,16 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/testserver"
+	"github.com/natsio/natsio/natstest"
 )
 
 // SlowConsumerServer starts a server with a short write deadline (250 ms):
 // a client that cannot take its data within it is closed as a slow
 // consumer.
-func SlowConsumerServer(t testing.TB, noJetStream bool) *testserver.Server {
-	return testserver.Start(t, testserver.Options{NoJetStream: noJetStream, Configure: func(o *server.Options) {
+func SlowConsumerServer(t testing.TB, noJetStream bool) *natstest.Server {
+	return natstest.NewServer(t, natstest.JetStream(!noJetStream), natstest.Configure(func(o *server.Options) {
 		o.WriteDeadline = 250 * time.Millisecond
-	}})
+	}))
 }
 
 // SlowFlood floods subject from pub — far more than the socket buffers
@@ -69,9 +69,9 @@ func SlowFlood(nc, pub *conn.Conn, subject string) (stop func()) {
 
 // WaitSlowConsumerClosed waits until the server has closed a client as a
 // slow consumer and the client has reported a disconnect to ev.
-func WaitSlowConsumerClosed(t testing.TB, s *testserver.Server, ev *Events) *server.Server {
+func WaitSlowConsumerClosed(t testing.TB, s *natstest.Server, ev *Events) *server.Server {
 	t.Helper()
-	srv := s.Srv()
+	srv := s.Server()
 	Eventually(t, "the server to close a slow consumer", func() bool { return srv.NumSlowConsumersClients() > 0 })
 	Eventually(t, "the client to report the disconnect", func() bool { return ev.Count(conn.EventDisconnected) > 0 })
 	return srv

@@ -2,7 +2,8 @@
 // context per test, a connection closed with the test, polling for a
 // condition with a deadline (never a fixed sleep as synchronisation), a
 // recorder of a connection's events, a fault proxy in front of a server,
-// quick reconnects, the pieces of a server-side slow-consumer scenario,
+// quick reconnects, the JetStream set-up of the store and consumer tests
+// (JSEnv), the pieces of a server-side slow-consumer scenario,
 // and the forged-message tools (PullSpy, RawConn). Only tests import it.
 package testutil
 
