@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
 )
@@ -362,4 +364,59 @@ func TestElasticGroupDeadLetters(t *testing.T) {
 	}
 	o.waitHandled(t, e.ctx, 1, 3)
 	o.check(t)
+}
+
+// The pinned instance is cut off from the server (its proxy cut and
+// refusing) while it holds a backlog: it stops handing messages to its
+// handlers at once, so the standby that takes over never works on a key
+// the cut-off instance is still working on.
+func TestElasticGroupCutOffInstanceStopsHandling(t *testing.T) {
+	const keys, perKey = 4, 30
+	e := newGEnv(t)
+	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "CUT", Subjects: []string{"cut.*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, "CUT", "g", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"solo"},
+		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "cut.*", PartitioningWildcards: []int{1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	o := newOracle()
+	mcfg := pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckWait: time.Second}}
+	proxy := natstest.NewProxy(t, e.s.URL())
+	ncA, err := conn.Connect(e.ctx, proxy.URL(), conn.ReconnectBackoff(20*time.Millisecond, 100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ncA.Close() })
+	jsA, _ := jsapi.New(ncA)
+	// A's handler ignores acknowledgement failures, as a handler that
+	// returns nil for ConsumeKeyed to acknowledge does.
+	handleA := o.handler("A", 40*time.Millisecond)
+	a, err := pcgroup.Join(e.ctx, jsA, pcgroup.Elastic, "CUT", "g", "solo", func(ctx context.Context, m *jsapi.Msg) error {
+		_ = handleA(ctx, m)
+		return nil
+	}, mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { a.Stop(); <-a.Done() }()
+	// A takes the pin with the first message before the standby joins.
+	e.publish(t, "cut", keys, 1, 1)
+	o.waitHandled(t, e.ctx, keys, 1)
+	b, err := pcgroup.Join(e.ctx, newJS(t, e.s), pcgroup.Elastic, "CUT", "g", "solo", o.handler("B", 40*time.Millisecond), mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { b.Stop(); <-b.Done() }()
+	e.publish(t, "cut", keys, 2, perKey) // a backlog of seconds for A
+	o.waitHandled(t, e.ctx, keys, 3)
+	proxy.Down(true)
+	proxy.Cut()
+	o.waitHandled(t, e.ctx, keys, perKey)
+	e.waitEmpty(t, "CUT-g")
+	o.check(t)
+	o.mu.Lock()
+	dups := o.dups
+	o.mu.Unlock()
+	t.Logf("handled by A (acknowledged) and B: %v, duplicates %d", o.counts(), dups)
 }

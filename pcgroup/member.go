@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -253,14 +254,34 @@ func (m *Member) join(ctx context.Context) error {
 		}
 		return m.handler(hctx, msg)
 	}
-	opts := []pull.Opt{pull.Group(PriorityGroup), pull.Expires(max(m.ackWait/2, minPinnedTTL))}
-	if m.cfg.OnError != nil {
-		opts = append(opts, pull.OnError(m.cfg.OnError))
+	// Cut off from the server (the connection lost, or two heartbeats
+	// missed), the instance stops handing out what it holds: it can no
+	// longer acknowledge, and a standby is about to be given the same
+	// messages. Handlers running finish; the loop is joined again later.
+	var running atomic.Pointer[pull.KeyedContext]
+	fence := func() {
+		if kc := running.Load(); kc != nil {
+			kc.Stop()
+		}
 	}
+	opts := []pull.Opt{pull.Group(PriorityGroup), pull.Expires(max(m.ackWait/2, minPinnedTTL)),
+		pull.OnError(func(err error) {
+			if errors.Is(err, pull.ErrNoHeartbeat) {
+				fence()
+			}
+			m.report(err)
+		})}
+	remove := m.js.Conn().OnDisconnect(func(error) { fence() })
 	kc, err := c.ConsumeKeyed(ctx, handler, keyed, opts...)
 	if err != nil {
+		remove()
 		return err
 	}
+	running.Store(kc)
+	go func() {
+		<-kc.Closed()
+		remove()
+	}()
 	m.mu.Lock()
 	m.kc, m.consumer, m.filters = kc, info.Name, filters
 	m.mu.Unlock()
