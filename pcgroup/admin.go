@@ -302,6 +302,9 @@ func Delete(ctx context.Context, js *jsapi.JS, k Kind, stream, group string) err
 // List returns the names of the groups of kind on stream (none when the
 // kind's bucket does not exist yet).
 func List(ctx context.Context, js *jsapi.JS, k Kind, stream string) ([]string, error) {
+	if err := checkNames(stream, "x"); err != nil {
+		return nil, err
+	}
 	b, err := bind(ctx, js, k)
 	if errors.Is(err, ErrGroupNotFound) {
 		return nil, nil

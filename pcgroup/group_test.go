@@ -420,3 +420,30 @@ func TestElasticGroupCutOffInstanceStopsHandling(t *testing.T) {
 	o.mu.Unlock()
 	t.Logf("handled by A (acknowledged) and B: %v, duplicates %d", o.counts(), dups)
 }
+
+// Bad names and options are refused before anything is sent.
+func TestBadInputRefused(t *testing.T) {
+	e := newGEnv(t)
+	h := func(context.Context, *jsapi.Msg) error { return nil }
+	if _, err := pcgroup.List(e.ctx, e.js, pcgroup.Elastic, "a.b"); !errors.Is(err, jsapi.ErrInvalidName) {
+		t.Errorf("List a.b: %v", err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, "S", "g.x", pcgroup.ElasticConfig{MaxMembers: 1}); !errors.Is(err, jsapi.ErrInvalidName) {
+		t.Errorf("group g.x: %v", err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, "S", "g", pcgroup.ElasticConfig{}); !errors.Is(err, pcgroup.ErrInvalidConfig) {
+		t.Errorf("no partitions: %v", err)
+	}
+	if _, err := pcgroup.Join(e.ctx, e.js, pcgroup.Elastic, "S", "g", "m", nil, pcgroup.MemberConfig{}); !errors.Is(err, conn.ErrInvalidOption) {
+		t.Errorf("nil handler: %v", err)
+	}
+	if _, err := pcgroup.Join(e.ctx, e.js, pcgroup.Elastic, "S", "g", "m", h, pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckPolicy: jsapi.AckNone}}); !errors.Is(err, conn.ErrInvalidOption) {
+		t.Errorf("ack none: %v", err)
+	}
+	if _, err := pcgroup.Join(e.ctx, e.js, pcgroup.Elastic, "S", "g", "m", h, pcgroup.MemberConfig{}); !errors.Is(err, pcgroup.ErrGroupNotFound) {
+		t.Errorf("no group: %v", err)
+	}
+	if _, err := pcgroup.AddMembers(e.ctx, e.js, "S", "g", "m"); !errors.Is(err, pcgroup.ErrGroupNotFound) {
+		t.Errorf("add to no group: %v", err)
+	}
+}
