@@ -24,10 +24,11 @@
 //		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "orders.*", PartitioningWildcards: []int{1}}}})
 //	pcgroup.AddMembers(ctx, js, "ORDERS", "billing", "m1", "m2")
 //	m, err := pcgroup.Join(ctx, js, pcgroup.Elastic, "ORDERS", "billing", "m1",
-//		func(ctx context.Context, msg *jsapi.Msg) error { return bill(msg) }, pcgroup.MemberConfig{})
-//	…
-//	m.Stop()
-//	<-m.Done()
+//		func(ctx context.Context, msg *jsapi.Msg) error { use(msg); return nil }, pcgroup.MemberConfig{})
+//	if err != nil {
+//		return err
+//	}
+//	defer func() { m.Stop(); <-m.Done() }()
 //
 // # Members and instances
 //
