@@ -19,12 +19,16 @@ const (
 )
 
 // Member timers derive from the consumer's AckWait (DefaultAckWait when
-// zero): the pin is held for max(AckWait, 1 s) without a pull, pulls expire
-// after max(AckWait/2, 1 s), an elastic member's consumer is removed after
-// AckWait without activity.
+// zero): the pin is held for max(AckWait, 2 s) without a pull, pulls expire
+// after half of that, an elastic member's consumer is removed after AckWait
+// without activity. orbit.go holds the pin for max(AckWait, 1 s) with pulls
+// of max(AckWait/2, 1 s), which the pin outlives only from an AckWait of
+// 2 s: below, its pin flaps between instances. From 2 s on both clients
+// configure the member consumers alike; a group served by both should use
+// an AckWait of 2 s or more.
 const (
 	DefaultAckWait = 5 * time.Second
-	minPinnedTTL   = time.Second
+	minPinnedTTL   = 2 * time.Second
 )
 
 // ErrInvalidConfig: a group configuration breaks a rule (see StaticConfig

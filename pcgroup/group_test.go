@@ -193,7 +193,7 @@ func TestElasticGroupPinnedInstanceKilledStandbyTakesOver(t *testing.T) {
 	o.mu.Lock()
 	failover, dups := o.first["B"].Sub(killed), o.dups
 	o.mu.Unlock()
-	t.Logf("failover: standby's first message %v after the pinned instance was killed (AckWait 1 s, pin timeout 1 s); acknowledged %v, duplicates %d",
+	t.Logf("failover: standby's first message %v after the pinned instance was killed (AckWait 1 s, pin timeout 2 s); acknowledged %v, duplicates %d",
 		failover.Round(time.Millisecond), o.counts(), dups)
 }
 

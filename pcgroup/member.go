@@ -264,9 +264,13 @@ func (m *Member) join(ctx context.Context) error {
 			kc.Stop()
 		}
 	}
-	opts := []pull.Opt{pull.Group(PriorityGroup), pull.Expires(max(m.ackWait/2, minPinnedTTL)),
+	// Pulls expire after half the pin timeout, so that the pinned
+	// instance's next pull always comes before its pin lapses (pulls as long
+	// as the pin timeout let the pin flap between instances). An instance
+	// told it lost the pin (ErrPinMismatch) stops too: another holds it now.
+	opts := []pull.Opt{pull.Group(PriorityGroup), pull.Expires(max(m.ackWait, minPinnedTTL) / 2),
 		pull.OnError(func(err error) {
-			if errors.Is(err, pull.ErrNoHeartbeat) {
+			if errors.Is(err, pull.ErrNoHeartbeat) || errors.Is(err, pull.ErrPinMismatch) {
 				fence()
 			}
 			m.report(err)
