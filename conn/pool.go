@@ -124,16 +124,48 @@ func newPool(servers []*server, randomize bool) *serverPool {
 	return p
 }
 
-// pick returns the server that may be tried soonest, first in pool order
-// among equals.
+// pick returns the server to try next: a named (configured) server whose
+// wait is over before any gossiped one, so that servers learned from the
+// cluster never starve the ones the user named; else the server that may
+// be tried soonest. Among equals, the first in pool order.
 func (p *serverPool) pick() *server {
+	now := time.Now()
 	var best *server
 	for _, s := range p.servers {
-		if best == nil || s.readyAt.Before(best.readyAt) {
+		if best == nil || p.before(s, best, now) {
 			best = s
 		}
 	}
 	return best
+}
+
+// before reports whether a comes before b in pick's order at now.
+func (p *serverPool) before(a, b *server, now time.Time) bool {
+	aReady, bReady := !a.readyAt.After(now), !b.readyAt.After(now)
+	if aReady && bReady && a.discovered != b.discovered {
+		return !a.discovered
+	}
+	if aReady != bReady {
+		return aReady
+	}
+	return a.readyAt.Before(b.readyAt)
+}
+
+// namedReadyAt is when the first named server's wait ends, if that is
+// after now: an attempt to gossiped server s is cut short then, so that a
+// gossiped server that accepts and never answers holds the named ones
+// back for no longer than their own wait. ok is false when s is named or
+// no named server waits.
+func (p *serverPool) namedReadyAt(s *server, now time.Time) (t time.Time, ok bool) {
+	if !s.discovered {
+		return time.Time{}, false
+	}
+	for _, x := range p.servers {
+		if !x.discovered && x.readyAt.After(now) && (!ok || x.readyAt.Before(t)) {
+			t, ok = x.readyAt, true
+		}
+	}
+	return t, ok
 }
 
 // remove drops s from the pool.

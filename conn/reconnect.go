@@ -150,6 +150,7 @@ func (nc *Conn) reconnectLoop() {
 			nc.mu.Unlock()
 			return
 		}
+		actx, cancel := nc.attemptCtxLocked(s)
 		nc.mu.Unlock()
 		if wait > 0 {
 			if timer == nil {
@@ -160,10 +161,12 @@ func (nc *Conn) reconnectLoop() {
 			select {
 			case <-timer.C:
 			case <-nc.closed:
+				cancel()
 				return
 			}
 		}
-		l, info, err := nc.handshake(nc.ctx, s)
+		l, info, err := nc.handshake(actx, s)
+		cancel()
 		var g *gossip
 		if err == nil {
 			g = nc.gossipFor(info, s)

@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"context"
 	"time"
 )
 
@@ -116,4 +117,14 @@ func (nc *Conn) chooseLocked(s *server, wait time.Duration) (_ *server, _ time.D
 	}
 	nc.opts.logger.Warn("nats: reconnect handler chose a server outside the pool; using the default choice")
 	return s, wait, true
+}
+
+// attemptCtxLocked returns the context of the next attempt to s: the
+// connection's, ending when the first named server's wait does if s was
+// gossiped (serverPool.namedReadyAt). nc.mu is held.
+func (nc *Conn) attemptCtxLocked(s *server) (context.Context, context.CancelFunc) {
+	if t, ok := nc.pool.namedReadyAt(s, time.Now()); ok {
+		return context.WithDeadline(nc.ctx, t)
+	}
+	return context.WithCancel(nc.ctx)
 }

@@ -86,7 +86,8 @@ type BatchPublisher struct {
 
 // NewBatchPublisher returns a publisher for one atomic batch through js.
 // It does not contact the server; options are validated at once.
-func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (*BatchPublisher, error) {
+func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *BatchPublisher, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
 	}
@@ -113,14 +114,16 @@ func (p *BatchPublisher) IsClosed() bool { return p.closed }
 // Add sends a message of the batch. opts are publish options for this
 // message (jsapi.MsgID, jsapi.ExpectLastSeq on the first message only,
 // jsapi.ExpectLastSubjectSeq, jsapi.TTL…); user headers go with AddMsg.
-func (p *BatchPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) error {
-	_, err := p.send(ctx, subject, nil, data, opts, commitNone)
+func (p *BatchPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
+	_, err = p.send(ctx, subject, nil, data, opts, commitNone)
 	return err
 }
 
 // AddMsg is Add with custom headers h (not modified; may be nil).
-func (p *BatchPublisher) AddMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) error {
-	_, err := p.send(ctx, subject, h, data, opts, commitNone)
+func (p *BatchPublisher) AddMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
+	_, err = p.send(ctx, subject, h, data, opts, commitNone)
 	return err
 }
 
@@ -130,12 +133,14 @@ func (p *BatchPublisher) AddMsg(ctx context.Context, subject string, h *proto.He
 // afterwards, whatever the outcome (except a validation failure). A commit
 // whose acknowledgement does not come in time (ErrAckTimeout) or is lost
 // with the connection may or may not have been applied.
-func (p *BatchPublisher) Commit(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (*BatchAck, error) {
+func (p *BatchPublisher) Commit(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (_ *BatchAck, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	return p.send(ctx, subject, nil, data, opts, commitLast)
 }
 
 // CommitMsg is Commit with custom headers h (may be nil).
-func (p *BatchPublisher) CommitMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (*BatchAck, error) {
+func (p *BatchPublisher) CommitMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (_ *BatchAck, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	return p.send(ctx, subject, h, data, opts, commitLast)
 }
 
@@ -149,7 +154,8 @@ func (p *BatchPublisher) CommitMsg(ctx context.Context, subject string, h *proto
 // the publisher stays open). An older server rejects the marker with an
 // *jsapi.APIError (invalid commit, err_code 10200) and stores nothing.
 // The publisher is closed afterwards, as by Commit.
-func (p *BatchPublisher) CommitEOB(ctx context.Context) (*BatchAck, error) {
+func (p *BatchPublisher) CommitEOB(ctx context.Context) (_ *BatchAck, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if p.seq == 0 && !p.closed {
 		return nil, ErrEmptyBatch
 	}
@@ -417,7 +423,8 @@ func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size
 // validated first (at most MaxBatchSize, default MaxAtomicBatch; unique
 // message IDs; supported headers), then all are sent, the last one
 // committing the batch. It fails with ErrEmptyBatch for no message.
-func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...BatchOpt) (*BatchAck, error) {
+func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...BatchOpt) (_ *BatchAck, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -465,7 +472,8 @@ func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...Ba
 // message so that the last one carries the commit; no extra message is
 // added. Messages are validated as they come: a failure discards the batch
 // (nothing is stored).
-func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...BatchOpt) (*BatchAck, error) {
+func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...BatchOpt) (_ *BatchAck, err error) {
+	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}

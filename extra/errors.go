@@ -1,10 +1,12 @@
 package extra
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -19,6 +21,19 @@ import (
 // jsapi.ErrBatchInvalidID, jsapi.ErrBatchUnknownID,
 // jsapi.ErrBatchTooManyInflight for fast batches.
 var (
+	// ErrBatchPublish is the family of the atomic batch publisher: every
+	// error of NewBatchPublisher, of a BatchPublisher's methods, of
+	// PublishBatch and of PublishBatchSeq matches it, besides its own
+	// sentinel (ErrBatchClosed, conn.ErrInvalidOption, the jsapi sentinel
+	// of a server error, ctx's error…), which errors.Is and errors.As
+	// still find.
+	ErrBatchPublish = errors.New("extra: atomic batch publish failed")
+	// ErrFastPublish is the family of the fast publisher: every error of
+	// NewFastPublisher, of a FastPublisher's methods and every error given
+	// to OnError matches it, besides its own sentinel (ErrGap, ErrFlow,
+	// ErrAckTimeout, a *FastAPIError…).
+	ErrFastPublish = errors.New("extra: fast batch publish failed")
+
 	// ErrBatchClosed: the publisher was committed, closed, discarded,
 	// aborted, or failed earlier.
 	ErrBatchClosed = errors.New("extra: batch publisher closed")
@@ -34,7 +49,8 @@ var (
 	// malformed or named another batch or message count.
 	ErrInvalidBatchAck = errors.New("extra: invalid batch acknowledgement")
 	// ErrAckTimeout: an acknowledgement the publisher waits for did not
-	// come in time. It also matches conn.ErrTimeout.
+	// come in time. It also matches conn.ErrTimeout and
+	// context.DeadlineExceeded: the publisher's default deadline passed.
 	ErrAckTimeout = errors.New("extra: timed out waiting for acknowledgement")
 	// ErrGap is matched by a *GapError: the server saw a hole in the
 	// sequence of a fast batch.
@@ -149,13 +165,14 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-// ackTimeoutError is ErrAckTimeout with what was awaited; it also matches
-// conn.ErrTimeout.
+// ackTimeoutError is ErrAckTimeout with what was awaited: the publisher's
+// default deadline passed, so it also matches conn.ErrTimeout and
+// context.DeadlineExceeded.
 type ackTimeoutError struct{ what string }
 
 func (e *ackTimeoutError) Error() string { return ErrAckTimeout.Error() + ": " + e.what }
 func (e *ackTimeoutError) Is(t error) bool {
-	return t == ErrAckTimeout || t == conn.ErrTimeout
+	return t == ErrAckTimeout || t == conn.ErrTimeout || t == context.DeadlineExceeded
 }
 
 // lostError: the connection was lost while an atomic batch was open; it
@@ -170,6 +187,24 @@ func (e *lostError) Error() string {
 }
 func (e *lostError) Is(t error) bool { return t == conn.ErrDisconnected }
 func (e *lostError) Unwrap() error   { return e.reason }
+
+// familyError puts an error of a publisher in its family (ErrBatchPublish,
+// ErrFastPublish); its text is the error's.
+type familyError struct{ family, err error }
+
+func (e *familyError) Error() string   { return e.err.Error() }
+func (e *familyError) Is(t error) bool { return t == e.family }
+func (e *familyError) Unwrap() error   { return e.err }
+
+// inFamily returns err in family (nil for nil, err itself when it already
+// is).
+func inFamily(family, err error) error {
+	if err == nil || errors.Is(err, family) {
+		return err
+	}
+	// A passed deadline also matches conn.ErrTimeout.
+	return &familyError{family: family, err: deadline.Err(err)}
+}
 
 // matchErr is a local validation error that matches several sentinels.
 type matchErr struct {

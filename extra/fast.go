@@ -97,7 +97,8 @@ var cancelledCtx = func() context.Context {
 
 // NewFastPublisher returns a fast-ingest publisher for one batch through
 // js. It does not contact the server; options are validated at once.
-func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (*FastPublisher, error) {
+func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *FastPublisher, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
 	}
@@ -149,12 +150,14 @@ func (p *FastPublisher) Flow() int { return int(p.flow) }
 // connection (after waiting for the flow window, and for the first
 // message for the server's first flow acknowledgement). opts are publish
 // options for this message (expectations, TTL, message ID, headers).
-func (p *FastPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (FastAck, error) {
+func (p *FastPublisher) Add(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (_ FastAck, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	return p.AddMsg(ctx, subject, nil, data, opts...)
 }
 
 // AddMsg is Add with headers h (not modified; may be nil).
-func (p *FastPublisher) AddMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (FastAck, error) {
+func (p *FastPublisher) AddMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (_ FastAck, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	hdr, err := p.begin(ctx, subject, h, opts)
 	if err != nil {
 		return FastAck{}, err
@@ -201,12 +204,14 @@ func (p *FastPublisher) AddMsg(ctx context.Context, subject string, h *proto.Hea
 // Commit stores a last message and ends the batch. It returns the
 // server's acknowledgement, checked to name this batch and count every
 // message sent (BatchID, BatchSize). The publisher is closed afterwards.
-func (p *FastPublisher) Commit(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (*jsapi.PubAck, error) {
+func (p *FastPublisher) Commit(ctx context.Context, subject string, data []byte, opts ...jsapi.PubOpt) (_ *jsapi.PubAck, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	return p.CommitMsg(ctx, subject, nil, data, opts...)
 }
 
 // CommitMsg is Commit with headers h (may be nil).
-func (p *FastPublisher) CommitMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (*jsapi.PubAck, error) {
+func (p *FastPublisher) CommitMsg(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...jsapi.PubOpt) (_ *jsapi.PubAck, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	hdr, err := p.begin(ctx, subject, h, opts)
 	if err != nil {
 		return nil, err
@@ -231,7 +236,8 @@ func (p *FastPublisher) CommitMsg(ctx context.Context, subject string, h *proto.
 // end-of-batch marker and returns the acknowledgement, as Commit. Closing
 // a publisher that stored nothing fails with ErrEmptyBatch (and leaves it
 // usable).
-func (p *FastPublisher) Close(ctx context.Context) (*jsapi.PubAck, error) {
+func (p *FastPublisher) Close(ctx context.Context) (_ *jsapi.PubAck, err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -258,7 +264,8 @@ func (p *FastPublisher) Close(ctx context.Context) (*jsapi.PubAck, error) {
 // the messages already stored stay stored, and the server forgets the
 // batch after its idle timeout (10 s). It is safe to call at any time,
 // more than once.
-func (p *FastPublisher) Abort() error {
+func (p *FastPublisher) Abort() (err error) {
+	defer func() { err = inFamily(ErrFastPublish, err) }()
 	return p.release()
 }
 
@@ -550,17 +557,21 @@ func (p *FastPublisher) handle(m *conn.Msg) {
 }
 
 // report handles a gap or a failed message: in gap mode ok it goes to
-// OnError, in gap mode fail it ends the batch.
+// OnError, in gap mode fail it ends the batch (and the first goes to
+// OnError as well).
 func (p *FastPublisher) report(err error) {
 	if p.set.gap == GapOK {
 		p.reported = err
 		if p.set.onError != nil {
-			p.set.onError(err)
+			p.set.onError(inFamily(ErrFastPublish, err))
 		}
 		return
 	}
 	if p.pend == nil {
 		p.pend = err
+		if p.set.onError != nil {
+			p.set.onError(inFamily(ErrFastPublish, err))
+		}
 	}
 }
 

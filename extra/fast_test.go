@@ -347,7 +347,7 @@ func TestFastErrors(t *testing.T) {
 
 	for _, o := range []extra.BatchOpt{extra.Flow(0), extra.Flow(65536), extra.MaxOutstandingAcks(0), extra.MaxOutstandingAcks(4),
 		extra.AckTimeout(-1), extra.PingInterval(0), extra.AckEvery(2), extra.AckFirst(false), extra.BatchID("x"),
-		extra.OnError(func(error) {}), extra.Gap(7)} {
+		extra.Gap(7)} {
 		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}

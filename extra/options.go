@@ -129,9 +129,12 @@ func PingInterval(d time.Duration) BatchOpt { return BatchOpt{kind: optPingInter
 // Gap sets a fast publisher's gap mode (default GapFail).
 func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
 
-// OnError receives what a fast publisher in GapOK mode reports without
-// failing: *GapError and *FastAPIError values. It runs on the goroutine
-// calling the publisher, during Add, Commit or Close.
+// OnError is told of each gap (*GapError) and failed message
+// (*FastAPIError) of a fast batch as the publisher learns of it, in either
+// gap mode: with GapOK the batch goes on; with GapFail (the default) the
+// first one ends the batch, and the next Add, Commit or Close also
+// returns it. Every error it is given matches ErrFastPublish. It runs on
+// the goroutine calling the publisher, during Add, Commit or Close.
 func OnError(f func(error)) BatchOpt { return BatchOpt{kind: optOnError, f: f} }
 
 // MaxBatchSize sets the most messages an atomic batch may hold, checked
@@ -280,9 +283,6 @@ func fastOptions(opts []BatchOpt) (fastSettings, error) {
 	}
 	if s.ping > s.timeout {
 		return s, fmt.Errorf("%w: PingInterval %v exceeds AckTimeout %v", conn.ErrInvalidOption, s.ping, s.timeout)
-	}
-	if s.onError != nil && s.gap != GapOK {
-		return s, fmt.Errorf("%w: OnError needs Gap(GapOK)", conn.ErrInvalidOption)
 	}
 	return s, nil
 }

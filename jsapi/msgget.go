@@ -3,6 +3,7 @@ package jsapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -67,12 +68,14 @@ type msgGetResponse struct {
 //
 // Streams with AllowDirect (as of the handle's cached information, see
 // Stream.Info) are read with Direct Get, from any replica or mirror that
-// serves it; others with STREAM.MSG.GET through the stream leader (a
-// missing stream then fails with ErrStreamNotFound). Direct Get has no
-// error replies for a missing stream: such a request is not answered and
-// fails when ctx (or the default timeout) expires. Direct Get status
-// replies other than 404 are errors carrying the status (408, the
-// server's "bad request", matches ErrBadRequest).
+// serves it; others with STREAM.MSG.GET through the stream leader. A
+// Direct Get nobody serves (the stream was deleted, or no longer allows
+// Direct Get) is answered at once with no responders; the read then falls
+// back to STREAM.MSG.GET, which returns the message, or fails with
+// ErrStreamNotFound for a missing stream (and with ErrNotEnabled only
+// when JetStream itself does not answer). Direct Get status replies
+// other than 404 are errors carrying the status (408, the server's "bad
+// request", matches ErrBadRequest).
 func (s *Stream) GetMsg(ctx context.Context, seq uint64) (*StoredMsg, error) {
 	if seq == 0 {
 		return nil, fmt.Errorf("%w: sequence 0", conn.ErrInvalidOption)
@@ -102,8 +105,18 @@ func (s *Stream) GetNextMsgForSubject(ctx context.Context, subject string, fromS
 
 func (s *Stream) getMsg(ctx context.Context, req msgGetRequest) (*StoredMsg, error) {
 	if info := s.CachedInfo(); info != nil && info.Config.AllowDirect {
-		return s.directGet(ctx, req)
+		m, err := s.directGet(ctx, req)
+		if !errors.Is(err, conn.ErrNoResponders) {
+			return m, err
+		}
+		// Nobody serves Direct Get for the stream any more: the API says
+		// why (a missing stream), or reads the message.
 	}
+	return s.apiGet(ctx, req)
+}
+
+// apiGet reads a message with STREAM.MSG.GET.
+func (s *Stream) apiGet(ctx context.Context, req msgGetRequest) (*StoredMsg, error) {
 	var resp msgGetResponse
 	if err := s.js.request(ctx, "STREAM.MSG.GET."+s.name, req, &resp); err != nil {
 		return nil, err

@@ -260,7 +260,10 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 	buffers.Put(bp)
 	if err != nil {
 		if errors.Is(err, conn.ErrNoResponders) {
-			err = wrap(ErrBucketNotFound, err)
+			// Nobody serves Direct Get for the bucket any more (deleted,
+			// or no longer allowing it): the stream leader answers, or
+			// says the bucket is gone (ErrBucketNotFound).
+			return b.getFromLeader(ctx, key, revision)
 		}
 		return nil, err
 	}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/deadline"
+	"github.com/natsio/natsio/internal/watchx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -114,13 +117,21 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // WatchFiltered returns a single-use iterator over the entries of the keys
 // matching any of filters (all keys when there is none).
 //
-// It first yields the initial values — the latest entry of each matching
-// key, in revision order (every kept revision with IncludeHistory; what
-// was written since a revision with ResumeFromRevision; nothing with
+// The watch begins when WatchFiltered returns, not when the loop starts:
+// the call creates the watch's consumer at the server (one request; with
+// UpdatesOnly, a stream info first). It first yields the initial values
+// — the latest entry of each matching key as it was when the watch began,
+// in revision order (every kept revision with IncludeHistory; what was
+// written since a revision with ResumeFromRevision; nothing with
 // UpdatesOnly) — then one (nil, nil): the end-of-initial-values marker.
 // It comes exactly once, also when there are no initial values, and from
 // then on every entry written to a matching key is yielded as it is
-// stored. The marker is the point after which no write can be missed.
+// stored, starting with those written between the call and the loop. The
+// marker is the point after which no write can be missed. A failure of
+// the call (an invalid filter or option, a missing bucket) is the
+// iterator's first and only yield. An iterator never ranged over leaves
+// its consumer to the server, which removes it after
+// ordered.DefaultInactiveThreshold.
 //
 // The watch runs until the loop breaks or ctx ends. It reads through an
 // ordered consumer that is recreated after a reconnect, a server restart
@@ -133,45 +144,52 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // with a final (nil, err) only for what it cannot recover from: ctx's
 // error, ErrBucketNotFound (the bucket was deleted), conn.ErrClosed, or
 // an invalid filter or option (ErrInvalidKey, conn.ErrInvalidOption, before any
-// I/O). Ranging over the iterator again starts a new watch.
+// I/O). Ranging over the iterator again starts a new watch, which begins
+// when that loop starts.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
+	first := b.begin(ctx, filters, opts)
+	var ranged atomic.Bool
 	return func(yield func(*Entry, error) bool) {
-		cfg, o, err := b.watcher(ctx, filters, opts)
-		if err != nil {
-			yield(nil, err)
-			return
+		w := first
+		if ranged.Swap(true) {
+			w = b.begin(ctx, filters, opts)
 		}
-		var oc *ordered.Consumer
-		if !o.updatesOnly {
-			if oc, err = b.newWatch(ctx, cfg); err != nil {
-				yield(nil, err)
-				return
-			}
-			if !b.drain(ctx, oc, o, yield) {
-				return
-			}
-		}
-		if !yield(nil, nil) {
-			return
-		}
-		if oc == nil {
-			// Made after the marker: a loop that ends there costs no
-			// consumer.
-			if oc, err = b.newWatch(ctx, cfg); err != nil {
-				yield(nil, err)
-				return
-			}
-		}
-		for m, err := range oc.Messages(ctx, o.read(ordered.OnSkip(b.countSkip))...) {
-			if err != nil {
-				yield(nil, b.watchErr(err))
-				return
-			}
-			if e := b.entry(m, o); e != nil && !yield(e, nil) {
-				return
-			}
-		}
+		b.read(w, yield)
 	}
+}
+
+// watch is a watch that has begun, or the failure to begin it.
+type watch struct {
+	live *watchx.Live
+	o    watchOpts
+	err  error
+}
+
+// begin begins a watch: it validates it, creates its consumer and starts
+// reading it (watchx.Start).
+func (b *Bucket) begin(ctx context.Context, filters []string, opts []WatchOpt) watch {
+	cfg, o, err := b.watcher(ctx, filters, opts)
+	if err != nil {
+		return watch{err: err}
+	}
+	oc, err := b.newWatch(ctx, cfg)
+	if err != nil {
+		return watch{err: err}
+	}
+	live, err := watchx.Start(ctx, oc, b.readOpts(o))
+	if err != nil {
+		return watch{err: b.watchErr(err)}
+	}
+	return watch{live: live, o: o}
+}
+
+// readOpts are the options of a watch's reads.
+func (b *Bucket) readOpts(o watchOpts) []ordered.Opt {
+	opts := []ordered.Opt{ordered.OnSkip(b.countSkip)}
+	if o.heartbeat > 0 {
+		opts = append(opts, ordered.Heartbeat(o.heartbeat))
+	}
+	return opts
 }
 
 // watcher validates a watch and returns the configuration of its ordered
@@ -200,8 +218,9 @@ func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt)
 		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, o.resume
 	case o.updatesOnly:
 		// Everything stored after this point is an update: start right
-		// after the stream's last sequence, so that the end-of-initial
-		// marker can be yielded at once.
+		// after the stream's last sequence (a consumer recreated before
+		// its first message resumes there too, which DeliverNew would
+		// not).
 		info, err := b.stream.Info(ctx)
 		if err != nil {
 			return ordered.Config{}, o, b.watchErr(err)
@@ -226,40 +245,37 @@ func (b *Bucket) newWatch(ctx context.Context, cfg ordered.Config) (*ordered.Con
 	return oc, nil
 }
 
-// read returns the options of the watch's reads, and more.
-func (o watchOpts) read(more ...ordered.Opt) []ordered.Opt {
-	if o.heartbeat > 0 {
-		more = append(more, ordered.Heartbeat(o.heartbeat))
+// read yields the entries of a watch that has begun, with the marker
+// after its initial values.
+func (b *Bucket) read(w watch, yield func(*Entry, error) bool) {
+	if w.err != nil {
+		yield(nil, w.err)
+		return
 	}
-	return more
+	err := w.live.Read(func(m *jsapi.Msg, md jsapi.Metadata) bool {
+		e := b.entry(m, md, w.o)
+		return e == nil || yield(e, nil)
+	}, func() bool { return yield(nil, nil) })
+	if err != nil {
+		yield(nil, b.watchErr(err))
+	}
 }
 
-// drain yields the initial values; it reports whether to go on.
-func (b *Bucket) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Entry, error) bool) bool {
-	for m, err := range oc.Messages(ctx, o.read(ordered.UntilDrained(), ordered.OnSkip(b.countSkip))...) {
-		if err != nil {
-			yield(nil, b.watchErr(err))
-			return false
-		}
-		if e := b.entry(m, o); e != nil && !yield(e, nil) {
-			return false
-		}
-	}
-	return true
-}
-
+// watchErr is the error a watch or listing yields for err: a missing
+// stream is ErrBucketNotFound, a passed deadline also matches
+// conn.ErrTimeout.
 func (b *Bucket) watchErr(err error) error {
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return wrap(ErrBucketNotFound, err)
 	}
-	return err
+	return deadline.Err(err)
 }
 
 // entry converts a consumer message; nil when it is skipped. An entry
 // with an unknown KV-Operation is skipped and counted (SkippedEntries):
 // it is not a value, and one such entry, which any client allowed to
 // publish to the bucket can store, must not end every reader's watch.
-func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
+func (b *Bucket) entry(m *jsapi.Msg, md jsapi.Metadata, o watchOpts) *Entry {
 	if len(m.Subject) <= len(b.pre) {
 		return nil
 	}
@@ -269,10 +285,6 @@ func (b *Bucket) entry(m *jsapi.Msg, o watchOpts) *Entry {
 		return nil
 	}
 	if o.ignoreDeletes && op != OpPut {
-		return nil
-	}
-	md, err := m.Metadata()
-	if err != nil {
 		return nil
 	}
 	e := &Entry{
@@ -302,7 +314,8 @@ func (b *Bucket) SkippedEntries() uint64 { return b.skipped.Load() }
 // (ordered.OnSkip).
 func (b *Bucket) countSkip(error) { b.skipped.Add(1) }
 
-// initial yields the initial values of a watch and ends.
+// initial yields the initial values of a watch that begins now, and
+// ends.
 func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {
 	cfg, o, err := b.watcher(ctx, filters, opts)
 	if err != nil {
@@ -314,7 +327,13 @@ func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt,
 		yield(nil, err)
 		return
 	}
-	b.drain(ctx, oc, o, yield)
+	err = watchx.ReadInitial(ctx, oc, b.readOpts(o), func(m *jsapi.Msg, md jsapi.Metadata) bool {
+		e := b.entry(m, md, o)
+		return e == nil || yield(e, nil)
+	})
+	if err != nil {
+		yield(nil, b.watchErr(err))
+	}
 }
 
 // ListKeys yields the keys that have a value (deleted and purged keys are

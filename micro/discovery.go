@@ -1,15 +1,12 @@
 package micro
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/proto"
 )
 
 // ServiceIdentity holds the fields every discovery response carries
@@ -162,129 +159,4 @@ func (s *Service) answerStats(m *conn.Msg) {
 // ending reports an error that only says the connection is going away.
 func ending(err error) bool {
 	return errors.Is(err, conn.ErrClosed) || errors.Is(err, conn.ErrDraining)
-}
-
-// DiscoverOpt configures Ping, Infos and StatsOf.
-type DiscoverOpt func(*discoverOpts) error
-
-type discoverOpts struct {
-	id     string
-	stall  time.Duration
-	prefix string
-}
-
-// DefaultDiscoverStall is how long Ping, Infos and StatsOf wait for one
-// more reply after the last one.
-const DefaultDiscoverStall = 200 * time.Millisecond
-
-// DiscoverID asks one instance only: $SRV.<verb>.<name>.<id>. The call
-// then ends at the first reply. It needs a name.
-func DiscoverID(id string) DiscoverOpt {
-	return func(o *discoverOpts) error {
-		if !validName(id) {
-			return configErr(ErrInvalidName, "service id", id)
-		}
-		o.id = id
-		return nil
-	}
-}
-
-// DiscoverPrefix sends the requests to <prefix>.PING… instead of
-// $SRV.PING…: for services started with that Config.Prefix, or for the
-// services of another account whose $SRV subjects this account imports
-// under prefix (ADR-32 asks for the prefix to be overridable as $JS is,
-// for tools that work across accounts). The import must allow several
-// responses (response_type: stream) for a request to reach more than one
-// service. prefix must be a subject without wildcards.
-func DiscoverPrefix(prefix string) DiscoverOpt {
-	return func(o *discoverOpts) error {
-		if !validPrefix(prefix) {
-			return configErr(ErrInvalidSubject, "prefix", prefix)
-		}
-		o.prefix = prefix
-		return nil
-	}
-}
-
-// validPrefix reports whether p can start a discovery subject: a subject
-// without wildcards.
-func validPrefix(p string) bool {
-	return proto.ValidatePublishSubject(p) == nil
-}
-
-// DiscoverStall sets how long to wait for one more reply after the last
-// (default DefaultDiscoverStall); d must be positive.
-func DiscoverStall(d time.Duration) DiscoverOpt {
-	return func(o *discoverOpts) error {
-		if d <= 0 {
-			return configErr(ErrInvalidConfig, "discover stall", d.String())
-		}
-		o.stall = d
-		return nil
-	}
-}
-
-// Ping sends a PING to every service (name ""), to the instances of
-// service name, or with DiscoverID to one instance, and returns the
-// replies. Replies are gathered with conn.RequestMany: until none has come
-// for the stall time (DiscoverStall) after the last, within ctx's deadline
-// or the connection's request timeout. When no service answers at all,
-// Ping returns no reply and no error. A reply that is not a PING response
-// ends the call with ErrBadResponse (with the replies before it);
-// connection errors (conn.ErrTimeout, conn.ErrClosed…) end it likewise.
-func Ping(ctx context.Context, nc *conn.Conn, name string, opts ...DiscoverOpt) ([]PingResponse, error) {
-	return discover(ctx, nc, verbPing, PingResponseType, name, opts, func(r *PingResponse) string { return r.Type })
-}
-
-// Infos is Ping for INFO responses.
-func Infos(ctx context.Context, nc *conn.Conn, name string, opts ...DiscoverOpt) ([]Info, error) {
-	return discover(ctx, nc, verbInfo, InfoResponseType, name, opts, func(r *Info) string { return r.Type })
-}
-
-// StatsOf is Ping for STATS responses.
-func StatsOf(ctx context.Context, nc *conn.Conn, name string, opts ...DiscoverOpt) ([]Stats, error) {
-	return discover(ctx, nc, verbStats, StatsResponseType, name, opts, func(r *Stats) string { return r.Type })
-}
-
-func discover[T any](ctx context.Context, nc *conn.Conn, verb, want, name string, opts []DiscoverOpt, typeOf func(*T) string) ([]T, error) {
-	if nc == nil {
-		return nil, configErr(ErrInvalidConfig, "connection", "<nil>")
-	}
-	o := discoverOpts{stall: DefaultDiscoverStall, prefix: APIPrefix}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
-	}
-	if name != "" && !validName(name) {
-		return nil, configErr(ErrInvalidName, "name", name)
-	}
-	if o.id != "" && name == "" {
-		return nil, configErr(ErrInvalidConfig, "service id without a name", o.id)
-	}
-	many := []conn.RequestManyOpt{conn.ManyStall(o.stall)}
-	if o.id != "" {
-		many = append(many, conn.ManyMax(1))
-	}
-	var out []T
-	for m, err := range nc.RequestMany(ctx, controlSubject(o.prefix, verb, name, o.id), nil, nil, many...) {
-		if errors.Is(err, conn.ErrNoResponders) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		var v T
-		if err := json.Unmarshal(m.Data, &v); err != nil {
-			return out, fmt.Errorf("%w: %v", ErrBadResponse, err)
-		}
-		if got := typeOf(&v); got != want {
-			return out, fmt.Errorf("%w: type %q, want %q", ErrBadResponse, got, want)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

@@ -63,7 +63,9 @@
 // and $SRV.STATS, each alone, followed by .<name>, and by .<name>.<id>,
 // and answers with the JSON of ADR-32 (types io.nats.micro.v1.ping_response,
 // info_response and stats_response). Ping, Infos and StatsOf gather those
-// answers on the client side with conn.RequestMany; ResponseError reads
+// answers on the client side with conn.RequestMany, until their stall or
+// ctx's deadline, whatever keeps arriving, and keep a bounded number of
+// replies and bytes (DiscoverLimits); ResponseError reads
 // the service error out of a reply. The $SRV prefix is overridable, as
 // ADR-32 asks: Config.Prefix for a service, DiscoverPrefix for the
 // clients (also to reach another account's services through an import).

@@ -3,6 +3,7 @@ package micro
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -395,22 +396,30 @@ func (r Request) RespondJSON(v any, opts ...RespondOpt) error {
 
 // Error sends a service error: data (may be nil) with the headers
 // Nats-Service-Error-Code: code and Nats-Service-Error: description, added
-// to a copy of any RespondHeader header. code must parse as an integer
-// (ADR-32: "always safe to parse as a number") and description must not
-// be empty, else Error returns ErrInvalidServiceError and sends nothing.
-// Control bytes in description (CR, LF, NUL, the other C0 bytes but tab,
+// to a copy of any RespondHeader header. description must not be empty,
+// else Error returns ErrInvalidServiceError and sends nothing. Control
+// bytes in description and code (CR, LF, NUL, the other C0 bytes but tab,
 // and DEL), which a header value cannot carry or a terminal showing the
-// error would act on, are sent as spaces: a description made from
-// untrusted input still reaches the requester. Each call counts as an
-// error of the endpoint, with last_error "<code>:<description>" (the
-// description as sent). Requesters read the error with ResponseError.
+// error would act on, are sent as spaces, and spaces around code are
+// dropped: an error made from untrusted input still reaches the
+// requester. code must then parse as an integer (ADR-32: "always safe to
+// parse as a number"); when it does not, the error is sent with code 500
+// and Error returns ErrInvalidServiceError. Each call counts as an error
+// of the endpoint, with last_error "<code>:<description>" (as sent).
+// Requesters read the error with ResponseError.
 func (r Request) Error(code, description string, data []byte, opts ...RespondOpt) error {
 	if r.ep == nil {
 		return errZeroRequest
 	}
-	if !validErrorCode(code) || description == "" {
+	if description == "" {
 		r.ep.counters.error(code + ":" + description)
 		return fmt.Errorf("%w (code %q, description %q)", ErrInvalidServiceError, code, description)
+	}
+	sent := strings.TrimSpace(sanitizeDescription(code))
+	var codeErr error
+	if !validErrorCode(sent) {
+		codeErr = fmt.Errorf("%w: code %q sent as 500", ErrInvalidServiceError, code)
+		sent = "500"
 	}
 	var o respondOpts
 	for _, opt := range opts {
@@ -422,9 +431,12 @@ func (r Request) Error(code, description string, data []byte, opts ...RespondOpt
 	if h == nil {
 		h = &proto.Header{}
 	}
-	h.Set(ErrorCodeHeader, code)
+	h.Set(ErrorCodeHeader, sent)
 	h.Set(ErrorHeader, sanitizeDescription(description))
-	return r.respond(h, data)
+	if err := r.respond(h, data); err != nil {
+		return err
+	}
+	return codeErr
 }
 
 var errZeroRequest = fmt.Errorf("%w: zero Request", ErrInvalidConfig)

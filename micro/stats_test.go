@@ -118,9 +118,10 @@ func TestStatsCountRequestsErrorsAndTime(t *testing.T) {
 	}
 }
 
-// Error validates its arguments (nothing sent, still counted); a
-// response that cannot be sent counts as an error; a reply may be sent
-// later from another goroutine.
+// Error validates its arguments (an empty description: nothing sent; a
+// code that is not an integer: sent as 500; both counted); a response
+// that cannot be sent counts as an error; a reply may be sent later from
+// another goroutine.
 func TestRespondFailuresCount(t *testing.T) {
 	s := startServer(t)
 	nc := connect(t, s.URL())
@@ -145,8 +146,8 @@ func TestRespondFailuresCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if err := micro.ResponseError(m); err == nil || err.(*micro.ServiceError).Code != "503" {
-		t.Fatalf("reply error %v", err)
+	if se, ok := micro.ResponseError(m).(*micro.ServiceError); !ok || se.Code != "500" || se.Description != "not numeric" {
+		t.Fatalf("reply error %v, want the non-integer code's error sent as 500", micro.ResponseError(m))
 	}
 	for i, want := range []error{micro.ErrInvalidServiceError, micro.ErrInvalidServiceError, nil, nil} {
 		got := <-results

@@ -22,7 +22,7 @@ var (
 	// context when one was asked for.
 	ErrNotFound = errors.New("natscontext: context not found")
 	// ErrInvalidName reports a context name that is empty or holds "..",
-	// "/" or "\".
+	// "/", "\" or a control byte.
 	ErrInvalidName = errors.New("natscontext: invalid context name")
 	// ErrUnsupported reports a setting natsio cannot honour (a SOCKS proxy,
 	// the Windows certificate store, an nsc lookup, a secret reference
@@ -76,6 +76,8 @@ type Context struct {
 	WindowsCertMatchBy  string   `json:"windows_cert_match_by"`
 	WindowsCertMatch    string   `json:"windows_cert_match"`
 	WindowsCACertsMatch []string `json:"windows_ca_certs_match"`
+
+	warnings []string // see Warnings
 }
 
 // ServerURL returns the context's URL, or DefaultURL when it has none.
@@ -193,14 +195,17 @@ func (c *Context) JSOptions() []jsapi.Option {
 	return nil
 }
 
-// Connect loads the context name ("" for the selected one) and connects to
-// its servers with its options, then opts (which override them). The
-// connection's JetStream settings are the context's JSOptions.
+// Connect loads the context name ("" for the selected one; a name, never
+// a path: see Load) and connects to its servers with its options, then
+// opts (which override them). The connection's JetStream settings are the
+// context's JSOptions. The context's Warnings are logged with slog's
+// default logger.
 func Connect(ctx context.Context, name string, opts ...conn.Option) (*conn.Conn, error) {
 	c, err := Load(name)
 	if err != nil {
 		return nil, err
 	}
+	c.logWarnings()
 	copts, err := c.Options()
 	if err != nil {
 		return nil, err

@@ -38,4 +38,15 @@
 //
 // Files are written as the nats CLI writes them: the directory with mode
 // 0700, each file 0600, through a temporary file renamed into place.
+//
+// # Untrusted names and secrets
+//
+// [Load] and [Connect] take a name, never a path: a name that
+// [ValidateName] refuses (empty, "..", "/", "\", control bytes) is
+// [ErrInvalidName], so a name from untrusted input cannot make them read
+// another file and connect where it says with the credentials it names.
+// [LoadFile] reads a path the user chose. A context file that its group or
+// others can read while it holds a secret is loaded with a warning
+// ([Context.Warnings]; Connect logs it). Printing a Context with any fmt
+// verb shows [REDACTED] in place of its secrets.
 package natscontext

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,9 +36,11 @@ func Dir() (string, error) {
 }
 
 // ValidateName reports a name that cannot be a context's: empty, or
-// holding "..", "/" or "\" (ErrInvalidName).
+// holding "..", "/", "\" or a control byte (below 0x20, and 0x7f)
+// (ErrInvalidName).
 func ValidateName(name string) error {
-	if name == "" || strings.Contains(name, "..") || strings.ContainsAny(name, `/\`) {
+	if name == "" || strings.Contains(name, "..") || strings.ContainsAny(name, `/\`) ||
+		strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	return nil
@@ -54,49 +57,75 @@ func file(name string) (string, error) {
 	return filepath.Join(dir, name+".json"), nil
 }
 
-// Load reads the context name; "" reads the selected one (ErrNotFound
-// when none is selected). A name ending in ".json" that names an existing
-// file is read from that file, as the nats CLI does. A missing context
-// fails with ErrNotFound; a file that is not a context's JSON with a
-// message naming it.
+// Load reads the context name from the contexts directory (Dir); ""
+// reads the selected one (ErrNotFound when none is selected). name must
+// be a valid name (ValidateName, else ErrInvalidName): it is never read as
+// a path, so a name from untrusted input cannot point at another file —
+// LoadFile reads a context from a path. A missing context fails with
+// ErrNotFound; a file that is not a context's JSON with a message naming
+// it. A file that its group or others can read while it holds a password,
+// token, JWT or seed is loaded with a warning (Context.Warnings).
 func Load(name string) (*Context, error) {
-	path := ""
-	if strings.HasSuffix(name, ".json") {
-		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
-			path = name
-			name = strings.TrimSuffix(filepath.Base(name), ".json")
-		}
-	}
-	if path == "" {
-		if name == "" {
-			sel, err := Selected()
-			if err != nil {
-				return nil, err
-			}
-			if sel == "" {
-				return nil, fmt.Errorf("%w: no context is selected", ErrNotFound)
-			}
-			name = sel
-		}
-		var err error
-		if path, err = file(name); err != nil {
+	if name == "" {
+		sel, err := Selected()
+		if err != nil {
 			return nil, err
 		}
+		if sel == "" {
+			return nil, fmt.Errorf("%w: no context is selected", ErrNotFound)
+		}
+		name = sel
 	}
-	b, err := os.ReadFile(path)
+	path, err := file(name)
+	if err != nil {
+		return nil, err
+	}
+	return read(path, name)
+}
+
+// LoadFile reads a context from the file at path, as the nats CLI does
+// for a --context argument ending in ".json". Its Name is the file's name
+// without ".json". Only give it a path the user chose: Load is the call
+// for names. Errors and warnings are Load's.
+func LoadFile(path string) (*Context, error) {
+	return read(path, strings.TrimSuffix(filepath.Base(path), ".json"))
+}
+
+// read loads the context file at path under name.
+func read(path, name string) (*Context, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q (no file %s)", ErrNotFound, name, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natscontext: %w", err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("natscontext: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("natscontext: %s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxContextFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("natscontext: %w", err)
+	}
+	if len(b) > maxContextFile {
+		return nil, fmt.Errorf("natscontext: %s is over %d bytes: not a context", path, maxContextFile)
+	}
 	var c Context
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("natscontext: %s is not a context: %v", path, err)
 	}
 	c.Name = name
+	c.checkMode(path, fi.Mode())
 	return &c, nil
 }
+
+// maxContextFile bounds a context file: the nats CLI's are under 2 KiB.
+const maxContextFile = 1 << 20
 
 // Names returns the names of the saved contexts, sorted. A missing
 // directory means none.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/deadline"
 
 	"github.com/natsio/natsio/jsapi"
 )
@@ -279,5 +280,5 @@ func (s *Store) streamErr(err error) error {
 	if err != nil && errors.Is(err, jsapi.ErrStreamNotFound) {
 		return wrap(ErrBucketNotFound, err)
 	}
-	return err
+	return deadline.Err(err) // a passed deadline also matches conn.ErrTimeout
 }

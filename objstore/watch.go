@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync/atomic"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/watchx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -38,50 +40,66 @@ type watchOpts struct{ history, ignoreDeletes, updatesOnly bool }
 // changes (puts, meta updates, links, deletes), like kv's watch: first the
 // current info of every object (in the order they were last changed), then
 // one (nil, nil) marking the end of the initial values — also when there
-// are none — then every change as it is stored. It survives reconnects
-// and server restarts without gap or duplicate, and ends with a final
-// (nil, err) only for ctx's error, ErrBucketNotFound, conn.ErrClosed or an
-// invalid option. ModTime is the time the meta was stored. Meta messages
-// that GetInfo would refuse (invalid JSON, ErrMetaMismatch) are skipped:
-// they describe no object of this store.
+// are none — then every change as it is stored. The watch begins when
+// Watch returns, not when the loop starts: the call creates the watch's
+// consumer at the server and starts reading it, so the initial values are
+// the objects as they were then, and a change made between the call and
+// the loop comes after the marker. Until the loop starts, what is read
+// waits in a bounded queue; an iterator never ranged over stops reading
+// once it is garbage collected or ctx ends. Ranging over the iterator
+// again starts a new watch, which begins when that loop starts.
+//
+// It survives reconnects and server restarts without gap or duplicate,
+// and ends with a final (nil, err) only for ctx's error,
+// ErrBucketNotFound, conn.ErrClosed or an invalid option. ModTime is the
+// time the meta was stored. Meta messages that GetInfo would refuse
+// (invalid JSON, ErrMetaMismatch) are skipped: they describe no object of
+// this store.
 func (s *Store) Watch(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Info, error] {
+	first := s.begin(ctx, opts)
+	var ranged atomic.Bool
 	return func(yield func(*Info, error) bool) {
-		cfg, o, err := s.watcher(ctx, opts)
+		w := first
+		if ranged.Swap(true) {
+			w = s.begin(ctx, opts)
+		}
+		if w.err != nil {
+			yield(nil, w.err)
+			return
+		}
+		err := w.live.Read(func(m *jsapi.Msg, _ jsapi.Metadata) bool {
+			info := s.infoOf(m, w.o)
+			return info == nil || yield(info, nil)
+		}, func() bool { return yield(nil, nil) })
 		if err != nil {
-			yield(nil, err)
-			return
-		}
-		var oc *ordered.Consumer
-		if !o.updatesOnly {
-			if oc, err = s.newWatch(ctx, cfg); err != nil {
-				yield(nil, err)
-				return
-			}
-			if !s.drain(ctx, oc, o, yield) {
-				return
-			}
-		}
-		if !yield(nil, nil) {
-			return
-		}
-		if oc == nil {
-			// Made after the marker: a loop that ends there costs no
-			// consumer.
-			if oc, err = s.newWatch(ctx, cfg); err != nil {
-				yield(nil, err)
-				return
-			}
-		}
-		for m, err := range oc.Messages(ctx) {
-			if err != nil {
-				yield(nil, s.streamErr(err))
-				return
-			}
-			if info := s.infoOf(m, o); info != nil && !yield(info, nil) {
-				return
-			}
+			yield(nil, s.streamErr(err))
 		}
 	}
+}
+
+// watch is a watch that has begun, or the failure to begin it.
+type watch struct {
+	live *watchx.Live
+	o    watchOpts
+	err  error
+}
+
+// begin begins a watch: it validates it, creates its consumer and starts
+// reading it (watchx.Start).
+func (s *Store) begin(ctx context.Context, opts []WatchOpt) watch {
+	cfg, o, err := s.watcher(ctx, opts)
+	if err != nil {
+		return watch{err: err}
+	}
+	oc, err := s.newWatch(ctx, cfg)
+	if err != nil {
+		return watch{err: err}
+	}
+	live, err := watchx.Start(ctx, oc, nil)
+	if err != nil {
+		return watch{err: s.streamErr(err)}
+	}
+	return watch{live: live, o: o}
 }
 
 func (s *Store) watcher(ctx context.Context, opts []WatchOpt) (ordered.Config, watchOpts, error) {
@@ -130,20 +148,6 @@ func (s *Store) newWatch(ctx context.Context, cfg ordered.Config) (*ordered.Cons
 	return oc, nil
 }
 
-// drain yields the initial values; it reports whether to go on.
-func (s *Store) drain(ctx context.Context, oc *ordered.Consumer, o watchOpts, yield func(*Info, error) bool) bool {
-	for m, err := range oc.Messages(ctx, ordered.UntilDrained()) {
-		if err != nil {
-			yield(nil, s.streamErr(err))
-			return false
-		}
-		if info := s.infoOf(m, o); info != nil && !yield(info, nil) {
-			return false
-		}
-	}
-	return true
-}
-
 // infoOf decodes a meta message; nil when skipped. Meta that GetInfo
 // would refuse is skipped: not valid JSON, or not belonging on its subject
 // (another object's name, another store, a NUID that is not a plain NUID).
@@ -188,6 +192,12 @@ func (s *Store) List(ctx context.Context, opts ...Opt) iter.Seq2[*Info, error] {
 			yield(nil, err)
 			return
 		}
-		s.drain(ctx, oc, o, yield)
+		err = watchx.ReadInitial(ctx, oc, nil, func(m *jsapi.Msg, _ jsapi.Metadata) bool {
+			info := s.infoOf(m, o)
+			return info == nil || yield(info, nil)
+		})
+		if err != nil {
+			yield(nil, s.streamErr(err))
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
+	"github.com/natsio/natsio/pull"
 )
 
 // borrowedPayload is message i's body: a few hundred bytes, so that a
@@ -71,7 +72,7 @@ func TestBorrowedLifetime(t *testing.T) {
 					}
 				}
 			case "Consume":
-				var cc *ordered.ConsumeContext
+				var cc *pull.ConsumeContext
 				started := make(chan struct{})
 				cc, err := oc.Consume(e.ctx, func(m *jsapi.Msg) {
 					<-started

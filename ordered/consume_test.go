@@ -46,7 +46,7 @@ func (h *handlerLog) enter(m *jsapi.Msg) {
 
 func (h *handlerLog) leave() { h.running.Store(false) }
 
-func waitClosed(t *testing.T, e *env, cc *ordered.ConsumeContext) {
+func waitClosed(t *testing.T, e *env, cc *pull.ConsumeContext) {
 	t.Helper()
 	select {
 	case <-cc.Closed():

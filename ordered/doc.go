@@ -26,7 +26,8 @@
 //
 // Messages is an iterator; Consume runs a handler on each message, one at
 // a time and in order, on a goroutine of its own, and returns a
-// ConsumeContext: Stop ends it at once, Drain once the messages already
+// *pull.ConsumeContext (one type for both packages): Stop ends it at
+// once, Drain once the messages already
 // received have been handled, Closed tells when the handler has returned
 // for the last time and every goroutine has ended, and Err then reports
 // the terminal error, or nil after Stop, Drain or the end of the context.
@@ -62,11 +63,12 @@
 // # Ending
 //
 // By default a read runs until its context ends. UntilDrained ends it,
-// with no error, as soon as the consumer has delivered everything the
-// stream held when that consumer was created (for the first read, when New
-// ran) — exactly, from each message's pending count, without waiting for a
-// timer; an empty stream yields nothing. IdleTimeout ends it with
-// ErrNoMessages when no message arrives for that long.
+// with no error, the moment it is caught up: when a delivery reports that
+// nothing more is pending (the server's per-delivery count, no timer), or
+// at once when nothing is pending as the read starts. Messages stored
+// while the read runs, before that delivery, are yielded too; an empty
+// stream yields nothing. IdleTimeout ends it with ErrNoMessages (the same
+// value as pull.ErrNoMessages) when no message arrives for that long.
 //
 // # Ownership
 //

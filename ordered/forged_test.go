@@ -103,28 +103,18 @@ func (r *forgedRead) receive(t *testing.T, n int) {
 	}
 }
 
-// Another tenant that watches $JS.API.CONSUMER.MSG.NEXT.> publishes
-// "409 Consumer Deleted" to an ordered consumer's pull inbox. The pull
-// engine under the ordered consumer confirms such a status with consumer
-// info before acting on it, so the ordered consumer neither ends nor
-// recreates its server-side consumer, and goes on reading.
-func TestForgedConsumerDeletedOrdered(t *testing.T) {
+// readThree starts a server with stream O holding messages 0-2, an
+// attacker watching the pull requests, and an ordered read (checking
+// stream sequences) that has received the three.
+func readThree(t *testing.T) (*env, *testutil.PullSpy, *ordered.Consumer, *forgedRead) {
+	t.Helper()
 	e := newEnv(t, "memory")
 	e.publish(t, "o.a", 3)
 	spy := testutil.NewPullSpy(t, e.s.URL())
-
 	oc := newOrdered(t, e.js, "O", ordered.Config{})
-	r := readForged(t, e.ctx, oc, false)
+	r := readForged(t, e.ctx, oc, true)
 	r.receive(t, 3)
-	reply := spy.NextPull(t)
-	rawPublish(t, e.s.URL(), reply, "NATS/1.0 409 Consumer Deleted\r\n\r\n", 5)
-	e.publish(t, "o.a", 3)
-	r.receive(t, 3)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.resets) != 0 {
-		t.Fatalf("the ordered consumer was reset by the forged status: %v", r.resets)
-	}
+	return e, spy, oc, r
 }
 
 // Another tenant that watches $JS.API.CONSUMER.MSG.NEXT.> publishes plain
@@ -132,13 +122,7 @@ func TestForgedConsumerDeletedOrdered(t *testing.T) {
 // counts them (Skipped, OnSkip with pull.ErrStrayMessage), is not reset,
 // and goes on reading the stream in order.
 func TestForgedPlainMessageOrdered(t *testing.T) {
-	e := newEnv(t, "memory")
-	e.publish(t, "o.a", 3)
-	spy := testutil.NewPullSpy(t, e.s.URL())
-
-	oc := newOrdered(t, e.js, "O", ordered.Config{})
-	r := readForged(t, e.ctx, oc, true)
-	r.receive(t, 3)
+	e, spy, oc, r := readThree(t)
 	reply := spy.NextPull(t)
 	forged := spy.Publish(t, reply, []byte("forged"), testutil.PlainForgeries("O", "C")...)
 	e.publish(t, "o.a", 3)
@@ -155,5 +139,50 @@ func TestForgedPlainMessageOrdered(t *testing.T) {
 		if !errors.Is(reason, pull.ErrStrayMessage) {
 			t.Fatalf("OnSkip reason %v; want pull.ErrStrayMessage", reason)
 		}
+	}
+}
+
+// Hostile suite: another tenant publishes each status a server may send to
+// a pull onto an ordered consumer's pull inbox (every one the attacker has
+// seen). None ends the read or recreates its server-side consumer: the
+// pull engine underneath confirms the ones claiming a terminal condition
+// (409 Consumer Deleted included) with consumer info, and the others end
+// one pull at most, after which it pulls again. The read goes on in order.
+func TestForgedStatusesDoNotEndOrdered(t *testing.T) {
+	statuses := []struct{ name, header string }{
+		{"400 Bad Request", "NATS/1.0 400 Bad Request\r\n\r\n"},
+		{"409 Consumer is push based", "NATS/1.0 409 Consumer is push based\r\n\r\n"},
+		{"409 Exceeded MaxRequestBatch", "NATS/1.0 409 Exceeded MaxRequestBatch of 1\r\n\r\n"},
+		{"409 Exceeded MaxRequestExpires", "NATS/1.0 409 Exceeded MaxRequestExpires of 1s\r\n\r\n"},
+		{"409 Message Size Exceeds MaxBytes", "NATS/1.0 409 Message Size Exceeds MaxBytes\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n"},
+		{"412 Required Api Level", "NATS/1.0 412 Required Api Level\r\n\r\n"},
+		{"418 unknown", "NATS/1.0 418 I'm a teapot\r\n\r\n"},
+		{"409 Consumer Deleted", "NATS/1.0 409 Consumer Deleted\r\n\r\n"},
+		{"409 Leadership Change", "NATS/1.0 409 Leadership Change\r\n\r\n"},
+		{"503 No Responders", "NATS/1.0 503\r\n\r\n"},
+		{"404 No Messages", "NATS/1.0 404 No Messages\r\n\r\n"},
+		{"408 Request Timeout", "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n"},
+	}
+	for _, fs := range statuses {
+		t.Run(fs.name, func(t *testing.T) {
+			e, spy, _, r := readThree(t)
+			replies := append([]string{spy.NextPull(t)}, spy.Seen()...)
+			for _, reply := range replies {
+				rawPublish(t, e.s.URL(), reply, fs.header, 1)
+			}
+			e.publish(t, "o.a", 3)
+			r.receive(t, 3)
+			select {
+			case it := <-r.items:
+				t.Fatalf("after the forged status the read yielded %+v", it)
+			default:
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if len(r.resets) != 0 {
+				t.Fatalf("the ordered consumer was recreated for the forged status: %v", r.resets)
+			}
+			t.Logf("OUTCOME ordered | %s | goes on in order, not recreated", fs.name)
+		})
 	}
 }

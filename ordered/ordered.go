@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/consumectl"
 	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
@@ -19,8 +20,8 @@ import (
 // Errors of ordered consumers.
 var (
 	// ErrNoMessages ends Messages and Consume when IdleTimeout passed
-	// without a message.
-	ErrNoMessages = errors.New("ordered: no messages within the idle timeout")
+	// without a message. It is pull.ErrNoMessages.
+	ErrNoMessages = pull.ErrNoMessages
 	// ErrBusy: Messages or Consume was called while another read of the
 	// same Consumer runs.
 	ErrBusy = errors.New("ordered: a read of the consumer is already running")
@@ -82,6 +83,8 @@ type Consumer struct {
 	lastSeq  atomic.Uint64  // last stream sequence yielded (0: none yet)
 	resets   atomic.Uint64
 	skipped  atomic.Uint64
+
+	initialPending uint64 // num_pending of the consumer New created (InitialPending)
 }
 
 // New makes an ordered consumer of stream and creates its first
@@ -114,6 +117,7 @@ func New(ctx context.Context, js *jsapi.JS, stream string, cfg Config) (*Consume
 	if err != nil {
 		return nil, err
 	}
+	c.initialPending = cons.CachedInfo().NumPending
 	c.mu.Lock()
 	c.fresh = cons
 	c.mu.Unlock()
@@ -274,9 +278,13 @@ func Borrowed() Opt { return Opt{kind: optBorrowed} }
 // d.
 func IdleTimeout(d time.Duration) Opt { return Opt{kind: optIdleTimeout, d: d} }
 
-// UntilDrained ends the read without error once everything the stream held
-// when its server-side consumer was created has been yielded (for the
-// first read, when New ran).
+// UntilDrained ends the read without error the moment it is caught up:
+// when a delivery reports that nothing more is pending for the consumer
+// (the server's per-delivery count, no timer), or at once when nothing is
+// pending as the read starts. "Caught up" is at delivery time: messages
+// stored while the read runs, before the delivery that reports nothing
+// pending, are yielded too. An empty stream yields nothing; a later read
+// resumes after the last message yielded.
 func UntilDrained() Opt { return Opt{kind: optUntilDrained} }
 
 // OnReset is told why the consumer was recreated, on the read's goroutine,
@@ -339,11 +347,8 @@ func resolve(opts []Opt) (settings, error) {
 // errRecreate is the cause that ends one server-side consumer's reading.
 var errRecreate = errors.New("ordered: recreate consumer")
 
-// errStopped ends a Consume on Stop; errDrained ends a read once drained.
-var (
-	errStopped = errors.New("ordered: consume stopped")
-	errDrained = errors.New("ordered: drained")
-)
+// errDrained ends a read once drained.
+var errDrained = errors.New("ordered: drained")
 
 // Messages returns a single-use iterator over the stream in order; see the
 // package documentation for how it ends. Errors are terminal:
@@ -387,7 +392,7 @@ func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.M
 // Invalid options (conn.ErrInvalidOption), a nil handler, a ctx already done,
 // another read running (ErrBusy) or a deleted Consumer (ErrDeleted) fail
 // Consume at once, with no goroutine started.
-func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts ...Opt) (*ConsumeContext, error) {
+func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts ...Opt) (*pull.ConsumeContext, error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -405,10 +410,12 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 	if err != nil {
 		return nil, err
 	}
-	cc := &ConsumeContext{cancel: cancel, drain: make(chan struct{}), closed: make(chan struct{})}
-	r := &reader{c: c, s: s, drain: cc.drain, stopped: &cc.stopped}
+	drain := make(chan struct{})
+	var once sync.Once
+	ctl := consumectl.New(cancel, func() { once.Do(func() { close(drain) }) }, nil)
+	cc, stopped, finish := (*pull.ConsumeContext)(ctl), ctl.Stopped, ctl.Finish
+	r := &reader{c: c, s: s, drain: drain, stopped: stopped}
 	go func() {
-		defer close(cc.closed)
 		var final error
 		r.run(rctx, func(m *jsapi.Msg, err error) bool {
 			if err != nil {
@@ -420,61 +427,12 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 		})
 		r.cleanup()
 		c.finish(cancel)
-		if cc.stopped.Load() || ctx.Err() != nil {
+		if stopped() || ctx.Err() != nil {
 			final = nil // stopped, or ctx ended: not a failure
 		}
-		cc.err = final
+		finish(final)
 	}()
 	return cc, nil
-}
-
-// ConsumeContext controls a Consume. Its methods may be called from any
-// goroutine, the handler's included, and more than once.
-type ConsumeContext struct {
-	cancel    context.CancelCauseFunc
-	stopped   atomic.Bool
-	drain     chan struct{}
-	drainOnce sync.Once
-	closed    chan struct{}
-	err       error // set before closed is closed
-}
-
-// Stop ends the Consume at once: the handler is not called again once the
-// call under way, if any, has returned. The messages received and not
-// handled are dropped; a later read resumes after the last one handled.
-// Stop does not wait: Closed tells when everything has ended. After Stop,
-// Err reports nil.
-func (cc *ConsumeContext) Stop() {
-	cc.stopped.Store(true)
-	cc.cancel(errStopped)
-}
-
-// Drain ends the Consume in order: no more messages are asked for, the
-// handler is given every message received until the server has confirmed
-// the end of the subscription (see pull.DrainOn), and the Consume ends; no
-// consumer is recreated meanwhile. A later read resumes after the last
-// message handled. Drain does not wait: Closed tells when the handler has
-// returned for the last time. After Drain, Err reports nil unless a
-// terminal error ended the Consume first. A Stop after Drain ends it at
-// once.
-func (cc *ConsumeContext) Drain() { cc.drainOnce.Do(func() { close(cc.drain) }) }
-
-// Closed returns a channel that is closed once the handler has returned
-// for the last time, the server-side consumer has been deleted (best
-// effort) and every goroutine of the Consume has ended.
-func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
-
-// Err reports why the Consume ended, once Closed is closed (nil before):
-// nil after Stop, Drain or the end of its context, otherwise the terminal
-// error — jsapi.ErrStreamNotFound, ErrDeleted, ErrNoMessages (IdleTimeout),
-// conn.ErrClosed.
-func (cc *ConsumeContext) Err() error {
-	select {
-	case <-cc.closed:
-		return cc.err
-	default:
-		return nil
-	}
 }
 
 // reader is one read (a Messages or a Consume call).
@@ -482,7 +440,7 @@ type reader struct {
 	c        *Consumer
 	s        settings
 	drain    <-chan struct{} // closed by ConsumeContext.Drain (nil for Messages)
-	stopped  *atomic.Bool    // set by ConsumeContext.Stop (nil for Messages)
+	stopped  func() bool     // reports ConsumeContext.Stop (nil for Messages)
 	cons     *pull.Consumer
 	expected uint64        // next consumer sequence expected
 	activity atomic.Uint64 // messages read, counted only with an idle timeout
@@ -518,7 +476,7 @@ func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			yield(nil, r.endErr(ctx, err))
 			return
 		}
-		if r.s.drained && info.NumPending == 0 {
+		if r.s.drained && info.NumPending == 0 && !r.pendingNow(ctx) {
 			return // caught up: nothing (more) to read
 		}
 		again, err := r.read(ctx, yield)
@@ -531,6 +489,19 @@ func (r *reader) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		}
 		r.c.resets.Add(1)
 	}
+}
+
+// pendingNow reports whether the current server-side consumer has messages
+// pending now: its creation info may be older than the read (New made the
+// first one), and a drained read ends when it is caught up at the time it
+// reads, not at the time the consumer was made. It reports false when the
+// question gets no answer (the read then ends as caught up: it must not
+// wait on an empty stream).
+func (r *reader) pendingNow(ctx context.Context) bool {
+	ictx, cancel := context.WithTimeout(ctx, r.c.js.Timeout())
+	defer cancel()
+	info, err := r.cons.Info(ictx)
+	return err == nil && info.NumPending > 0
 }
 
 // endErr turns the reason reading stopped into the error to yield.
@@ -765,7 +736,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		if r.c.deleted.Load() {
 			return false, ErrDeleted // no message after Delete
 		}
-		if r.stopped != nil && r.stopped.Load() {
+		if r.stopped != nil && r.stopped() {
 			// Not given to the handler: a later read starts with it.
 			return false, nil
 		}

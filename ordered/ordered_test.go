@@ -375,3 +375,24 @@ func TestBorrowedAcrossRestart(t *testing.T) {
 		t.Fatal("nothing lent")
 	}
 }
+
+// UntilDrained stops when the read is caught up at delivery time (seed
+// 000), not at what the stream held when the server-side consumer was
+// made: messages stored after New and before the read are read, and so
+// are those stored before the delivery that reports nothing pending.
+func TestUntilDrainedIsCaughtUpAtReadTime(t *testing.T) {
+	e := newEnv(t, jsapi.StorageMemory)
+	oc := newOrdered(t, e.js, "O", ordered.Config{}) // the stream is empty now
+	e.publish(t, "o.a", 3)
+	if n := readAll(t, oc, e.ctx, 1); n != 3 {
+		t.Fatalf("a drained read after 3 were published yielded %d; want 3", n)
+	}
+
+	// Stored before New: 2; after New, before the read: 3 more.
+	e.publish(t, "o.a", 2)
+	oc2 := newOrdered(t, e.js, "O", ordered.Config{OptStartSeq: 4})
+	e.publish(t, "o.a", 3)
+	if n := readAll(t, oc2, e.ctx, 4); n != 5 {
+		t.Fatalf("drained read yielded %d; want 5 (2 before New, 3 after)", n)
+	}
+}

@@ -29,6 +29,14 @@
 // as the conventions ask for messages consumed asynchronously; Extract
 // gives the producer's context from the message's header.
 //
+// That default lets whoever publishes decide, through the sampled flag of
+// its traceparent, that the handler spans it causes are sampled (a
+// parent-based sampler follows the parent), and put its baggage in the
+// handler's context. Where publishers are not trusted (another tenant of
+// the account), WithIncomingAsLink makes each handler's process span a new
+// root that links to the producer's span, sampled by the sampler alone,
+// without the message's baggage.
+//
 // # Spans
 //
 // messaging.system is "nats". Span names are "{operation} {destination}":
@@ -38,7 +46,10 @@
 // messaging.operation.name (publish, request, respond, receive, process,
 // ack, nak, term, in_progress), messaging.destination.name, and
 // messaging.message.body.size; messaging.message.id is the Nats-Msg-Id
-// header when there is one. JetStream spans add the stream, the consumer
+// header when there is one. Every value taken from a message (subject,
+// subscription subject and queue, Nats-Msg-Id, stream, consumer) is cut to
+// MaxAttributeLength bytes, in attributes and span names alike: the SDK
+// sets no attribute length limit by default. JetStream spans add the stream, the consumer
 // (messaging.consumer.group.name too), the stream and consumer sequences
 // and the delivery count (messaging.nats.* attributes). A failed operation has
 // error.type, the natsio error it matched (ErrorType), and the error as

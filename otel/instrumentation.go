@@ -26,6 +26,9 @@ type Instrumentation struct {
 	prop      propagation.TextMapPropagator
 	meter     metric.Meter
 	traceDest string
+	// linkOnly: a delivered message's trace context is a link of the
+	// handler's span, not its parent (WithIncomingAsLink).
+	linkOnly bool
 
 	opDuration, processDuration metric.Float64Histogram
 	settled                     metric.Int64Counter
@@ -50,6 +53,7 @@ type config struct {
 	mp        metric.MeterProvider
 	prop      propagation.TextMapPropagator
 	traceDest string
+	linkOnly  bool
 }
 
 // WithTracerProvider sets the tracer provider (default: the global one,
@@ -104,6 +108,27 @@ func WithServerTracing(dest string) Option {
 	}
 }
 
+// WithIncomingAsLink makes the trace context a delivered message carries
+// a link of its handler's process span, never its parent: each handler
+// (SubscribeFunc, Consume) starts a trace of its own, sampled by the
+// tracer provider's sampler alone, and neither the message's sampled flag
+// nor its baggage reaches the handler's context (Context).
+//
+// By default the producer's span is the parent, as the OpenTelemetry
+// messaging conventions have it: one trace follows a request across
+// services. Its cost where publishers are not trusted (another tenant of
+// the account): a publisher decides, through the sampled flag, that every
+// handler span it causes is sampled (a parent-based sampler follows it),
+// and its baggage reaches the handler's context and any request the
+// handler makes. Use this option at such a trust boundary; the producer's
+// span is still one click away through the link.
+func WithIncomingAsLink() Option {
+	return func(c *config) error {
+		c.linkOnly = true
+		return nil
+	}
+}
+
 // New returns an Instrumentation configured by opts.
 func New(opts ...Option) (*Instrumentation, error) {
 	var c config
@@ -126,6 +151,7 @@ func New(opts ...Option) (*Instrumentation, error) {
 		meter:     c.mp.Meter(ScopeName),
 		prop:      c.prop,
 		traceDest: c.traceDest,
+		linkOnly:  c.linkOnly,
 	}
 	if err := i.initMetrics(); err != nil {
 		return nil, err
@@ -136,13 +162,27 @@ func New(opts ...Option) (*Instrumentation, error) {
 // Context returns the context of the process span of m while a
 // SubscribeFunc handler (or, for a JetStream message jm, a Consume
 // handler: pass &jm.Msg) handles it: start the handler's own spans from
-// it. For any other message it returns ctx unchanged with the producer's
-// span context from m's header as its remote parent (Extract).
+// it. For any other message it returns ctx with the producer's span
+// context from m's header as its remote parent (Extract), or, with
+// WithIncomingAsLink, ctx unchanged.
 func (i *Instrumentation) Context(ctx context.Context, m *conn.Msg) context.Context {
 	if c, ok := i.handling.Load(m); ok {
 		hc := c.(context.Context)
 		ctx = baggage.ContextWithBaggage(ctx, baggage.FromContext(hc))
 		return trace.ContextWithSpan(ctx, trace.SpanFromContext(hc))
 	}
+	if i.linkOnly {
+		return ctx
+	}
 	return i.Extract(ctx, m)
+}
+
+// processParent is the parent context of a handler's process span given
+// pctx, the producer's context extracted from the message: pctx itself,
+// or with WithIncomingAsLink none (the span is a root, linked to pctx).
+func (i *Instrumentation) processParent(pctx context.Context) context.Context {
+	if i.linkOnly {
+		return context.Background()
+	}
+	return pctx
 }

@@ -2,7 +2,6 @@ package natsotel
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -59,17 +58,17 @@ func (i *Instrumentation) PublishJS(ctx context.Context, p *conn.Pub) func(*jsap
 func jsAttrs(m *jsapi.Msg, md jsapi.Metadata, typ attribute.KeyValue, op string) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 12)
 	attrs = append(attrs, systemNATS, typ, semconv.MessagingOperationName(op),
-		semconv.MessagingDestinationName(strings.Clone(m.Subject)),
+		semconv.MessagingDestinationName(clip(m.Subject)),
 		semconv.MessagingMessageBodySize(len(m.Data)))
 	if md.Stream != "" {
-		consumer := strings.Clone(md.Consumer)
-		attrs = append(attrs, attrStream.String(strings.Clone(md.Stream)), attrConsumer.String(consumer),
+		consumer := clip(md.Consumer)
+		attrs = append(attrs, attrStream.String(clip(md.Stream)), attrConsumer.String(consumer),
 			semconv.MessagingConsumerGroupName(consumer),
 			attrStreamSeq.Int64(int64(md.StreamSeq)), attrConsumerSeq.Int64(int64(md.ConsumerSeq)),
 			attrDeliveryCount.Int64(int64(md.NumDelivered)))
 	}
 	if id := m.Header.Get(jsapi.HeaderMsgID); id != "" {
-		attrs = append(attrs, semconv.MessagingMessageID(strings.Clone(id)))
+		attrs = append(attrs, semconv.MessagingMessageID(clip(id)))
 	}
 	return attrs
 }
@@ -78,9 +77,9 @@ func jsAttrs(m *jsapi.Msg, md jsapi.Metadata, typ attribute.KeyValue, op string)
 // the subject when the metadata cannot be read.
 func streamOf(m *jsapi.Msg, md jsapi.Metadata) string {
 	if md.Stream != "" {
-		return md.Stream
+		return clip(md.Stream)
 	}
-	return m.Subject
+	return clip(m.Subject)
 }
 
 // ReceiveJS implements jsapi.Observer: a receive span, linked to the
@@ -97,11 +96,12 @@ func (i *Instrumentation) ReceiveJS(m *jsapi.Msg) {
 }
 
 // ProcessJS implements jsapi.Observer: a process span around a Consume
-// handler, a child of the producer's span and linked to it.
+// handler, linked to the producer's span and its child (a root with
+// WithIncomingAsLink).
 func (i *Instrumentation) ProcessJS(m *jsapi.Msg) func() {
 	md, _ := m.Metadata()
 	pctx := i.Extract(context.Background(), &m.Msg)
-	ctx, span := i.tracer.Start(pctx, "process "+streamOf(m, md), trace.WithSpanKind(trace.SpanKindConsumer),
+	ctx, span := i.tracer.Start(i.processParent(pctx), "process "+streamOf(m, md), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithLinks(trace.LinkFromContext(pctx)), trace.WithAttributes(jsAttrs(m, md, opProcess, "process")...))
 	return i.handle(ctx, span, &m.Msg, "process")
 }

@@ -3,7 +3,6 @@ package natsotel
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -61,7 +60,7 @@ func (p *consumerPending) set(stream, consumer string, n uint64) {
 	}
 	k := [2]string{stream, consumer}
 	if _, ok := p.n[k]; !ok {
-		k = [2]string{strings.Clone(stream), strings.Clone(consumer)} // views of the message
+		k = [2]string{clip(stream), clip(consumer)} // views of the message
 	}
 	p.n[k] = n
 	p.mu.Unlock()

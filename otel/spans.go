@@ -89,12 +89,13 @@ func (i *Instrumentation) Receive(m *conn.Msg) {
 	span.End()
 }
 
-// Process implements conn.Observer: a process span around a handler, a
-// child of the producer's span and linked to it.
+// Process implements conn.Observer: a process span around a handler,
+// linked to the producer's span and its child (a root with
+// WithIncomingAsLink).
 func (i *Instrumentation) Process(m *conn.Msg) func() {
 	pctx := i.Extract(context.Background(), m)
 	attrs := coreAttrs(m, opProcess, "process")
-	ctx, span := i.tracer.Start(pctx, "process "+template(m), trace.WithSpanKind(trace.SpanKindConsumer),
+	ctx, span := i.tracer.Start(i.processParent(pctx), "process "+template(m), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithLinks(trace.LinkFromContext(pctx)), trace.WithAttributes(attrs...))
 	return i.handle(ctx, span, m, "process")
 }
@@ -117,37 +118,38 @@ func (i *Instrumentation) handle(ctx context.Context, span trace.Span, m *conn.M
 func coreAttrs(m *conn.Msg, typ attribute.KeyValue, op string) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, systemNATS, typ, semconv.MessagingOperationName(op),
-		semconv.MessagingDestinationName(strings.Clone(m.Subject)),
+		semconv.MessagingDestinationName(clip(m.Subject)),
 		semconv.MessagingMessageBodySize(len(m.Data)))
 	if s := m.Sub(); s != nil {
 		if s.Subject != m.Subject {
-			attrs = append(attrs, semconv.MessagingDestinationTemplate(s.Subject))
+			attrs = append(attrs, semconv.MessagingDestinationTemplate(clip(s.Subject)))
 		}
 		if s.Queue != "" {
-			attrs = append(attrs, semconv.MessagingConsumerGroupName(s.Queue))
+			attrs = append(attrs, semconv.MessagingConsumerGroupName(clip(s.Queue)))
 		}
 	}
 	if id := m.Header.Get(jsapi.HeaderMsgID); id != "" {
-		attrs = append(attrs, semconv.MessagingMessageID(strings.Clone(id)))
+		attrs = append(attrs, semconv.MessagingMessageID(clip(id)))
 	}
 	return attrs
 }
 
 // template is the destination in a delivered message's span name: its
-// subscription's subject (a wildcard subject is a template).
+// subscription's subject (a wildcard subject is a template), clipped.
 func template(m *conn.Msg) string {
 	if s := m.Sub(); s != nil && !strings.HasPrefix(s.Subject, "_INBOX.") {
-		return s.Subject
+		return clip(s.Subject)
 	}
-	return m.Subject
+	return clip(m.Subject)
 }
 
-// msgID is the Nats-Msg-Id of h, "" for none.
+// msgID is the Nats-Msg-Id of h, "" for none, clipped: a message passed
+// on carries its publisher's header.
 func msgID(h *proto.Header) string {
 	if h == nil {
 		return ""
 	}
-	return h.Get(jsapi.HeaderMsgID)
+	return clip(h.Get(jsapi.HeaderMsgID))
 }
 
 // endSpan ends span, recording err when not nil.

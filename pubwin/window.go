@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/internal/jsx"
 
 	"github.com/natsio/natsio/conn"
@@ -24,8 +25,9 @@ var (
 	// ErrTooManyStalled: the window stayed full for StallWait.
 	ErrTooManyStalled = errors.New("pubwin: too many publishes awaiting acks")
 	// ErrAckTimeout: no ack arrived within AckTimeout; the message may or
-	// may not be stored.
-	ErrAckTimeout = errors.New("pubwin: timed out waiting for ack")
+	// may not be stored. AckTimeout is the future's default timeout, so it
+	// also matches conn.ErrTimeout and context.DeadlineExceeded.
+	ErrAckTimeout error = ackTimeout{}
 	// ErrAckLost: the connection was lost or closed before the ack arrived;
 	// the message may or may not be stored. It also matches
 	// conn.ErrDisconnected.
@@ -33,6 +35,15 @@ var (
 	// ErrClosed: the window was closed.
 	ErrClosed = errors.New("pubwin: window closed")
 )
+
+// ackTimeout is ErrAckTimeout.
+type ackTimeout struct{}
+
+func (ackTimeout) Error() string { return "pubwin: timed out waiting for ack" }
+
+func (ackTimeout) Is(target error) bool {
+	return target == conn.ErrTimeout || target == context.DeadlineExceeded
+}
 
 // Window publishes asynchronously. It is safe for concurrent use. It lives
 // from New until Close; Close it when done, or its inbox subscription and
@@ -152,7 +163,7 @@ func (f *Future) Wait(ctx context.Context) (*jsapi.PubAck, error) {
 	case <-ch:
 		return f.result()
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return nil, deadline.Err(context.Cause(ctx))
 	}
 }
 
@@ -328,7 +339,7 @@ func (w *Window) send(subject string, tok uint64, hdr *proto.Header, data []byte
 func (w *Window) acquire(ctx context.Context) error {
 	// A dead ctx publishes nothing, even with a slot free.
 	if ctx.Err() != nil {
-		return context.Cause(ctx)
+		return deadline.Err(context.Cause(ctx))
 	}
 	select {
 	case w.slots <- struct{}{}:
@@ -349,7 +360,7 @@ func (w *Window) acquire(ctx context.Context) error {
 		w.count.stallFailures.Add(1)
 		return ErrTooManyStalled
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return deadline.Err(context.Cause(ctx))
 	}
 }
 
@@ -521,7 +532,7 @@ func (w *Window) Complete(ctx context.Context) error {
 		select {
 		case <-idle:
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return deadline.Err(context.Cause(ctx))
 		}
 	}
 	w.mu.Lock()

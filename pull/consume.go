@@ -2,23 +2,21 @@ package pull
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/consumectl"
 	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
-
-// errStopped is the cause that ends a Consume on Stop.
-var errStopped = errors.New("pull: consume stopped")
 
 // Consume runs handler on each of the consumer's messages, one at a time
 // and in order, on a goroutine of its own, until Stop, Drain, ctx's end or
 // a terminal error. It is the loop of Messages with a handler in place of
 // the loop body: the same options (Borrowed messages are valid until the
-// handler returns), the same healing, reported to OnError, and the same
-// terminal errors, which end it and are then reported by Err.
+// handler returns), the same healing, reported to OnError, the same
+// statuses confirmed before they end it, and the same terminal errors,
+// which end it and are then reported by Err. Stop withdraws its pulls at
+// the server before it returns.
 //
 // Invalid options (conn.ErrInvalidOption), a nil handler, a ctx already done or
 // a closed connection fail Consume at once, with no goroutine started and
@@ -47,74 +45,29 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 		cancel(nil)
 		return nil, err
 	}
-	cc := &ConsumeContext{cancel: cancel, drain: e.drain, closed: make(chan struct{})}
+	ctl := consumectl.New(cancel, e.drain, e.withdraw)
+	cc, stopped, finish := (*ConsumeContext)(ctl), ctl.Stopped, ctl.Finish
 	go func() {
-		defer close(cc.closed)
 		var final error
 		e.run(rctx, func(m *jsapi.Msg, err error) bool {
 			if err != nil {
 				final = err
 				return false
 			}
-			if cc.stopped.Load() {
+			if stopped() {
 				return false
 			}
 			jsx.Process(c.obs, handler, m)
 			return true
 		})
-		e.stop()
+		// Ended by a terminal error or a drain, the pulls are withdrawn
+		// as a Messages loop's are; Stop withdrew them itself.
+		e.stop(rctx.Err() == nil)
 		cancel(nil)
-		if cc.stopped.Load() || ctx.Err() != nil {
+		if stopped() || ctx.Err() != nil {
 			final = nil // stopped, or ctx ended: not a failure
 		}
-		cc.err = final
+		finish(final)
 	}()
 	return cc, nil
-}
-
-// ConsumeContext controls a Consume. Its methods may be called from any
-// goroutine, the handler's included, and more than once.
-type ConsumeContext struct {
-	cancel  context.CancelCauseFunc
-	drain   func()
-	stopped atomic.Bool
-	closed  chan struct{}
-	err     error // set before closed is closed
-}
-
-// Stop ends the Consume at once: the handler is not called again once the
-// call under way, if any, has returned. Messages already requested and not
-// yet handled are left to the server, which redelivers them after AckWait.
-// Stop does not wait: Closed tells when everything has ended. After Stop,
-// Err reports nil.
-func (cc *ConsumeContext) Stop() {
-	cc.stopped.Store(true)
-	cc.cancel(errStopped)
-}
-
-// Drain ends the Consume in order: no more pulls are sent, the handler is
-// given every message received until the server has confirmed the end of
-// the subscription (see DrainOn), and then the Consume ends. Messages the
-// server had not sent by then are redelivered after AckWait. Drain does not
-// wait: Closed tells when the handler has returned for the last time.
-// After Drain, Err reports nil, unless a terminal error ended the Consume
-// before the drain was complete. A Stop after Drain ends it at once.
-func (cc *ConsumeContext) Drain() { cc.drain() }
-
-// Closed returns a channel that is closed once the handler has returned
-// for the last time and every goroutine of the Consume has ended.
-func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.closed }
-
-// Err reports why the Consume ended, once Closed is closed (nil before):
-// nil after Stop, Drain or the end of its context, otherwise the terminal
-// error — ErrConsumerDeleted (also what the server tells waiting pulls
-// when the stream is deleted), jsapi.ErrStreamNotFound, a terminal
-// *StatusError, ErrMessageTooLarge, conn.ErrClosed.
-func (cc *ConsumeContext) Err() error {
-	select {
-	case <-cc.closed:
-		return cc.err
-	default:
-		return nil
-	}
 }

@@ -2,7 +2,6 @@ package pull
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -154,21 +153,4 @@ func (c *Consumer) Delete(ctx context.Context) error {
 // pulls (pinned_client policy).
 func (c *Consumer) Unpin(ctx context.Context, group string) error {
 	return c.js.UnpinConsumer(ctx, c.stream, c.name, group)
-}
-
-// whyNoResponders explains a 503 on a pull: the consumer or the stream is
-// gone (terminal) or JetStream is not reachable now (transient: nil).
-func (c *Consumer) whyNoResponders(ctx context.Context) error {
-	// The API timeout bounds the question even under a caller's far
-	// deadline: a consume loop must not wait on it for long.
-	ctx, cancel := context.WithTimeout(ctx, c.js.Timeout())
-	defer cancel()
-	_, err := c.js.Consumer(ctx, c.stream, c.name)
-	switch {
-	case errors.Is(err, jsapi.ErrConsumerNotFound):
-		return ErrConsumerDeleted
-	case errors.Is(err, jsapi.ErrStreamNotFound):
-		return jsapi.ErrStreamNotFound
-	}
-	return nil
 }

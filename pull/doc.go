@@ -30,11 +30,14 @@
 // # Waiting and its end
 //
 // Fetch and Next wait until ctx's deadline, or DefaultFetchWait when ctx
-// has none. Messages that arrived are returned with a nil error. A wait
-// that ends with no message is ErrFetchTimeout, which matches
-// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded; a NoWait
-// pull that finds nothing is ErrNoMessages; a canceled ctx is an error
-// matching context.Canceled.
+// has none. Fetch returns what arrived with a nil error, an empty batch
+// included (a wait that ended with nothing is a normal end). Next, with
+// nothing to return, fails: with ErrFetchTimeout at the deadline, which
+// matches ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded, and
+// with ErrNoMessages when a NoWait pull finds nothing. A canceled ctx is an
+// error matching context.Canceled. Every read looks at its context before
+// it takes what is queued, so a deadline ends it while messages keep
+// arriving.
 //
 // # Liveness and healing
 //
@@ -44,13 +47,17 @@
 // change, a 408 or 409 status, or two missed heartbeats they pull again,
 // and each such condition but an expired pull is reported to the OnError
 // option (ErrReconnected, ErrNoHeartbeat, a *StatusError…). They end with
-// a typed error only for what cannot heal: ErrConsumerDeleted,
-// jsapi.ErrStreamNotFound, a 400 Bad Request, conn.ErrClosed, or the
-// context.
+// a typed error only for what cannot heal, and only once consumer info
+// confirms it (no status on a pull inbox alone ends a read: another client
+// that learns the inbox can publish one): ErrConsumerDeleted,
+// jsapi.ErrStreamNotFound, ErrPushConsumer, ErrBadPull; or with
+// conn.ErrClosed, or the context's error.
 //
-// Breaking out of Messages, Stop and the end of the context end at once:
-// messages requested and not yet handled are left to the server, which
-// redelivers them after AckWait. Drain (and the DrainOn option of
+// Breaking out of Messages and Stop end at once and withdraw the pulls at
+// the server before they return (an UNSUB and a round trip), so a message
+// published afterwards goes to the next reader; the end of the context
+// ends at once without the round trip. Messages already sent and not yet
+// handled are left to the server, which redelivers them after AckWait. Drain (and the DrainOn option of
 // Messages) ends in order: no more pulls, every message already received is
 // still handed over, then the loop ends with no error. No goroutine is left
 // behind in any case; a Consume's Closed channel is closed once everything

@@ -18,29 +18,43 @@ const fetchMargin = 50 * time.Millisecond
 
 // Fetch makes one pull of up to n messages and returns those that arrive
 // before the pull ends: when n arrived, when MaxBytes is reached, when the
-// server has none left for this pull (with NoWait at once), or at ctx's
-// deadline (DefaultFetchWait without one). Messages that arrived are
-// returned with a nil error however the wait ended, except by
-// cancellation. A message on the pull's reply subject that the server did
-// not deliver (ErrStrayMessage) is skipped and counted in Stats.Skipped.
+// server has none left for this pull (with NoWait at once; a no-wait pull
+// the server keeps open ends 0.9 s after its last message), or at ctx's
+// deadline (DefaultFetchWait without one). What arrived is returned with a
+// nil error however the wait ended, except by cancellation or an error —
+// an empty batch too: a wait that ended with nothing is a normal end, as
+// in nats.go (Next, with nothing to return, fails instead). A message on
+// the pull's reply subject that the server did not deliver
+// (ErrStrayMessage) is skipped and counted in Stats.Skipped.
 //
-// A Fetch that got no message fails: with ErrFetchTimeout when the wait
-// ended (ctx's deadline, DefaultFetchWait, the pull expiring at the
-// server), which matches ErrNoMessages, conn.ErrTimeout and
-// context.DeadlineExceeded; with ErrNoMessages when a NoWait pull found
-// nothing. Other failures are ErrConsumerDeleted (a "409 Consumer Deleted"
-// counts once consumer info confirms it), jsapi.ErrStreamNotFound,
-// ErrNoHeartbeat (Heartbeat set and two missed), a *StatusError — terminal
-// (Terminal reports true) or one that ended this pull only: ErrPinMismatch
-// (the pin id is dropped for the next pull), ErrLeadershipChange,
-// ErrMaxWaiting, ErrMessageTooLarge when nothing arrived, ErrUnknownStatus,
-// conn.ErrNoResponders — and ctx's cancellation (an error matching
-// context.Canceled), returned with the messages that did arrive. A ctx
-// that is already done fails at once (ErrFetchTimeout past its deadline,
-// its cause when canceled), and no pull is sent. A Fetch whose pull is over
-// leaves its subscription to the next Fetch of c for up to 5 s
-// (fetchsub.go).
+// No status alone makes Fetch fail for good: one that claims a terminal
+// condition (409 Consumer Deleted, 409 Consumer is push based, 400, 412,
+// 409 Exceeded MaxRequest…, 503) counts only once consumer info confirms
+// the condition — asked once per Fetch; otherwise it is ignored and
+// counted (Stats.Unconfirmed) and the Fetch waits on. Failures are then
+// ErrConsumerDeleted, jsapi.ErrStreamNotFound, ErrPushConsumer, ErrBadPull
+// (each confirmed), ErrNoHeartbeat (Heartbeat set and two missed), a
+// *StatusError that ended this pull only — ErrPinMismatch (the pin id is
+// dropped for the next pull), ErrLeadershipChange, ErrMaxWaiting,
+// ErrMessageTooLarge when nothing arrived, ErrUnknownStatus — or
+// conn.ErrNoResponders when JetStream answers neither the pull nor
+// consumer info, and ctx's cancellation (an error matching
+// context.Canceled), returned with the messages that did arrive. A Fetch
+// that ends while its pull may still be live at the server (an error, a
+// status for this pull only) withdraws it there first (an UNSUB and a
+// round trip), so it takes no later message. A ctx that is already done
+// fails at once (ErrFetchTimeout past its deadline, its cause when
+// canceled), and no pull is sent. A Fetch whose pull is over leaves its
+// subscription to the next Fetch of c for up to 5 s (fetchsub.go).
 func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
+	var empty error
+	return c.fetch(ctx, n, opts, &empty)
+}
+
+// fetch is Fetch. When the pull ended with no error, *empty says why it
+// ended with what arrived: ErrFetchTimeout (the wait reached its deadline) or
+// ErrNoMessages (the server had none for the pull), for Next.
+func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (out []*jsapi.Msg, err error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -81,8 +95,9 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 		return nil, err
 	}
 	over := false // the pull can send nothing more: sub may serve the next Fetch
-	defer func() { c.putFetchSub(sub, over) }()
+	defer func() { c.putFetchSub(ctx, sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
+	sent := time.Now()
 	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
 		return nil, err
 	}
@@ -90,27 +105,42 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 
 	wctx := ctx
 	var activity atomic.Uint64 // batches received, for the heartbeat watch
-	if s.hb > 0 {
+	switch {
+	case s.hb > 0:
 		var stop func()
-		wctx, stop = watchHeartbeats(ctx, s.hb, &activity)
+		wctx, stop = watchSilence(ctx, 2*s.hb, ErrNoHeartbeat, &activity)
+		defer stop()
+	case s.noWait:
+		// The server may keep a no-wait pull open (messages pending that
+		// MaxAckPending holds back): give up after noWaitIdle without a
+		// message, as nats.go does.
+		var stop func()
+		wctx, stop = watchSilence(ctx, noWaitIdle, errNoWaitIdle, &activity)
 		defer stop()
 	}
 	var batch []*conn.Msg
-	confirmed := false // consumer info said the consumer exists
-	out := make([]*jsapi.Msg, 0, min(n, 1024))
+	confirmed := false // consumer info did not confirm a status claiming the end
+	out = make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
 	for len(out) < n {
 		// An inline read registers with the Fetch's context (a few
 		// allocations): worth it for a batch, not for the one message of
-		// Next.
-		batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
+		// Next. The context is looked at first: while messages keep
+		// arriving, some are always queued.
+		if err = wctx.Err(); err == nil {
+			batch, err = connx.NextBatch(sub, wctx, batch, n > 1)
+		}
 		if err != nil {
-			if errors.Is(context.Cause(wctx), ErrNoHeartbeat) && ctx.Err() == nil {
+			switch cause := context.Cause(wctx); {
+			case ctx.Err() == nil && errors.Is(cause, ErrNoHeartbeat):
 				c.count.missedHeartbeats.Add(1)
 				return out, ErrNoHeartbeat
-			}
-			if ctx.Err() == context.DeadlineExceeded {
-				return waitEnded(out) // the pull's time is up: what arrived is the result
+			case ctx.Err() == nil && errors.Is(cause, errNoWaitIdle):
+				*empty = ErrNoMessages
+				return out, nil // the no-wait pull went quiet: what arrived is the result
+			case ctx.Err() == context.DeadlineExceeded:
+				*empty = ErrFetchTimeout
+				return out, nil // the pull's time is up: what arrived is the result
 			}
 			return out, err
 		}
@@ -125,42 +155,54 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 				switch {
 				case serr == nil: // heartbeat
 					continue
+				case !s.noWait && (st.code == 404 || st.code == 408 && time.Since(sent) < expires):
+					// The server sends a 404 only to a no-wait pull, and a
+					// 408 to this one only once it expired: another
+					// client's, ignored.
+					c.count.unconfirmed.Add(1)
+					continue
 				case errors.Is(serr, ErrNoMessages):
 					over = i == len(batch)-1
-					if len(out) == 0 {
-						return out, ErrNoMessages
-					}
-					return out, nil
+					*empty = ErrNoMessages
+					return out, nil // the server had no more for the pull
 				case errors.Is(serr, ErrRequestExpired):
+					// The pull expired at the server, ahead of ctx's
+					// deadline (fetchMargin), or the server ended it.
 					over = i == len(batch)-1
-					return waitEnded(out)
+					*empty = ErrFetchTimeout
+					return out, nil
 				case errors.Is(serr, ErrMessageTooLarge) && len(out) > 0:
 					return out, nil // the next Fetch reports it
-				case errors.Is(serr, conn.ErrNoResponders):
-					if why := c.whyNoResponders(ctx); why != nil {
-						return out, why
-					}
-					return out, serr
-				case errors.Is(serr, ErrConsumerDeleted):
+				case errors.Is(serr, conn.ErrNoResponders) || claimsEnd(errors.Unwrap(serr)):
 					// Anyone who learns the pull's reply subject can send
-					// this status: it ends the Fetch only once consumer
-					// info confirms it. Asked once per Fetch; while the
-					// consumer exists, such statuses are ignored.
+					// such a status: it ends the Fetch only once consumer
+					// info confirms the condition. Asked once per Fetch;
+					// while the consumer exists and accepts the pull, such
+					// statuses are ignored and counted.
 					if confirmed {
+						c.count.unconfirmed.Add(1)
 						continue
 					}
-					if why := c.whyNoResponders(ctx); why != nil {
-						if errors.Is(why, ErrConsumerDeleted) {
-							return out, serr
-						}
-						return out, why
+					end, answered := c.confirm(ctx, serr, &s, n, expires)
+					if end != nil {
+						return out, end
+					}
+					if !answered && errors.Is(serr, conn.ErrNoResponders) {
+						return out, serr // JetStream did not answer either
 					}
 					confirmed = true
+					c.count.unconfirmed.Add(1)
 					continue
 				case errors.Is(serr, ErrPinMismatch):
 					c.setPin(s.group, "")
-					return out, serr
+				case errors.Is(serr, ErrUnknownStatus):
+					c.count.unknown.Add(1)
 				}
+				// A status that ends this pull only (leadership change, too
+				// many waiting pulls, message too large, pin mismatch,
+				// unknown): its error, not a terminal one. The pull is
+				// withdrawn at the server when the Fetch returns
+				// (putFetchSub), in case the status was not the server's.
 				return out, serr
 			}
 			if !delivered(m) {
@@ -179,27 +221,23 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 	return out, nil
 }
 
-// waitEnded is the result of a Fetch whose wait ended: what arrived, or
-// ErrFetchTimeout when nothing did.
-func waitEnded(out []*jsapi.Msg) ([]*jsapi.Msg, error) {
-	if len(out) == 0 {
-		return out, ErrFetchTimeout
-	}
-	return out, nil
-}
+// noWaitIdle is how long a NoWait Fetch waits for the next message when
+// the server keeps its pull open; errNoWaitIdle is the cause that ends it.
+const noWaitIdle = 900 * time.Millisecond
 
-// watchHeartbeats returns a context that ends with cause ErrNoHeartbeat
-// when activity stays unchanged for two heartbeat intervals. It samples
-// activity eight times per interval (no timer is touched per message), so
-// silence is noticed between 2 and 2¼ intervals after the last message.
-// stop ends the watch.
-func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uint64) (context.Context, func()) {
+var errNoWaitIdle = errors.New("pull: no-wait pull idle")
+
+// watchSilence returns a context that ends with cause when activity stays
+// unchanged for d. It samples activity sixteen times per d (no timer is
+// touched per message), so silence is noticed between d and 1 1/16 d
+// after the last message. stop ends the watch.
+func watchSilence(ctx context.Context, d time.Duration, cause error, activity *atomic.Uint64) (context.Context, func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(max(hb/8, time.Millisecond))
+		t := time.NewTicker(max(d/16, time.Millisecond))
 		defer t.Stop()
 		last, lastSeen := activity.Load(), time.Now()
 		for {
@@ -214,8 +252,8 @@ func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uin
 				last, lastSeen = now, time.Now()
 				continue
 			}
-			if time.Since(lastSeen) >= 2*hb {
-				cancel(ErrNoHeartbeat)
+			if time.Since(lastSeen) >= d {
+				cancel(cause)
 				return
 			}
 		}
@@ -227,15 +265,19 @@ func watchHeartbeats(ctx context.Context, hb time.Duration, activity *atomic.Uin
 	}
 }
 
-// Next returns one message. It fails as Fetch does: with ErrFetchTimeout
-// (matching ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded)
-// when none arrived before ctx's deadline (DefaultFetchWait without one),
-// with ErrNoMessages when a NoWait pull found none, with an error matching
-// context.Canceled when ctx was canceled.
+// Next returns one message. It fails as Fetch does, and also when none
+// arrived: with ErrFetchTimeout (matching ErrNoMessages, conn.ErrTimeout
+// and context.DeadlineExceeded) at ctx's deadline (DefaultFetchWait
+// without one), with ErrNoMessages when a NoWait pull found none, with an
+// error matching context.Canceled when ctx was canceled.
 func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
-	msgs, err := c.Fetch(ctx, 1, opts...)
+	var empty error
+	msgs, err := c.fetch(ctx, 1, opts, &empty)
 	if len(msgs) == 1 {
 		return msgs[0], nil
+	}
+	if err == nil {
+		err = empty
 	}
 	if err == nil {
 		err = ErrNoMessages

@@ -1,11 +1,14 @@
 package pull
 
 import (
+	"context"
+
 	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/jsx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/jsapi"
 )
 
 // Fetch subscriptions.
@@ -63,8 +66,10 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 
 // putFetchSub ends a Fetch's use of sub: kept for the next Fetch when over
 // is true (its pull can send nothing more) and nothing is left queued,
-// unsubscribed otherwise.
-func (c *Consumer) putFetchSub(sub *conn.Subscription, over bool) {
+// withdrawn otherwise: while ctx lasts, the pull that may still be live at
+// the server is ended there before the Fetch returns (withdraw), so it
+// takes no later message.
+func (c *Consumer) putFetchSub(ctx context.Context, sub *conn.Subscription, over bool) {
 	if over {
 		if queued, _ := sub.Pending(); queued == 0 && sub.IsValid() {
 			c.mu.Lock()
@@ -81,7 +86,32 @@ func (c *Consumer) putFetchSub(sub *conn.Subscription, over bool) {
 			c.mu.Unlock()
 		}
 	}
+	if ctx.Err() != nil {
+		_ = sub.Unsubscribe() // ended by ctx: no round trip
+		return
+	}
+	withdraw(ctx, c.js, sub)
+}
+
+// withdraw ends sub and the pulls that reply to it: UNSUB, then a round
+// trip to the server, so that the server has removed the interest when it
+// returns. nats-server checks a waiting pull's reply subject for interest
+// before it delivers a message to it and drops the pull when there is
+// none, so no message published after withdraw returns is taken by those
+// pulls (one server, or a cluster once the unsubscription has reached the
+// consumer leader's server; with a gateway or leaf node the server keeps
+// such a pull for a short while). A connection that is down needs no
+// round trip: the server dropped the interest with the link. It waits at
+// most the API timeout, and no longer than ctx.
+func withdraw(ctx context.Context, js *jsapi.JS, sub *conn.Subscription) {
 	_ = sub.Unsubscribe()
+	nc := js.Conn()
+	if !nc.IsConnected() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, js.Timeout())
+	defer cancel()
+	_ = nc.Flush(ctx)
 }
 
 // expireFetchSub unsubscribes the kept fetch subscription (the idle timer).

@@ -27,6 +27,7 @@ type forgeEnv struct {
 	c   *Consumer
 	in  *injector
 	spy *testutil.PullSpy // the attacker's client connection
+	url string
 }
 
 func newForgeEnv(t *testing.T) *forgeEnv {
@@ -49,7 +50,7 @@ func newForgeEnv(t *testing.T) *forgeEnv {
 	}
 	// The attacker: another connection that watches the pull requests.
 	spy := testutil.NewPullSpy(t, s.URL())
-	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, in: newInjector(t, s.URL()), spy: spy}
+	return &forgeEnv{ctx: ctx, nc: nc, js: js, c: c, in: newInjector(t, s.URL()), spy: spy, url: s.URL()}
 }
 
 func (e *forgeEnv) publish(t *testing.T, from, n int) {
@@ -125,7 +126,7 @@ func (e *forgeEnv) fetchOne() <-chan fetchResult {
 }
 
 // Messages: forged statuses are ignored (and reported to OnError as
-// ErrUnconfirmedDeletion) while consumer info says the consumer exists, and
+// ErrUnconfirmedStatus) while consumer info says the consumer exists, and
 // the loop keeps receiving; a real deletion still ends it with
 // ErrConsumerDeleted.
 func TestForgedConsumerDeletedMessages(t *testing.T) {
@@ -138,7 +139,7 @@ func TestForgedConsumerDeletedMessages(t *testing.T) {
 		for {
 			select {
 			case err := <-reported:
-				if errors.Is(err, ErrUnconfirmedDeletion) {
+				if errors.Is(err, ErrUnconfirmedStatus) {
 					if errors.Is(err, ErrConsumerDeleted) {
 						t.Fatalf("the report %v matches ErrConsumerDeleted", err)
 					}

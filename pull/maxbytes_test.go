@@ -28,9 +28,12 @@ func countPulls(t *testing.T, e *env) *atomic.Int32 {
 }
 
 // A message larger than MaxBytes can never be pulled with that MaxBytes:
-// Fetch returns what fit and then ErrMessageTooLarge, and Messages ends
-// with it at once. (Taken for an expired pull, it would make Fetch return
-// nothing and no error, and Messages pull again in a loop, silently.)
+// Fetch returns what fit and then ErrMessageTooLarge. Messages does not
+// end for it (the status ends one pull, and anyone who learns the pull's
+// reply subject can publish it): it reports ErrMessageTooLarge to OnError
+// for each pull that meets the message, and pulls again after a pause, one
+// pull per report — not silently, and not in a loop that hammers the
+// server (taken for an expired pull, it pulled 36,000 times in 2 s).
 func TestMessageLargerThanMaxBytes(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	for _, size := range []int{10, 10, 1024} {
@@ -54,23 +57,30 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 		t.Fatalf("fetch of the large one: %d messages, %v; want ErrMessageTooLarge (409)", len(msgs), err)
 	}
 
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
 	before := pulls.Load()
+	var tooLarge atomic.Int32
+	mctx, mcancel := context.WithCancel(ctx)
 	n := 0
 	var end error
-	for _, err := range c.Messages(ctx, pull.MaxBytes(300)) {
+	for _, err := range c.Messages(mctx, pull.MaxBytes(300), pull.OnError(func(err error) {
+		if errors.Is(err, pull.ErrMessageTooLarge) && tooLarge.Add(1) == 3 {
+			mcancel()
+		}
+	})) {
 		if err != nil {
 			end = err
 			break
 		}
 		n++
 	}
-	if n != 0 || !errors.Is(end, pull.ErrMessageTooLarge) {
-		t.Fatalf("Messages yielded %d and ended with %v; want ErrMessageTooLarge at once", n, end)
+	mcancel()
+	if n != 0 || !errors.Is(end, context.Canceled) || ctx.Err() != nil {
+		t.Fatalf("Messages yielded %d and ended with %v; want it to go on until stopped", n, end)
 	}
-	if p := pulls.Load() - before; p > 3 {
-		t.Fatalf("Messages sent %d pulls before giving up", p)
+	if p, r := pulls.Load()-before, tooLarge.Load(); p > r+1 {
+		t.Fatalf("Messages sent %d pulls for %d ErrMessageTooLarge reports; want one each", p, r)
 	}
 
 	// A MaxBytes that fits takes it.

@@ -3,7 +3,6 @@ package pull
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/jsx"
 	"iter"
@@ -20,20 +19,32 @@ import (
 // Messages returns a single-use iterator over the consumer's messages. It
 // keeps MaxMessages (and MaxBytes) requested with pulls that expire after
 // Expires and ask for heartbeats, pulling again when fewer than Threshold
-// remain. It heals from reconnects, expired pulls, 409 statuses, pin
-// mismatches and missed heartbeats by pulling again (reporting each but
-// the expired pulls to OnError). A message on its reply subject that the
-// server did not deliver (ErrStrayMessage: not a status, and its reply is
-// not a readable $JS.ACK subject) is skipped, counted in Stats.Skipped and
-// reported to OnError. It ends only on a terminal error, which
-// it yields once: ErrConsumerDeleted (a "409 Consumer Deleted" ends it only
-// once consumer info confirms it; otherwise it is reported to OnError as
-// ErrUnconfirmedDeletion), jsapi.ErrStreamNotFound, a terminal
-// *StatusError, conn.ErrClosed, or ctx's error. Invalid options are that
-// error, yielded before any request. Breaking out of the loop stops it
-// (messages requested and not yet yielded are redelivered after AckWait);
-// with DrainOn it ends without an error once drained. No goroutine is left
-// behind either way. Consume is the same loop with a handler.
+// remain. It heals from reconnects, expired pulls, statuses that end one
+// pull (leadership change, too many waiting pulls, message too large, pin
+// mismatch, a status it does not know), and missed heartbeats by pulling
+// again (reporting each but the expired pulls to OnError). A message on
+// its reply subject that the server did not deliver (ErrStrayMessage: not
+// a status, and its reply is not a readable $JS.ACK subject) is skipped,
+// counted in Stats.Skipped and reported to OnError.
+//
+// No status alone ends it: anyone who may subscribe to the consumer's
+// pull subject learns its reply subjects and can publish statuses there.
+// A status claiming a terminal condition (409 Consumer Deleted, 409
+// Consumer is push based, 400, 412, 409 Exceeded MaxRequest…, 503) ends it
+// only once consumer info confirms the condition (asked at most once a
+// second); otherwise it is ignored, counted in Stats.Unconfirmed and
+// reported to OnError as ErrUnconfirmedStatus. It ends on a terminal
+// error, which it yields once: ErrConsumerDeleted, jsapi.ErrStreamNotFound,
+// ErrPushConsumer or ErrBadPull (each confirmed), conn.ErrClosed, or ctx's
+// error. Invalid options are that error, yielded before any request.
+//
+// Breaking out of the loop stops it, and its pulls are withdrawn at the
+// server (an UNSUB and a round trip, bounded by the API timeout) before
+// the loop returns: a message published after that goes to the next
+// reader at once; messages requested and already sent, not yet yielded,
+// are redelivered after AckWait. With DrainOn it ends without an error
+// once drained. No goroutine is left behind either way. Consume is the
+// same loop with a handler.
 func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.Msg, error] {
 	return func(yield func(*jsapi.Msg, error) bool) {
 		if ctx == nil {
@@ -50,8 +61,11 @@ func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.M
 			yield(nil, err)
 			return
 		}
-		defer e.stop()
 		e.run(ctx, yield)
+		// Ended by a break, a terminal error or a drain, the loop
+		// withdraws its pulls at the server before it returns, so they
+		// take no later message; ended by ctx, it returns at once.
+		e.stop(ctx.Err() == nil)
 	}
 }
 
@@ -77,7 +91,9 @@ type engine struct {
 	pendingMsgs  int // requested, not yet yielded
 	pendingBytes int
 	terminal     error
-	laterArmed   bool // a delayed top-up is scheduled (topUpLaterLocked)
+	laterArmed   bool      // a delayed top-up is scheduled (topUpLaterLocked)
+	retryArmed   bool      // a delayed reset is scheduled (retryLater)
+	statusPull   time.Time // the last pull made at once after a status (onStatus)
 	body         []byte
 	// draining: no more pulls; the subscription is being drained (drain).
 	draining    bool
@@ -85,9 +101,9 @@ type engine struct {
 	// stopping: stop has begun; no goroutine may be started.
 	stopping bool
 
-	// confirmedAt is when consumer info last said the consumer exists
-	// after a "409 Consumer Deleted" (onDeleted); confirmArmed: one more
-	// question is scheduled.
+	// confirmedAt is when consumer info last contradicted (or did not
+	// answer) a status claiming the loop's end (onClaim); confirmArmed:
+	// one more question is scheduled.
 	confirmedAt  time.Time
 	confirmArmed bool
 
@@ -127,7 +143,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	e.sub, e.readInline = sub, inline
 	e.unhook = c.nc.OnReconnect(func() { e.reset(ErrReconnected) })
 	if err := e.topUp(); err != nil {
-		e.stop()
+		e.stop(false)
 		return nil, err
 	}
 	e.wg.Add(1)
@@ -176,7 +192,9 @@ func readMode(cfg *jsapi.ConsumerConfig, s settings) (inline, lazy bool) {
 	return safe, safe
 }
 
-func (e *engine) stop() {
+// stop ends the engine: no more pulls, its goroutines ended, its
+// subscription ended — withdrawn at the server (withdraw) with wd.
+func (e *engine) stop(wd bool) {
 	select {
 	case <-e.done:
 		return
@@ -191,9 +209,17 @@ func (e *engine) stop() {
 	close(e.done)
 	e.endLife()
 	e.unhook()
-	_ = e.sub.Unsubscribe()
+	if wd {
+		e.withdraw()
+	} else {
+		_ = e.sub.Unsubscribe()
+	}
 	e.wg.Wait()
 }
+
+// withdraw ends the engine's subscription and, with a round trip, its
+// pulls at the server (withdraw in fetchsub.go).
+func (e *engine) withdraw() { withdraw(context.Background(), e.c.js, e.sub) }
 
 func (e *engine) report(err error) {
 	if e.s.onError != nil {
@@ -362,6 +388,12 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	var batch []*conn.Msg
 	var endErr error // why the subscription ended
 	for {
+		// ctx first: while messages keep arriving the subscription always
+		// has some queued, and the loop must still end by its deadline.
+		if err := ctx.Err(); err != nil {
+			endErr = context.Cause(ctx)
+			break
+		}
 		var err error
 		batch, err = connx.NextBatch(e.sub, ctx, batch, e.readInline)
 		if err != nil {
@@ -411,6 +443,9 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				e.report(ErrStrayMessage)
 				continue
 			}
+			if ctx.Err() != nil {
+				break // the rest of the batch is redelivered after AckWait
+			}
 			e.c.notePin(e.s.group, m)
 			if !yield(jsx.Receive(e.c.obs, jsx.FromSlab(m)), nil) {
 				return
@@ -436,51 +471,50 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 }
 
 // onStatus handles a status for the pull whose reply subject is subj. It
-// returns a terminal error, or nil to go on.
+// returns a terminal error, or nil to go on. No status alone ends the
+// loop: one that claims a terminal condition is confirmed with consumer
+// info first (onClaim, confirm.go); the others end one pull at most.
 func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	serr := st.err()
 	if serr == nil {
 		return nil // heartbeat
 	}
-	var se *StatusError
-	isStatus := errors.As(serr, &se)
-	switch {
-	case errors.Is(serr, conn.ErrNoResponders):
-		// Nobody serves the consumer: gone, or JetStream unreachable now.
-		if why := e.c.whyNoResponders(ctx); why != nil {
-			return why
-		}
-		e.report(serr)
-		e.retryLater(ctx)
+	if errors.Is(serr, conn.ErrNoResponders) || claimsEnd(errors.Unwrap(serr)) {
+		return e.onClaim(ctx, serr)
+	}
+	if st.code == 404 || st.code == 408 && !st.hasPending {
+		// The loop's pulls are not no-wait: the server sends them no 404,
+		// and every 408 it sends them carries the pull's counts. Another
+		// client's: ignored.
+		e.c.count.unconfirmed.Add(1)
+		e.report(unconfirmed(serr))
 		return nil
-	case errors.Is(serr, ErrConsumerDeleted):
-		return e.onDeleted(ctx, serr)
-	case isStatus && se.Terminal():
-		return serr
-	case errors.Is(serr, ErrLeadershipChange):
-		e.reset(serr)
-		return nil
-	case errors.Is(serr, ErrPinMismatch):
+	}
+	if errors.Is(serr, ErrPinMismatch) {
 		e.c.setPin(e.s.group, "")
-	case errors.Is(serr, ErrMessageTooLarge) && st.hasPending && st.pendingBytes >= e.s.maxBytes:
-		// A pull of the full MaxBytes that had taken nothing (its unused
-		// budget is all of it) cannot take the next message: no pull can.
-		// A pull that had spent part of its budget just ends.
-		return serr
+	}
+	if errors.Is(serr, ErrUnknownStatus) {
+		e.c.count.unknown.Add(1)
 	}
 	tok, ok := proto.ParseUint([]byte(strings.TrimPrefix(subj, e.prefix)))
 	if !ok {
 		return nil // not the reply subject of a pull
 	}
 	// Statuses that end a pull at once without progress (too many waiting
-	// pulls, a message larger than what is left of a pull's MaxBytes): pull
-	// again after a pause, not at once, or the loop could hammer the
-	// server.
-	later := errors.Is(serr, ErrMaxWaiting) || errors.Is(serr, ErrMessageTooLarge)
+	// pulls, a message larger than what is left of a pull's MaxBytes, a
+	// leadership change, a status this client does not know): pull again
+	// after a pause, not at once, or the loop could hammer the server —
+	// and a client that forges such statuses could make it pull in a loop.
+	//
+	// An expired pull is pulled for at once, but at most once per
+	// retryPause: statuses with counts cannot be told from the server's,
+	// and a client that forges them must not drive a pull loop.
+	later := !errors.Is(serr, ErrRequestExpired) || time.Since(e.statusPull) < retryPause
 	// The pull ended: release what it still had requested. A status
 	// without the counts (the server refused a pull outright: too many
-	// waiting pulls, a pin mismatch) cannot be matched to one of the
-	// epoch's pulls: forget them all and pull afresh.
+	// waiting pulls, a pin mismatch, a leadership change) cannot be
+	// matched to one of the epoch's pulls: forget them all and pull
+	// afresh.
 	e.mu.Lock()
 	if tok != e.epoch {
 		e.mu.Unlock()
@@ -497,6 +531,7 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 	if later {
 		e.topUpLaterLocked(ctx)
 	} else {
+		e.statusPull = time.Now()
 		_ = e.topUpLocked(false)
 	}
 	e.mu.Unlock()
@@ -509,22 +544,35 @@ func (e *engine) onStatus(ctx context.Context, subj string, st status) error {
 // topUpLaterLocked tops the pulls up after retryPause, once however many
 // statuses ask for it meanwhile.
 func (e *engine) topUpLaterLocked(ctx context.Context) {
-	if e.laterArmed {
-		return
-	}
-	e.laterArmed = true
-	e.afterPause(ctx, func() {
+	e.onceLaterLocked(ctx, &e.laterArmed, func() {
 		e.mu.Lock()
-		e.laterArmed = false
 		_ = e.topUpLocked(false)
 		e.mu.Unlock()
 	})
 }
 
-// retryLater pulls again after a pause, for a JetStream that is briefly
-// unavailable (a leader election).
+// retryLater pulls afresh after a pause, for a JetStream that is briefly
+// unavailable (a leader election). However many ask meanwhile, one pull is
+// made.
 func (e *engine) retryLater(ctx context.Context) {
-	e.afterPause(ctx, func() { e.reset(nil) })
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.onceLaterLocked(ctx, &e.retryArmed, func() { e.reset(nil) })
+}
+
+// onceLaterLocked runs f after retryPause unless *armed says it is already
+// scheduled; armed is cleared before f runs. e.mu is held.
+func (e *engine) onceLaterLocked(ctx context.Context, armed *bool, f func()) {
+	if *armed {
+		return
+	}
+	*armed = true
+	e.afterPause(ctx, func() {
+		e.mu.Lock()
+		*armed = false
+		e.mu.Unlock()
+		f()
+	})
 }
 
 // retryPause is how long Messages waits before pulling again after a
@@ -552,29 +600,33 @@ func (e *engine) after(ctx context.Context, d time.Duration, f func()) {
 	}()
 }
 
-// confirmEvery bounds how often a Messages loop asks the server whether its
-// consumer exists after "409 Consumer Deleted" statuses.
+// confirmEvery bounds how often a Messages loop asks the server whether a
+// status that claims its end tells the truth.
 const confirmEvery = time.Second
 
-// onDeleted handles a "409 Consumer Deleted". Any client that learns the
-// pull's reply subject (whoever may subscribe to the consumer's
-// $JS.API.CONSUMER.MSG.NEXT subject) can publish one, so it ends the loop
-// only once consumer info confirms that the consumer is gone. While the
-// consumer exists the status is ignored (the pulls stand) and reported to
-// OnError as ErrUnconfirmedDeletion. The server is asked at most once per
-// confirmEvery: a status within that time of the last answer schedules one
-// more question at its end, so a flood of forged statuses costs one request
-// a second and a real deletion is still noticed.
-func (e *engine) onDeleted(ctx context.Context, serr error) error {
+// onClaim handles a status that claims a condition ending the loop: 409
+// Consumer Deleted, 409 Consumer is push based, a rejected pull (400, 412,
+// 409 Exceeded MaxRequest…) or 503. Any client that learns the pull's
+// reply subject can publish one, so it ends the loop only once consumer
+// info confirms the condition (confirm). While the consumer exists and
+// accepts the loop's pulls, the status is ignored (the pulls stand),
+// counted and reported to OnError as ErrUnconfirmedStatus; a 503 whose
+// question got no answer (JetStream unreachable) pulls afresh after a
+// pause. The server is asked at most once per confirmEvery: a status
+// within that time of the last answer schedules one more question at its
+// end, so a flood of forged statuses costs one request a second and a
+// real condition is still noticed.
+func (e *engine) onClaim(ctx context.Context, serr error) error {
 	e.mu.Lock()
 	if wait := confirmEvery - time.Since(e.confirmedAt); !e.confirmedAt.IsZero() && wait > 0 {
+		e.c.count.unconfirmed.Add(1)
 		if !e.confirmArmed {
 			e.confirmArmed = true
 			e.after(ctx, wait, func() {
 				e.mu.Lock()
 				e.confirmArmed = false
 				e.mu.Unlock()
-				if err := e.confirmDeleted(e.life, serr); err != nil {
+				if err := e.confirmClaim(e.life, serr); err != nil {
 					e.fail(err)
 				}
 			})
@@ -583,18 +635,17 @@ func (e *engine) onDeleted(ctx context.Context, serr error) error {
 		return nil
 	}
 	e.mu.Unlock()
-	return e.confirmDeleted(ctx, serr)
+	return e.confirmClaim(ctx, serr)
 }
 
-// confirmDeleted asks the server whether the consumer is gone. It returns
-// serr (or jsapi.ErrStreamNotFound) when it is, and nil when the consumer
-// exists or the question got no answer.
-func (e *engine) confirmDeleted(ctx context.Context, serr error) error {
-	if why := e.c.whyNoResponders(ctx); why != nil {
-		if errors.Is(why, ErrConsumerDeleted) {
-			return serr
-		}
-		return why
+// confirmClaim asks the server whether the condition serr claims holds. It
+// returns the error that ends the loop when it does, and nil when the
+// consumer exists and accepts the loop's pulls, or the question got no
+// answer.
+func (e *engine) confirmClaim(ctx context.Context, serr error) error {
+	end, answered := e.c.confirm(ctx, serr, &e.s, e.s.maxMsgs, e.s.expires)
+	if end != nil {
+		return end
 	}
 	if ctx.Err() != nil {
 		return nil // stopping
@@ -602,6 +653,14 @@ func (e *engine) confirmDeleted(ctx context.Context, serr error) error {
 	e.mu.Lock()
 	e.confirmedAt = time.Now()
 	e.mu.Unlock()
-	e.report(fmt.Errorf("%w: %v", ErrUnconfirmedDeletion, serr))
+	if !answered && errors.Is(serr, conn.ErrNoResponders) {
+		// JetStream did not answer either: the pull may well have
+		// reached nobody. Pull afresh after a pause.
+		e.report(serr)
+		e.retryLater(ctx)
+		return nil
+	}
+	e.c.count.unconfirmed.Add(1)
+	e.report(unconfirmed(serr))
 	return nil
 }

@@ -2,7 +2,6 @@ package pull_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +50,7 @@ func TestOverflowMinAckPending(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 400*time.Millisecond)
 	msgs, err := waiter.Fetch(ctx, 2, pull.Group("g"), pull.MinAckPending(3))
 	cancel()
-	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("pull with min_ack_pending 3 at ack pending 2: %d messages, %v", len(msgs), err)
 	}
 	if ap, p := state(); ap != 2 || p != 8 {

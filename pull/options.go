@@ -69,7 +69,10 @@ func Heartbeat(d time.Duration) Opt { return Opt{kind: optHeartbeat, d: d} }
 // requested (default half of MaxMessages).
 func Threshold(n int) Opt { return Opt{kind: optThreshold, n: int64(n)} }
 
-// NoWait makes Fetch return at once with what is available (Fetch only).
+// NoWait makes Fetch return at once with what is available, an empty
+// batch when there is nothing (Fetch only). A no-wait pull the server
+// keeps open (messages pending that MaxAckPending holds back) ends 0.9 s
+// after its last message, and is withdrawn at the server.
 func NoWait() Opt { return Opt{kind: optNoWait} }
 
 // Group names the priority group pulls are made in (required on consumers
@@ -90,12 +93,14 @@ func Priority(p int) Opt { return Opt{kind: optPriority, n: int64(p)} }
 
 // OnError receives the non-terminal conditions Messages heals from, each
 // once: reconnects (ErrReconnected), missed heartbeats (ErrNoHeartbeat),
-// leadership changes, pin mismatches, too many waiting pulls, statuses
-// this client does not know, JetStream not answering
-// (conn.ErrNoResponders), and each message skipped because the server did
-// not deliver it (ErrStrayMessage). A pull that merely expired is not
-// reported. It
-// runs on internal goroutines and must not block.
+// leadership changes, pin mismatches, too many waiting pulls, a message
+// larger than what is left of a pull (ErrMessageTooLarge), statuses this
+// client does not know (ErrUnknownStatus), statuses claiming a terminal
+// condition that consumer info did not confirm (ErrUnconfirmedStatus),
+// JetStream not answering (conn.ErrNoResponders), and each message skipped
+// because the server did not deliver it (ErrStrayMessage). A pull that
+// merely expired is not reported. It runs on internal goroutines and must
+// not block.
 func OnError(f func(error)) Opt { return Opt{kind: optOnError, f: f} }
 
 // ReadAhead chooses who reads the socket for Messages. With on, the

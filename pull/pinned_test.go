@@ -99,7 +99,7 @@ func TestPinnedClientPinReplayAndMismatch(t *testing.T) {
 
 	// B is a stand-by while A holds the pin: its pull expires empty.
 	msgs, err = fetchWithin(b, 400*time.Millisecond, 5)
-	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("B while A is pinned: %d %v", len(msgs), err)
 	}
 	nextPull("B", "")
@@ -136,7 +136,7 @@ func TestPinnedClientPinReplayAndMismatch(t *testing.T) {
 	// The stale pin was dropped: A's next pull has no id, so A waits as a
 	// stand-by (no 423 again) and gets nothing while B holds the pin.
 	msgs, err = fetchWithin(a, 400*time.Millisecond, 5)
-	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("A after the mismatch: %d %v", len(msgs), err)
 	}
 	nextPull("A", "")

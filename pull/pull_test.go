@@ -91,9 +91,9 @@ func (e *env) publishAfterRestart(t testing.TB, n int) {
 	}
 }
 
-// bindOther binds consumer C through a connection of its own: a second
-// client of the same consumer.
-func (e *env) bindOther(t testing.TB) *pull.Consumer {
+// otherJS returns a JetStream handle on a connection of its own, closed
+// when the test ends.
+func (e *env) otherJS(t testing.TB) *jsapi.JS {
 	t.Helper()
 	nc, err := conn.Connect(e.ctx, e.s.URL())
 	if err != nil {
@@ -101,7 +101,14 @@ func (e *env) bindOther(t testing.TB) *pull.Consumer {
 	}
 	t.Cleanup(func() { nc.Close() })
 	js, _ := jsapi.New(nc)
-	c, err := pull.Bind(e.ctx, js, "S", "C")
+	return js
+}
+
+// bindOther binds consumer C through a connection of its own: a second
+// client of the same consumer.
+func (e *env) bindOther(t testing.TB) *pull.Consumer {
+	t.Helper()
+	c, err := pull.Bind(e.ctx, e.otherJS(t), "S", "C")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +154,9 @@ func TestFetchAndNext(t *testing.T) {
 	if err != nil || len(msgs) != 6 {
 		t.Fatalf("fetch rest: %d %v", len(msgs), err)
 	}
-	// Nothing left: NoWait returns ErrNoMessages at once.
+	// Nothing left: NoWait returns an empty batch at once.
 	msgs, err = c.Fetch(e.ctx, 5, pull.NoWait())
-	if !errors.Is(err, pull.ErrNoMessages) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("no-wait: %d %v", len(msgs), err)
 	}
 	ctx3, cancel3 := context.WithTimeout(e.ctx, 300*time.Millisecond)
@@ -171,7 +178,7 @@ func TestFetchHeartbeats(t *testing.T) {
 	defer cancel()
 	// Idle consumer: heartbeats keep the fetch alive until its deadline.
 	msgs, err := c.Fetch(ctx, 1, pull.Heartbeat(200*time.Millisecond))
-	if !errors.Is(err, pull.ErrFetchTimeout) || len(msgs) != 0 {
+	if err != nil || len(msgs) != 0 {
 		t.Fatalf("idle fetch with heartbeats: %d %v", len(msgs), err)
 	}
 	if _, err := c.Fetch(e.ctx, 1, pull.Heartbeat(time.Hour)); !errors.Is(err, conn.ErrInvalidOption) {

@@ -26,13 +26,19 @@ type Stats struct {
 	// yielded because the server did not deliver them (ErrStrayMessage):
 	// another client published them there.
 	Skipped uint64
+	// Unconfirmed counts the statuses claiming a read's end that consumer
+	// info did not confirm, which were ignored (ErrUnconfirmedStatus).
+	Unconfirmed uint64
+	// UnknownStatuses counts the statuses this client does not know
+	// (ErrUnknownStatus), each of which ended one pull.
+	UnknownStatuses uint64
 }
 
 // counters are a Consumer's atomic counts.
 type counters struct {
 	pulls, messages, heartbeats, missedHeartbeats atomic.Uint64
 	noMessages, expired, conflicts, otherStatuses atomic.Uint64
-	resets, skipped                               atomic.Uint64
+	resets, skipped, unconfirmed, unknown         atomic.Uint64
 }
 
 // noteStatus counts a status message.
@@ -60,5 +66,6 @@ func (c *Consumer) Stats() Stats {
 		NoMessages: k.noMessages.Load(), Expired: k.expired.Load(),
 		Conflicts: k.conflicts.Load(), OtherStatuses: k.otherStatuses.Load(),
 		Resets: k.resets.Load(), Skipped: k.skipped.Load(),
+		Unconfirmed: k.unconfirmed.Load(), UnknownStatuses: k.unknown.Load(),
 	}
 }

@@ -2,7 +2,6 @@ package pull_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func TestStatsFetch(t *testing.T) {
 	if st := c.Stats(); st.Pulls != 2 || st.Messages != 10 || st.NoMessages+st.Expired+st.Conflicts+st.OtherStatuses != 0 {
 		t.Fatalf("after two whole batches: %+v", st)
 	}
-	if ms, err := c.Fetch(e.ctx, 1, pull.NoWait()); !errors.Is(err, pull.ErrNoMessages) || len(ms) != 0 {
+	if ms, err := c.Fetch(e.ctx, 1, pull.NoWait()); err != nil || len(ms) != 0 {
 		t.Fatalf("NoWait on nothing: %d, %v", len(ms), err)
 	}
 	if st := c.Stats(); st.Pulls != 3 || st.NoMessages != 1 {

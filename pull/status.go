@@ -13,21 +13,26 @@ import (
 // Errors of pull consumers. A status reply of the server is a *StatusError
 // that matches one of them with errors.Is.
 var (
-	// ErrNoMessages: a Fetch or Next found no message: a no-wait pull
-	// found none (404), or the wait ended (ErrFetchTimeout matches it).
+	// ErrNoMessages: Next found no message: a no-wait pull found none
+	// (404), or the wait ended (ErrFetchTimeout matches it). (Fetch returns
+	// an empty batch instead.) It is also ordered.ErrNoMessages, which ends
+	// an ordered read after its IdleTimeout.
 	ErrNoMessages = errors.New("pull: no messages")
-	// ErrFetchTimeout: Fetch or Next waited until its context's deadline
-	// (DefaultFetchWait without one) and no message came. It matches
+	// ErrFetchTimeout: Next waited until its context's deadline
+	// (DefaultFetchWait without one) and no message came, or a Fetch or
+	// Next was called with a deadline already past. It matches
 	// ErrNoMessages, conn.ErrTimeout and context.DeadlineExceeded.
 	ErrFetchTimeout error = fetchTimeout{}
 	// ErrConsumerDeleted: the consumer was deleted (409 Consumer Deleted,
 	// or no consumer answers pulls any more), as consumer info confirmed.
 	// Terminal.
 	ErrConsumerDeleted = errors.New("pull: consumer deleted")
-	// ErrPushConsumer: the consumer is a push consumer. Terminal.
+	// ErrPushConsumer: the consumer is a push consumer (a "409 Consumer is
+	// push based", as consumer info confirmed). Terminal.
 	ErrPushConsumer = errors.New("pull: consumer is push based")
 	// ErrBadPull: the server rejected the pull request (400, 412, or a
-	// limit of the consumer exceeded). Terminal.
+	// limit of the consumer exceeded), and consumer info confirmed that
+	// the consumer's configuration refuses such a pull. Terminal.
 	ErrBadPull = errors.New("pull: pull request rejected")
 	// ErrRequestExpired: a pull expired (408) — normal, not terminal.
 	ErrRequestExpired = errors.New("pull: pull request expired")
@@ -47,19 +52,21 @@ var (
 	// ErrMaxWaiting: the consumer has too many waiting pulls (409). Not
 	// terminal: Messages pulls again after a pause.
 	ErrMaxWaiting = errors.New("pull: consumer has too many waiting pulls")
-	// ErrMessageTooLarge: the next message is larger than the pull's
-	// MaxBytes (409 Message Size Exceeds MaxBytes), so no pull of that size
-	// can ever receive it. Fetch returns it when nothing arrived; it ends
-	// Messages when a pull of the full MaxBytes had taken nothing yet (a
-	// pull that had spent part of its budget just ends, and Messages pulls
-	// again).
+	// ErrMessageTooLarge: the next message is larger than what is left of
+	// the pull's MaxBytes (409 Message Size Exceeds MaxBytes). It ends that
+	// pull only. Fetch returns it when nothing arrived; Messages reports it
+	// to OnError and pulls again after a pause (each time, while such a
+	// message stays next: raise MaxBytes).
 	ErrMessageTooLarge = errors.New("pull: next message is larger than MaxBytes")
-	// ErrUnconfirmedDeletion: a "409 Consumer Deleted" arrived on a pull's
-	// reply subject, but consumer info says the consumer exists (or did
-	// not answer): another client that learned the reply subject may have
-	// published it. Not terminal: Messages reports it to OnError and goes
-	// on with its pulls; Fetch keeps waiting.
-	ErrUnconfirmedDeletion = errors.New("pull: consumer deleted status not confirmed by the server")
+	// ErrUnconfirmedStatus: a status claiming a terminal condition (409
+	// Consumer Deleted, 409 Consumer is push based, 400, 412, 409 Exceeded
+	// MaxRequest…, 503) arrived on a pull's reply subject, but consumer
+	// info does not confirm it: the consumer exists and its configuration
+	// accepts the pull (or the question got no answer). Another client
+	// that learned the reply subject may have published it. Not terminal:
+	// the status is ignored and the pulls stand; Messages reports it to
+	// OnError, and both count it (Stats.Unconfirmed).
+	ErrUnconfirmedStatus = errors.New("pull: status not confirmed by the server")
 	// ErrStrayMessage: a message arrived on a pull's reply subject that
 	// the server did not deliver for the consumer: not a status, and its
 	// own reply is not a readable $JS.ACK subject. The server sends no
@@ -69,9 +76,11 @@ var (
 	// reply is a well-formed $JS.ACK subject cannot be told from a real
 	// delivery and is not checked further.
 	ErrStrayMessage = errors.New("pull: message not delivered by the server skipped")
-	// ErrUnknownStatus: the server ended a pull with a 409 whose text this
-	// client does not know (a newer server). Not terminal: Messages
-	// reports it and pulls again; Fetch returns it.
+	// ErrUnknownStatus: a pull got a status this client does not know (a
+	// code such as 418, or a 409 whose text it does not know: a newer
+	// server). It ends that pull only and is counted
+	// (Stats.UnknownStatuses): Messages reports it and pulls again after
+	// a pause; Fetch returns it.
 	ErrUnknownStatus = errors.New("pull: unknown pull status")
 )
 
@@ -102,9 +111,18 @@ func (e *StatusError) Error() string {
 // Unwrap returns the kind (one of the ErrXxx above).
 func (e *StatusError) Unwrap() error { return e.kind }
 
-// Terminal reports whether a consume loop cannot continue after it.
-func (e *StatusError) Terminal() bool {
-	switch e.kind {
+// Terminal reports whether the status claims a condition that ends a
+// consume loop (consumer deleted, push based, pull rejected). A read ends
+// with such a status only once consumer info confirmed the condition;
+// until then it is ErrUnconfirmedStatus.
+func (e *StatusError) Terminal() bool { return claimsEnd(e.kind) }
+
+// claimsEnd reports whether a status of kind claims a condition that ends
+// a read: reads confirm it with consumer info (Consumer.confirm) before
+// they trust it. 503 (conn.ErrNoResponders) is one: the consumer or the
+// stream may be gone.
+func claimsEnd(kind error) bool {
+	switch kind {
 	case ErrConsumerDeleted, ErrPushConsumer, ErrBadPull:
 		return true
 	}
@@ -165,12 +183,14 @@ func (s *status) err() error {
 		default:
 			kind = ErrUnknownStatus
 		}
+	case 400, 412:
+		kind = ErrBadPull
 	case 423:
 		kind = ErrPinMismatch
 	case 503:
 		kind = conn.ErrNoResponders
 	default:
-		kind = ErrBadPull
+		kind = ErrUnknownStatus
 	}
 	return &StatusError{Code: s.code, Description: strings.Clone(s.desc), kind: kind}
 }

@@ -27,8 +27,8 @@ import (
 type fetchOutcome int
 
 const (
-	fetchContinues fetchOutcome = iota // not an end (heartbeat)
-	fetchEmpty                         // ends at once, no message: ErrNoMessages
+	fetchContinues fetchOutcome = iota // not an end (heartbeat, unconfirmed)
+	fetchEmpty                         // ends at once, no message, no error
 	fetchError                         // ends with the status error
 )
 
@@ -36,7 +36,7 @@ const (
 type messagesOutcome int
 
 const (
-	messagesIgnores  messagesOutcome = iota // nothing (heartbeat)
+	messagesIgnores  messagesOutcome = iota // nothing (heartbeat, unconfirmed)
 	messagesRepulls                         // reports it, pulls again
 	messagesTerminal                        // ends with the status error
 )
@@ -51,6 +51,9 @@ type statusCase struct {
 	extra        string // more header lines ("K: v\r\n")
 	kind         error  // nil: no error (heartbeat)
 	terminal     bool   // (*StatusError).Terminal()
+	info         string // what consumer info answers (see statusCases)
+	unconfirmed  bool   // Messages reports ErrUnconfirmedStatus
+	group        string // the priority group the reads pull in
 	fetch        fetchOutcome
 	messages     messagesOutcome
 }
@@ -59,54 +62,86 @@ type statusCase struct {
 // for word (server/consumer.go: 54, 3221, 3238, 4441, 4463, 4503, 4539,
 // 4555, 4611, 4618, 4693-4809, 5134, 5658, 5966; server/jetstream.go:
 // 1019).
+//
+// info is what consumer info answers for the consumer while the case
+// runs: "" a consumer that exists and accepts the pulls, "gone" none, or
+// the JSON of its configuration. A status claiming a terminal condition
+// ends a read only when info confirms it; the others are ignored (and,
+// for Messages, reported as ErrUnconfirmedStatus: unconfirmed).
 var statusCases = []statusCase{
 	{name: "100 idle heartbeat", code: 100, desc: "Idle Heartbeat", extra: "Nats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n",
 		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "100 flow control", code: 100, desc: "FlowControl Request", fetch: fetchContinues, messages: messagesIgnores},
-	{name: "404 no messages", code: 404, desc: "No Messages", kind: ErrNoMessages, fetch: fetchEmpty, messages: messagesRepulls},
+	// The reads here are not no-wait: the server sends them no 404, and a
+	// 408 only once the pull expired (a Fetch waits 10 s), always with
+	// the pull's counts. Earlier, or without counts, they are another
+	// client's: ignored (NoWait Fetches end on them: fetchsub_test.go,
+	// TestDeadlineRule).
+	{name: "404 no messages", code: 404, desc: "No Messages", kind: ErrNoMessages, unconfirmed: true,
+		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "408 request timeout with pending", code: 408, desc: "Request Timeout", pending: true,
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "408 request timeout without pending", code: 408, desc: "Request Timeout",
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "408 requests pending", code: 408, desc: "Requests Pending", kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesRepulls},
+	{name: "408 request timeout without pending", code: 408, desc: "Request Timeout", unconfirmed: true,
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesIgnores},
+	{name: "408 requests pending", code: 408, desc: "Requests Pending", kind: ErrRequestExpired, unconfirmed: true,
+		fetch: fetchContinues, messages: messagesIgnores},
 	{name: "408 interest expired", code: 408, desc: "Interest Expired", pending: true,
-		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "409 consumer deleted", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true,
+		kind: ErrRequestExpired, fetch: fetchContinues, messages: messagesRepulls},
+	{name: "409 consumer deleted", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true, info: "gone",
 		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 consumer deleted, consumer exists", code: 409, desc: "Consumer Deleted", kind: ErrConsumerDeleted, terminal: true,
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "409 push based", code: 409, desc: "Consumer is push based", kind: ErrPushConsumer, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+		info: `{"deliver_subject":"push.x"}`, fetch: fetchError, messages: messagesTerminal},
+	{name: "409 push based, pull consumer", code: 409, desc: "Consumer is push based", kind: ErrPushConsumer, terminal: true,
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "409 batch completed", code: 409, desc: "Batch Completed", pending: true,
 		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
 	{name: "409 server shutdown", code: 409, desc: "Server Shutdown", pending: true,
 		kind: ErrRequestExpired, fetch: fetchEmpty, messages: messagesRepulls},
-	{name: "409 max request batch", code: 409, desc: "Exceeded MaxRequestBatch of 10", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max request batch", code: 409, desc: "Exceeded MaxRequestBatch of 5", kind: ErrBadPull, terminal: true,
+		info: `{"max_batch":5}`, fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max request batch, batch allowed", code: 409, desc: "Exceeded MaxRequestBatch of 5", kind: ErrBadPull, terminal: true,
+		unconfirmed: true, info: `{"max_batch":50}`, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "409 max waiting", code: 409, desc: "Exceeded MaxWaiting", kind: ErrMaxWaiting,
 		fetch: fetchError, messages: messagesRepulls},
 	{name: "409 max request expires", code: 409, desc: "Exceeded MaxRequestExpires of 1s", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+		info: `{"max_expires":1000000000}`, fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max request expires, unconfirmed", code: 409, desc: "Exceeded MaxRequestExpires of 1s", kind: ErrBadPull, terminal: true,
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "409 max request max bytes", code: 409, desc: "Exceeded MaxRequestMaxBytes of 100", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
-	// A pull of the full MaxBytes that took nothing: no pull can take the
-	// next message, Messages ends.
+		maxBytes: 1000, info: `{"max_bytes":100}`, fetch: fetchError, messages: messagesTerminal},
+	{name: "409 max request max bytes, unconfirmed", code: 409, desc: "Exceeded MaxRequestMaxBytes of 100", kind: ErrBadPull, terminal: true,
+		maxBytes: 1000, unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
+	// The next message is larger than what is left of the pull: that pull
+	// ends (ADR-37: not telegraphed as an error), Messages pulls again.
 	{name: "409 message size exceeds max bytes, budget unused", code: 409, desc: "Message Size Exceeds MaxBytes",
-		pending: true, pendingBytes: 1000, maxBytes: 1000, kind: ErrMessageTooLarge, fetch: fetchError, messages: messagesTerminal},
-	// A pull that had spent part of its budget just ends: pull again.
+		pending: true, pendingBytes: 1000, maxBytes: 1000, kind: ErrMessageTooLarge, fetch: fetchError, messages: messagesRepulls},
 	{name: "409 message size exceeds max bytes, budget spent", code: 409, desc: "Message Size Exceeds MaxBytes",
 		pending: true, pendingBytes: 400, maxBytes: 1000, kind: ErrMessageTooLarge, fetch: fetchError, messages: messagesRepulls},
 	{name: "409 leadership change", code: 409, desc: "Leadership Change", kind: ErrLeadershipChange,
 		fetch: fetchError, messages: messagesRepulls},
+	// The pulls here ask for no heartbeat above half their expiry and no
+	// priority group: consumer info cannot confirm these 400s (a server
+	// sends them to other pulls only), nor a 412 (for a pull that asks
+	// for an API level; these ask for none).
 	{name: "400 bad request", code: 400, desc: "Bad Request - heartbeat value too large", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "400 not overflow", code: 400, desc: "Bad Request - Not a Overflow Priority consumer", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
 	{name: "400 invalid group", code: 400, desc: "Bad Request - Invalid Priority Group", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
+	// A 400 for a pull in a priority group, confirmed: the consumer's
+	// policy no longer has the group.
+	{name: "400 invalid group, confirmed", code: 400, desc: "Bad Request - Invalid Priority Group", kind: ErrBadPull, terminal: true,
+		group: "g", info: `{"priority_policy":"overflow","priority_groups":["other"]}`, fetch: fetchError, messages: messagesTerminal},
 	{name: "412 required api level", code: 412, desc: "Required Api Level", kind: ErrBadPull, terminal: true,
-		fetch: fetchError, messages: messagesTerminal},
-	// A 409 text this client does not know (a newer server): reported,
+		unconfirmed: true, fetch: fetchContinues, messages: messagesIgnores},
+	// A status this client does not know (a newer server): reported,
 	// not terminal, and not taken for a normal end.
 	{name: "409 unknown", code: 409, desc: "Something New", kind: ErrUnknownStatus,
+		fetch: fetchError, messages: messagesRepulls},
+	{name: "418 unknown code", code: 418, desc: "I'm a teapot", kind: ErrUnknownStatus,
 		fetch: fetchError, messages: messagesRepulls},
 	{name: "423 pin id mismatch", code: 423, desc: "Nats-Pin-Id mismatch", kind: ErrPinMismatch,
 		fetch: fetchError, messages: messagesRepulls},
@@ -229,10 +264,12 @@ func (in *injector) send(t *testing.T, subject, hdr, payload string) {
 // F19/F21 (R-F21), end to end: each status line reaches Fetch and Messages
 // as the server sends it (through a real nats-server, from a scripted
 // responder standing in for the consumer) and they react as documented.
-// Fetch ends empty with no error on 404, 408 and 409 Batch Completed /
-// Server Shutdown, ignores heartbeats, and fails with the typed error on
-// the rest. Messages pulls again after the non-terminal ones, ignores
-// heartbeats, and ends with the typed error on the terminal ones.
+// Fetch ends empty with no error on 409 Batch Completed / Server Shutdown,
+// ignores heartbeats, statuses the server does not send to its pull and
+// unconfirmed ones, and fails with the typed error on the rest (confirmed,
+// or ending its pull only). Messages pulls again after the non-terminal
+// ones, ignores heartbeats and the same statuses, and ends with the typed
+// error on the confirmed terminal ones.
 //
 // After a heartbeat, both read on to the message that follows. A client
 // cannot publish a delivery (nats-server refuses a reply starting with
@@ -250,10 +287,23 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 	defer nc.Close()
 	js, _ := jsapi.New(nc)
 	in := newInjector(t, s.URL())
-	// Consumer info, which a "409 Consumer Deleted" must be confirmed
-	// with, says the consumer is gone.
+	// Consumer info, which a status claiming a terminal condition must be
+	// confirmed with, answers as the case says (statusCases).
+	var imu sync.Mutex
+	infoOf := map[string]string{}
 	info, err := nc.SubscribeFunc("$JS.API.CONSUMER.INFO.S.*", func(m *conn.Msg) {
-		m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.consumer_info_response","error":{"code":404,"err_code":10014,"description":"consumer not found"}}`))
+		name := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+		imu.Lock()
+		cfg := infoOf[name]
+		imu.Unlock()
+		switch cfg {
+		case "gone":
+			m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.consumer_info_response","error":{"code":404,"err_code":10014,"description":"consumer not found"}}`))
+			return
+		case "":
+			cfg = "{}"
+		}
+		m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.consumer_info_response","stream_name":"S","name":"` + name + `","config":` + cfg + `}`))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +337,20 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 				return ""
 			}
 		}
-		c := newConsumer(js, &jsapi.ConsumerInfo{Stream: "S", Name: name})
+		imu.Lock()
+		infoOf[name] = tc.info
+		imu.Unlock()
+		cached := &jsapi.ConsumerInfo{Stream: "S", Name: name}
+		var readOpts []Opt
+		if tc.group != "" {
+			cached.Config.PriorityPolicy = jsapi.PriorityOverflow
+			cached.Config.PriorityGroups = []string{tc.group}
+			readOpts = append(readOpts, Group(tc.group))
+		}
+		if tc.maxBytes > 0 {
+			readOpts = append(readOpts, MaxBytes(tc.maxBytes))
+		}
+		c := newConsumer(js, cached)
 
 		t.Run("Fetch/"+tc.name, func(t *testing.T) {
 			fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -298,7 +361,7 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				msgs, err := c.Fetch(fctx, 10)
+				msgs, err := c.Fetch(fctx, 10, readOpts...)
 				done <- result{msgs, err}
 			}()
 			reply := nextPull(t)
@@ -306,20 +369,23 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			skipped := c.Stats().Skipped
 			if tc.fetch == fetchContinues {
 				// Not an end: the message after it is read (and skipped:
-				// no $JS.ACK reply), then the 404 ends the pull.
+				// no $JS.ACK reply), then a 409 Batch Completed ends the
+				// pull. (An
+				// unconfirmed status is ignored once consumer info has
+				// answered, which the Fetch asks before it reads on.)
 				in.send(t, reply, "NATS/1.0\r\nA: b\r\n\r\n", "after")
-				in.send(t, reply, "NATS/1.0 404 No Messages\r\n\r\n", "")
+				in.send(t, reply, "NATS/1.0 409 Batch Completed\r\nNats-Pending-Messages: 10\r\nNats-Pending-Bytes: 0\r\n\r\n", "")
 			}
 			r := <-done
 			switch tc.fetch {
 			case fetchContinues:
-				if !errors.Is(r.err, ErrNoMessages) || len(r.msgs) != 0 || c.Stats().Skipped != skipped+1 {
-					t.Fatalf("Fetch: %d messages, %v, %d skipped; want the one after the heartbeat read and skipped, then ErrNoMessages",
+				if r.err != nil || len(r.msgs) != 0 || c.Stats().Skipped != skipped+1 {
+					t.Fatalf("Fetch: %d messages, %v, %d skipped; want the one after the status read and skipped, then an empty end",
 						len(r.msgs), r.err, c.Stats().Skipped-skipped)
 				}
 			case fetchEmpty:
-				if !errors.Is(r.err, ErrNoMessages) || len(r.msgs) != 0 || fctx.Err() != nil {
-					t.Fatalf("Fetch: %d messages, %v (ctx %v); want ErrNoMessages at once", len(r.msgs), r.err, fctx.Err())
+				if r.err != nil || len(r.msgs) != 0 || fctx.Err() != nil {
+					t.Fatalf("Fetch: %d messages, %v (ctx %v); want an empty end at once", len(r.msgs), r.err, fctx.Err())
 				}
 			case fetchError:
 				var se *StatusError
@@ -330,12 +396,12 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 		})
 
 		t.Run("Messages/"+tc.name, func(t *testing.T) {
+			// A handle of its own: consumer info asked during the Fetch
+			// may have changed the first one's cached configuration.
+			c := newConsumer(js, cached)
 			mctx, mcancel := context.WithCancel(ctx)
 			defer mcancel()
-			opts := []Opt{MaxMessages(10), Expires(time.Minute)}
-			if tc.maxBytes > 0 {
-				opts = append(opts, MaxBytes(tc.maxBytes))
-			}
+			opts := append([]Opt{MaxMessages(10), Expires(time.Minute)}, readOpts...)
 			var reported []error
 			var rmu sync.Mutex
 			strays := make(chan struct{}, 16)
@@ -374,7 +440,7 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			case messagesIgnores:
 				in.send(t, reply, "NATS/1.0\r\nA: b\r\n\r\n", "after")
 				select {
-				case <-strays: // read past the heartbeat, skipped as stray
+				case <-strays: // read past the status, skipped as stray
 				case it := <-items:
 					t.Fatalf("Messages yielded %+v; want the message after the heartbeat read and skipped", it)
 				case <-time.After(10 * time.Second):
@@ -402,9 +468,14 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			if _, ok := <-items; ok {
 				t.Fatal("Messages went on after its end")
 			}
-			if tc.messages == messagesRepulls && !errors.Is(tc.kind, ErrRequestExpired) {
-				rmu.Lock()
-				defer rmu.Unlock()
+			rmu.Lock()
+			defer rmu.Unlock()
+			switch {
+			case tc.unconfirmed:
+				if len(reported) == 0 || !errors.Is(reported[0], ErrUnconfirmedStatus) || errors.Is(reported[0], tc.kind) {
+					t.Fatalf("OnError got %v; want ErrUnconfirmedStatus first (not matching %v)", reported, tc.kind)
+				}
+			case tc.messages == messagesRepulls && !errors.Is(tc.kind, ErrRequestExpired):
 				if len(reported) == 0 || !errors.Is(reported[0], tc.kind) {
 					t.Fatalf("OnError got %v; want %v", reported, tc.kind)
 				}

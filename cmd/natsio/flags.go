@@ -129,6 +129,9 @@ func (a *app) resolveConn() error {
 			return err
 		}
 		if cx != nil {
+			for _, w := range cx.Warnings() {
+				fmt.Fprintf(a.stderr, "natsio: warning: %s\n", w)
+			}
 			c.ctx = cx
 			base = *cx
 		}
@@ -179,7 +182,13 @@ func loadContext(name string, explicit bool) (*natscontext.Context, error) {
 		}
 		name = sel
 	}
-	cx, err := natscontext.Load(name)
+	load := natscontext.Load
+	if explicit && strings.HasSuffix(name, ".json") {
+		// As the nats CLI: a --context (or $NATS_CONTEXT) ending in
+		// ".json" is the path of a context file the user chose.
+		load = natscontext.LoadFile
+	}
+	cx, err := load(name)
 	if err != nil {
 		return nil, contextErr(err, name)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -72,6 +73,16 @@ func byIdentity(a, b micro.ServiceIdentity) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
+// partial turns a discovery that reached its bound on replies or bytes
+// (a flood of answers) into a warning: the replies kept are shown.
+func (a *app) partial(err error) error {
+	if errors.Is(err, micro.ErrDiscoverLimit) {
+		fmt.Fprintf(a.stderr, "Warning: %v; showing the replies kept\n", err)
+		return nil
+	}
+	return err
+}
+
 // nobody is the error of a command that asked a named service and got no
 // answer.
 func nobody(name, id string) error {
@@ -123,7 +134,7 @@ func (a *app) microInfos(ctx context.Context, f *discoverFlags, name, id string)
 	}
 	defer nc.Close()
 	infos, err := micro.Infos(ctx, nc, name, f.opts(id)...)
-	if err != nil {
+	if err = a.partial(err); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(infos, func(x, y micro.Info) int { return byIdentity(x.ServiceIdentity, y.ServiceIdentity) })
@@ -192,7 +203,7 @@ func (a *app) microStatsCmd() *cobra.Command {
 			}
 			defer nc.Close()
 			stats, err := micro.StatsOf(ctx, nc, name, f.opts(id)...)
-			if err != nil {
+			if err = a.partial(err); err != nil {
 				return err
 			}
 			if len(stats) == 0 {
@@ -240,7 +251,7 @@ func (a *app) microPingCmd() *cobra.Command {
 			defer nc.Close()
 			start := time.Now()
 			pongs, err := micro.Ping(ctx, nc, name, f.opts("")...)
-			if err != nil {
+			if err = a.partial(err); err != nil {
 				return err
 			}
 			slices.SortFunc(pongs, func(x, y micro.PingResponse) int { return byIdentity(x.ServiceIdentity, y.ServiceIdentity) })

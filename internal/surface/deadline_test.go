@@ -3,6 +3,8 @@ package surface
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,8 @@ import (
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/objstore"
+	"github.com/natsio/natsio/pubwin"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -28,6 +32,13 @@ type deadlineEnv struct {
 	kv    *kv.Bucket
 	cons  *pull.Consumer
 	msg   *jsapi.Msg
+	// url is the proxy's; sub a subscription nobody publishes to; store
+	// an object store holding "o"; win a publish window.
+	url    string
+	stream *jsapi.Stream
+	sub    *conn.Subscription
+	store  *objstore.Store
+	win    *pubwin.Window
 }
 
 // defaultWait is the default timeout given to the connection and to
@@ -53,7 +64,8 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: jsapi.StorageMemory}); err != nil {
+	st, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: jsapi.StorageMemory})
+	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := kv.CreateBucket(ctx, js, kv.Config{Bucket: "dl", Storage: jsapi.StorageMemory})
@@ -80,7 +92,24 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m}
+	sub, err := nc.Subscribe("nobody.sends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := objstore.CreateStore(ctx, js, objstore.Config{Bucket: "dl", Storage: jsapi.StorageMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutBytes(ctx, "o", []byte("object")); err != nil {
+		t.Fatal(err)
+	}
+	win, err := pubwin.New(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { win.Close() })
+	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m,
+		url: p.URL(), stream: st, sub: sub, store: store, win: win}
 }
 
 // stall stops every byte between the client and the server, both ways.
@@ -93,106 +122,93 @@ func (e *deadlineEnv) stall() {
 // context or its default timeout alike. A passed deadline, the context's
 // or the call's default, gives an error matching both
 // context.DeadlineExceeded and conn.ErrTimeout; a canceled context, one
-// matching context.Canceled.
+// matching context.Canceled. The calls are listed in deadlineCalls;
+// TestDeadlineRuleListsEveryBlockingCall keeps that list complete.
 func TestDeadlineRule(t *testing.T) {
 	e := newDeadlineEnv(t)
 	e.stall()
 
-	calls := []struct {
-		name string
-		call func(ctx context.Context) error
-		// noDefault: the call has no default timeout of its own shorter
-		// than the test's patience (it waits as long as its context).
-		noDefault bool
-	}{
-		{name: "conn.Request", call: func(ctx context.Context) error {
-			_, err := e.nc.Request(ctx, "nobody.answers", nil)
-			return err
-		}},
-		{name: "conn.RequestMsg", call: func(ctx context.Context) error {
-			_, err := e.nc.RequestMsg(ctx, "nobody.answers", nil, nil)
-			return err
-		}},
-		{name: "conn.Flush", call: e.nc.Flush},
-		{name: "conn.RTT", call: func(ctx context.Context) error {
-			_, err := e.nc.RTT(ctx)
-			return err
-		}},
-		{name: "jsapi.Stream", call: func(ctx context.Context) error {
-			_, err := e.js.Stream(ctx, "D")
-			return err
-		}},
-		{name: "jsapi.Stream (JS Timeout of its own)", call: func(ctx context.Context) error {
-			_, err := e.jsOwn.Stream(ctx, "D")
-			return err
-		}},
-		{name: "jsapi.Publish (JS Timeout of its own)", call: func(ctx context.Context) error {
-			_, err := e.jsOwn.Publish(ctx, "d.a", []byte("x"))
-			return err
-		}},
-		{name: "jsapi.AccountInfo", call: func(ctx context.Context) error {
-			_, err := e.js.AccountInfo(ctx)
-			return err
-		}},
-		{name: "jsapi.Publish", call: func(ctx context.Context) error {
-			_, err := e.js.Publish(ctx, "d.a", []byte("x"))
-			return err
-		}},
-		{name: "jsapi.Msg.AckSync", call: e.msg.AckSync},
-		{name: "kv.Get", call: func(ctx context.Context) error {
-			_, err := e.kv.Get(ctx, "k")
-			return err
-		}},
-		{name: "kv.Put", call: func(ctx context.Context) error {
-			_, err := e.kv.Put(ctx, "k", []byte("w"))
-			return err
-		}},
-		// Fetch and Next wait DefaultFetchWait (30 s) for a context without
-		// deadline: pull's TestSynctestDefaultFetchWait covers it on a
-		// fake clock.
-		{name: "pull.Consumer.Next", noDefault: true, call: func(ctx context.Context) error {
-			_, err := e.cons.Next(ctx)
-			return err
-		}},
-		{name: "pull.Consumer.Fetch", noDefault: true, call: func(ctx context.Context) error {
-			_, err := e.cons.Fetch(ctx, 10)
-			return err
-		}},
-		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
-			_, err := e.cons.Info(ctx)
-			return err
-		}},
-	}
+	calls := deadlineCalls(e)
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
+			var broken []string
+			fail := func(format string, args ...any) { broken = append(broken, fmt.Sprintf(format, args...)) }
+			defer func() {
+				switch {
+				case c.gap == "":
+					for _, b := range broken {
+						t.Error(b)
+					}
+				case len(broken) == 0:
+					t.Errorf("the known gap %q is closed: remove its note from deadlineCalls", c.gap)
+				default:
+					t.Logf("known gap (%s): %s", c.gap, strings.Join(broken, "; "))
+				}
+			}()
+
 			// The context's deadline.
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			err := c.call(ctx)
+			err, ok := returns(c.call, ctx)
 			cancel()
-			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrTimeout) {
-				t.Errorf("context deadline: %v (%T); want DeadlineExceeded and ErrTimeout", err, err)
+			if !ok {
+				fail("context deadline: still running %v after it", patience)
+				return
+			}
+			switch {
+			case c.emptyAtDeadline:
+				if err != nil {
+					fail("context deadline: %v (%T); want no error", err, err)
+				}
+			case !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrTimeout):
+				fail("context deadline: %v (%T); want DeadlineExceeded and ErrTimeout", err, err)
 			}
 
 			// A canceled context.
 			ctx, cancel = context.WithCancel(context.Background())
 			time.AfterFunc(50*time.Millisecond, cancel)
-			err = c.call(ctx)
+			err, ok = returns(c.call, ctx)
 			cancel()
+			if !ok {
+				fail("canceled context: still running %v after it", patience)
+				return
+			}
 			if !errors.Is(err, context.Canceled) {
-				t.Errorf("canceled context: %v (%T); want Canceled", err, err)
+				fail("canceled context: %v (%T); want Canceled", err, err)
 			}
 			if errors.Is(err, conn.ErrTimeout) {
-				t.Errorf("canceled context: %v also matches ErrTimeout", err)
+				fail("canceled context: %v also matches ErrTimeout", err)
 			}
 
 			// No deadline: the call's default timeout.
 			if c.noDefault {
 				return
 			}
-			err = c.call(context.Background())
+			err, ok = returns(c.call, context.Background())
+			if !ok {
+				fail("default timeout: still running %v after the call", patience)
+				return
+			}
 			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, conn.ErrTimeout) {
-				t.Errorf("default timeout: %v (%T); want DeadlineExceeded and ErrTimeout", err, err)
+				fail("default timeout: %v (%T); want DeadlineExceeded and ErrTimeout", err, err)
 			}
 		})
+	}
+}
+
+// patience is how long the test waits for a call past its end: far
+// beyond any deadline or default timeout here, so that a call ignoring
+// them fails the test instead of hanging it.
+const patience = 10 * time.Second
+
+// returns runs call(ctx) and reports its error, or false when it has not
+// returned within patience (it is then left running).
+func returns(call func(context.Context) error, ctx context.Context) (error, bool) {
+	done := make(chan error, 1)
+	go func() { done <- call(ctx) }()
+	select {
+	case err := <-done:
+		return err, true
+	case <-time.After(patience):
+		return nil, false
 	}
 }

@@ -50,6 +50,20 @@ func (s *PullSpy) NextPull(t testing.TB) string {
 	}
 }
 
+// Seen returns the reply subjects of the pull requests seen and not yet
+// returned, without waiting.
+func (s *PullSpy) Seen() []string {
+	var out []string
+	for {
+		select {
+		case r := <-s.pulls:
+			out = append(out, r)
+		default:
+			return out
+		}
+	}
+}
+
 // Forged is one message a PullSpy publishes: its reply subject and its
 // header (nil: none).
 type Forged struct {

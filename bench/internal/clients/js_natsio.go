@@ -230,7 +230,7 @@ func (p *natsioPull) Run(n int) error {
 		ctx := context.Background()
 		for got < n {
 			msgs, err := c.Fetch(ctx, min(p.batch, n-got))
-			if err != nil { // pull.ErrFetchTimeout when nothing came
+			if err != nil { // nothing came: an empty batch and no error, not an error
 				return fmt.Errorf("fetch after %d of %d messages: %w", got, n, err)
 			}
 			for _, m := range msgs {
