@@ -56,6 +56,8 @@ var imports = map[string]string{
 	"pull": "github.com/natsio/natsio/pull", "ordered": "github.com/natsio/natsio/ordered",
 	"pubwin": "github.com/natsio/natsio/pubwin", "micro": "github.com/natsio/natsio/micro",
 	"natstest":    "github.com/natsio/natsio/natstest",
+	"pcgroup":     "github.com/natsio/natsio/pcgroup",
+	"deadletter":  "github.com/natsio/natsio/deadletter",
 	"natscontext": "github.com/natsio/natsio/natscontext",
 	"sysapi":      "github.com/natsio/natsio/sysapi",
 	"fakeserver":  "github.com/natsio/natsio/internal/fakeserver",
