@@ -13,11 +13,13 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/micro"
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/ordered"
+	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
 	"github.com/natsio/natsio/sysapi"
 )
@@ -226,6 +228,17 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		{name: "extra.GetBatch", call: func(ctx context.Context) error {
 			return firstErr(extra.GetBatch(ctx, e.js, "D", 10))
 		}},
+		{name: "pcgroup.GetStatic", call: func(ctx context.Context) error {
+			_, err := pcgroup.GetStatic(ctx, e.js, "D", "g")
+			return err
+		}},
+		{name: "pcgroup.Messages", noDefault: true, call: func(ctx context.Context) error {
+			return firstErr(pcgroup.Messages(ctx, e.js, pcgroup.Static, "D", "g", "m1", pcgroup.MemberConfig{}))
+		}},
+		{name: "deadletter.Start", call: func(ctx context.Context) error {
+			_, err := deadletter.Start(ctx, e.js, deadletter.Config{Stream: "D"})
+			return err
+		}},
 		{name: "micro.Ping", call: func(ctx context.Context) error {
 			_, err := micro.Ping(ctx, e.nc, "")
 			return err
@@ -287,6 +300,19 @@ var sharedPath = map[string]string{
 	"objstore.Store.AddLink":            "objstore.Store.PutBytes",
 	"objstore.Store.AddBucketLink":      "objstore.Store.PutBytes",
 	"objstore.Store.Status":             "jsapi.JS.Stream",
+	"pcgroup.CreateStatic":              "pcgroup.GetStatic",
+	"pcgroup.CreateElastic":             "pcgroup.GetStatic",
+	"pcgroup.GetElastic":                "pcgroup.GetStatic",
+	"pcgroup.Delete":                    "pcgroup.GetStatic",
+	"pcgroup.List":                      "pcgroup.GetStatic",
+	"pcgroup.AddMembers":                "pcgroup.GetStatic",
+	"pcgroup.DropMembers":               "pcgroup.GetStatic",
+	"pcgroup.SetMappings":               "pcgroup.GetStatic",
+	"pcgroup.DeleteMappings":            "pcgroup.GetStatic",
+	"pcgroup.ActiveMembers":             "pcgroup.GetStatic",
+	"pcgroup.StepDown":                  "pcgroup.GetStatic",
+	"pcgroup.Join":                      "returns at once; its read ends with ctx like pcgroup.Messages",
+	"pull.Consumer.ConsumeKeyed":        "returns at once; its read ends with ctx like pull.Consumer.Messages",
 	"objstore.Store.Seal":               "jsapi.JS.Stream",
 	"extra.PublishBatchSeq":             "extra.PublishBatch",
 	"extra.BatchPublisher.Add":          "extra.PublishBatch",
