@@ -10,6 +10,7 @@ import (
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
+	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -238,6 +239,30 @@ func runGated(t *testing.T, v version, s *server) {
 		if err := js.UnpinConsumer(ctx, "PRIO", "pin", "g"); err != nil {
 			t.Fatal(err)
 		}
+		// A partitioned consumer group: created, joined, consumed.
+		if _, err := pcgroup.CreateElastic(ctx, js, "PRIO", "cg", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"m"},
+			PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "PRIO.*", PartitioningWildcards: []int{1}}}}); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 2)
+		m, err := pcgroup.Join(ctx, js, pcgroup.Elastic, "PRIO", "cg", "m", func(_ context.Context, msg *jsapi.Msg) error {
+			got <- msg.Subject
+			return nil
+		}, pcgroup.MemberConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { m.Stop(); <-m.Done() }()
+		for range 2 {
+			select {
+			case s := <-got:
+				if s != "PRIO.x" {
+					t.Fatalf("group member got %q", s)
+				}
+			case <-ctx.Done():
+				t.Fatal("group member got nothing")
+			}
+		}
 	}, func(t *testing.T, admin, js *jsapi.JS) {
 		refusedConsumer(t, v, admin, js, jsapi.ConsumerConfig{Durable: "over", PriorityPolicy: jsapi.PriorityOverflow, PriorityGroups: []string{"g"}}, jsapi.FeaturePriorityGroups)
 		refusedConsumer(t, v, admin, js, jsapi.ConsumerConfig{Durable: "pin", PriorityPolicy: jsapi.PriorityPinnedClient, PriorityGroups: []string{"g"}}, jsapi.FeaturePriorityGroups)
@@ -246,6 +271,12 @@ func runGated(t *testing.T, v version, s *server) {
 		}
 		out := outMsgs(js)
 		err := js.UnpinConsumer(ctx, "PLAINC", "plain", "g")
+		wantRefused(t, v, js, out, err, jsapi.FeaturePriorityGroups)
+		// Partitioned consumer groups ride on pinned-client priority groups.
+		out = outMsgs(js)
+		_, err = pcgroup.CreateElastic(ctx, js, "PLAINC", "g", pcgroup.ElasticConfig{MaxMembers: 2})
+		wantRefused(t, v, js, out, err, jsapi.FeaturePriorityGroups)
+		_, err = pcgroup.Join(ctx, js, pcgroup.Elastic, "PLAINC", "g", "m", func(context.Context, *jsapi.Msg) error { return nil }, pcgroup.MemberConfig{})
 		wantRefused(t, v, js, out, err, jsapi.FeaturePriorityGroups)
 	})
 	gated(t, v, s, "consumer pause (2.11)", 11, func(t *testing.T, admin, js *jsapi.JS) {

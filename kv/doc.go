@@ -28,7 +28,12 @@
 // bucket allows it, which every bucket created by this package or a
 // current nats.go does. Watches, Keys, ListKeys, History and PurgeDeletes
 // read through an ordered consumer (package ordered) with a last-per-subject
-// start and headers only where values are not needed.
+// start and headers only where values are not needed. A watch begins when
+// Watch returns, not when its loop starts: writes made in between come
+// after the end-of-initial-values marker, each as its own entry. Get
+// falls back to a read through the stream leader when nobody serves
+// Direct Get for the bucket (its stream no longer allows it, or was
+// deleted: then ErrBucketNotFound).
 //
 // # Errors
 //
@@ -39,6 +44,14 @@
 // Delete/Purge with LastRevision) with ErrRevisionMismatch — whichever of
 // the two wrong-last-sequence codes (10071, 10164) the server used. Both
 // also match jsapi.ErrWrongLastSequence.
+//
+// # Codecs
+//
+// Keys are subject tokens, so spaces, '@' or unicode cannot be keys as
+// they are. WithCodecs gives a Bucket seen through a key codec and a value
+// codec (Base64Codec, PathCodec, chained with ChainKeyCodecs): the
+// application's keys go in and come out of Put, Get, Keys and watches, the
+// encoded ones are stored, in the forms orbit.go's kvcodec uses.
 //
 // # Cost
 //

@@ -118,8 +118,8 @@ func DiscoverLimits(replies, bytes int) DiscoverOpt {
 // for the stall time (DiscoverStall) after the last, or until ctx's
 // deadline (the connection's request timeout when ctx has none): the call
 // returns then, even while replies keep arriving, with the replies kept
-// and no error. When no service answers at all, Ping returns no reply and
-// no error.
+// and no error (conn.ErrTimeout when something listens and nothing came).
+// When no service listens at all, Ping returns no reply and no error.
 //
 // What one call keeps is bounded (DiscoverLimits): beyond it the call ends
 // with the replies kept and ErrDiscoverLimit. A reply that is larger than

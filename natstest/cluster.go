@@ -223,6 +223,9 @@ func (c *Cluster) WaitReady() error {
 				return fmt.Errorf("node %s is routed to %d of %d peers", s.cfg.name, got, len(running)-1)
 			}
 		}
+		if err := clusterSystemReady(running); err != nil {
+			return err
+		}
 		if c.nodes[0].cfg.noJetStream {
 			return nil
 		}

@@ -3,8 +3,6 @@ package natstest
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -47,15 +45,25 @@ func startLeaf(tb testing.TB, hub *Server, opts []Option) (*Server, error) {
 		return nil, errors.New("the hub has no leaf node listener: start it with LeafNodes")
 	}
 	cfg := newConfig(opts)
-	cfg.leafRemote = "nats-leaf://" + net.JoinHostPort(loopback, strconv.Itoa(port))
+	cfg.leafRemote = hubLeafURL(port)
+	sysRemote, err := systemLeafRemote(cfg, hub.cfg, cfg.leafRemote)
+	if err != nil {
+		return nil, err
+	}
 	s, err := newServer(tb, cfg, nil, ports{})
 	if err != nil {
 		return nil, err
 	}
+	s.sysRemote = sysRemote
 	hubDomain := hub.cfg.domain
 	s.ready = func(srv *server.Server) error {
 		if srv.NumLeafNodes() == 0 {
 			return errors.New("the leaf node is not connected to its hub")
+		}
+		if sysRemote != nil {
+			if err := leafSystemReady(srv, hub); err != nil {
+				return err
+			}
 		}
 		if hubDomain == "" || hub.cfg.noJetStream {
 			return nil

@@ -48,6 +48,7 @@ type config struct {
 	configText   string
 	debug, trace bool
 	configure    []func(*server.Options)
+	sysAccount   bool // SystemAccount
 
 	// leafRemote is set by StartLeaf: the hub's leaf node URL.
 	leafRemote string

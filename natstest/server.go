@@ -65,6 +65,10 @@ type Server struct {
 	ldmDone chan struct{}
 	closed  bool
 	user    *UserCreds // operator mode: the user Connect logs in as
+	sysUser *UserCreds // operator mode: the user ConnectSystem logs in as
+
+	// sysRemote links a leaf's system account to its hub's (SystemAccount).
+	sysRemote *server.RemoteLeafOpts
 }
 
 // ports holds the listen ports of a server. Zero means "a free port" for
@@ -477,6 +481,13 @@ func (s *Server) ConnectOptions() []conn.Option {
 	case s.user != nil:
 		o = append(o, s.user.Option())
 	}
+	return append(o, s.transportOptions()...)
+}
+
+// transportOptions are the options that reach the server: TLS trust and
+// the in-process dialer of a server without a listener.
+func (s *Server) transportOptions() []conn.Option {
+	var o []conn.Option
 	if s.certs != nil {
 		o = append(o, conn.TLS(s.certs.ClientTLSConfig()))
 		if s.cfg.tls.handshakeFirst {

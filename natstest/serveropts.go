@@ -17,6 +17,9 @@ func (c *config) validate() error {
 	if c.token != "" && (c.user != "" || len(c.nkeys) > 0 || len(c.accounts) > 0) {
 		return errors.New("natstest: Token cannot be combined with UserPassword, NKeyUsers or Accounts")
 	}
+	if c.sysAccount && c.token != "" {
+		return errors.New("natstest: SystemAccount cannot be combined with Token")
+	}
 	if c.operator != nil && (c.token != "" || c.user != "" || len(c.nkeys) > 0 || len(c.accounts) > 0) {
 		return errors.New("natstest: OperatorMode cannot be combined with other authentication options")
 	}
@@ -51,9 +54,9 @@ func (c *config) fileText() string {
 		// server; 0 in server.Options means "as much as the disk has".
 		b.WriteString("jetstream: { max_file_store: 0 }\n")
 	}
-	if len(c.accounts) > 0 {
+	if accounts := c.withSystemAccount(); len(accounts) > 0 {
 		b.WriteString("accounts: {\n")
-		for _, a := range c.accounts {
+		for _, a := range accounts {
 			fmt.Fprintf(&b, "  %s: {\n", quote(a.Name))
 			if a.JetStream {
 				b.WriteString("    jetstream: enabled\n")
@@ -66,6 +69,7 @@ func (c *config) fileText() string {
 		}
 		b.WriteString("}\n")
 	}
+	b.WriteString(c.systemAccountText())
 	if c.operator != nil {
 		b.WriteString(c.operator.Config())
 	}
@@ -105,6 +109,7 @@ func (s *Server) serverOptions(p ports) (*server.Options, error) {
 	}
 
 	applyAuth(c, so)
+	applySystemAccount(c, so)
 
 	if c.tls != nil {
 		tc := s.tlsConfig()
@@ -143,6 +148,9 @@ func (s *Server) serverOptions(p ports) (*server.Options, error) {
 			return nil, fmt.Errorf("leaf node remote: %w", err)
 		}
 		so.LeafNode.Remotes = append(so.LeafNode.Remotes, &server.RemoteLeafOpts{URLs: []*url.URL{u}})
+		if s.sysRemote != nil {
+			so.LeafNode.Remotes = append(so.LeafNode.Remotes, s.sysRemote)
+		}
 		so.LeafNode.ReconnectInterval = leafReconnect
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/consumectl"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
@@ -115,7 +116,7 @@ func New(ctx context.Context, js *jsapi.JS, stream string, cfg Config) (*Consume
 	c := &Consumer{js: js, stream: stream, cfg: cfg}
 	cons, err := c.create(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, deadline.Err(err)
 	}
 	c.initialPending = cons.CachedInfo().NumPending
 	c.mu.Lock()
@@ -509,7 +510,7 @@ func (r *reader) endErr(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, ErrNoMessages) {
 		return ErrNoMessages
 	}
-	return err
+	return deadline.Err(err)
 }
 
 // watchIdle cancels ctx with ErrNoMessages when no message arrives for the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/natsio/natsio/internal/connx"
+	"github.com/natsio/natsio/internal/deadline"
 	"github.com/natsio/natsio/internal/jsx"
 	"iter"
 	"strings"
@@ -459,7 +460,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 	if err == nil {
 		err = conn.ErrClosed
 	}
-	yield(nil, err)
+	yield(nil, deadline.Err(err))
 }
 
 // onStatus handles a status for the pull whose reply subject is subj. It

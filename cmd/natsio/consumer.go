@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -41,18 +43,19 @@ type consumerFlags struct {
 	replay        string
 	inactive      time.Duration
 	headersOnly   bool
-	backoff       []time.Duration
+	backoff       backoffValue
 	memory        bool
 	pull          bool
+	natscli       consumerNatscli // the rest of natscli's flags
 }
 
 // register adds the configuration flags of consumer add and edit.
-func (f *consumerFlags) register(c *cobra.Command) {
+func (f *consumerFlags) register(c *cobra.Command, edit bool) {
 	fl := c.Flags()
 	fl.StringSliceVar(&f.filters, "filter", nil, "deliver only these subjects (comma separated or repeated)")
 	fl.StringVar(&f.description, "description", "", "description")
 	fl.Var(newEnum(&f.ack, "explicit", "explicit", "all", "none"), "ack", "acknowledgement policy")
-	fl.Var(newEnum(&f.deliver, "all", "all", "last", "new", "last_per_subject", "by_start_sequence", "by_start_time"), "deliver", "where delivery starts")
+	fl.StringVar(&f.deliver, "deliver", "all", "where delivery starts: all, last, new, last_per_subject (subject), by_start_sequence, by_start_time, or natscli's sequence or duration ago")
 	fl.Uint64Var(&f.startSeq, "start-seq", 0, "first stream sequence (implies --deliver by_start_sequence)")
 	fl.StringVar(&f.startTime, "start-time", "", "first message time, RFC 3339 or a duration ago like 1h (implies --deliver by_start_time)")
 	fl.Var(newDuration(&f.ackWait, 0), "ack-wait", "redeliver an unacknowledged message after this long (default 30s)")
@@ -61,10 +64,11 @@ func (f *consumerFlags) register(c *cobra.Command) {
 	fl.Var(newEnum(&f.replay, "instant", "instant", "original"), "replay", "replay speed")
 	fl.Var(newDuration(&f.inactive, 0), "inactive-threshold", "remove the consumer after this long without activity (0: never)")
 	fl.BoolVar(&f.headersOnly, "headers-only", false, "deliver headers only, without bodies")
-	fl.DurationSliceVar(&f.backoff, "backoff", nil, "successive redelivery delays, e.g. 1s,5s,30s (overrides --ack-wait)")
+	fl.Var(&f.backoff, "backoff", "successive redelivery delays, e.g. 1s,5s,30s, or linear (see --backoff-steps/min/max) or none (overrides --ack-wait)")
 	fl.BoolVar(&f.memory, "memory", false, "keep the consumer's state in memory")
 	fl.BoolVar(&f.pull, "pull", true, "a pull consumer (accepted for nats CLI scripts; natsio makes only pull consumers)")
 	fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
+	f.natscli.register(c, f, edit)
 }
 
 // consumerConfigFlags are the flags apply reads (edit needs one of them).
@@ -74,6 +78,9 @@ var consumerConfigFlags = []string{"filter", "description", "ack", "deliver", "s
 // apply writes the flags into cfg: every flag when all is set (a new
 // consumer), otherwise only those given on the command line.
 func (f *consumerFlags) apply(c *cobra.Command, cfg *jsapi.ConsumerConfig, all bool) error {
+	if err := f.natscli.normalize(c, f); err != nil {
+		return err
+	}
 	set := func(name string) bool { return all || changed(c, name) }
 	if set("description") {
 		cfg.Description = f.description
@@ -102,8 +109,8 @@ func (f *consumerFlags) apply(c *cobra.Command, cfg *jsapi.ConsumerConfig, all b
 	if set("headers-only") {
 		cfg.HeadersOnly = f.headersOnly
 	}
-	if set("backoff") {
-		cfg.BackOff = f.backoff
+	if set("backoff") && f.backoff.mode == "" {
+		cfg.BackOff = f.backoff.delays
 	}
 	if set("memory") {
 		cfg.MemoryStorage = f.memory
@@ -144,7 +151,7 @@ func (f *consumerFlags) apply(c *cobra.Command, cfg *jsapi.ConsumerConfig, all b
 	if cfg.DeliverPolicy == jsapi.DeliverByStartTime && cfg.OptStartTime.IsZero() {
 		return usageError{err: errors.New("--deliver by_start_time needs --start-time"), cmd: c}
 	}
-	return nil
+	return f.natscli.apply(c, f, cfg, all)
 }
 
 func (a *app) consumerAddCmd() *cobra.Command {
@@ -165,7 +172,7 @@ change it with 'consumer edit', which changes only the settings given.`,
 		Args: exactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error { return a.runConsumerAdd(c, args[0], args[1], &f) },
 	}
-	f.register(c)
+	f.register(c, false)
 	return c
 }
 
@@ -177,11 +184,24 @@ func (a *app) runConsumerAdd(c *cobra.Command, stream, name string, f *consumerF
 	if err := jsapi.ValidateName(name); err != nil {
 		return invalidName("consumer", name, err)
 	}
-	if !f.pull {
-		return usageError{err: errors.New("natsio makes pull consumers only (--pull=false is not supported)"), cmd: c}
+	if !f.pull && f.natscli.target == "" {
+		return usageError{err: errors.New("natsio reads through pull consumers only: a push consumer (--pull=false) needs --target SUBJECT"), cmd: c}
 	}
-	cfg := jsapi.ConsumerConfig{Durable: name}
-	if err := f.apply(c, &cfg, true); err != nil {
+	cfg := jsapi.ConsumerConfig{}
+	if f.natscli.config != "" {
+		b, err := os.ReadFile(f.natscli.config)
+		if err != nil {
+			return userError{msg: "reading --config: " + err.Error(), err: err}
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			return userError{msg: fmt.Sprintf("--config %s is not a consumer configuration: %v", f.natscli.config, err), err: err}
+		}
+	}
+	cfg.Durable, cfg.Name = name, ""
+	if err := f.apply(c, &cfg, f.natscli.config == ""); err != nil {
+		return err
+	}
+	if done, err := a.addDone(&f.natscli.add, "Consumer "+stream+" > "+name, cfg); done {
 		return err
 	}
 	nc, js, err := a.jetstream(ctx)
@@ -219,7 +239,7 @@ changes to some settings (the ack, deliver and replay policies, the start).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx := c.Context()
 			stream, name := args[0], args[1]
-			if !anyChanged(c, consumerConfigFlags...) {
+			if !anyChanged(c, consumerConfigFlags...) && !anyChanged(c, consumerNatscliFlags...) && !f.natscli.edit.any() {
 				return usageError{err: errors.New("nothing to change: give at least one configuration flag"), cmd: c}
 			}
 			nc, js, err := a.jetstream(ctx)
@@ -231,9 +251,16 @@ changes to some settings (the ack, deliver and replay policies, the start).`,
 			if err != nil {
 				return consumerErr(err, stream, name)
 			}
-			cfg := ci.Config
+			cur := ci.Config
+			cfg, err := editBase(a, &f.natscli.edit, "consumer", cur)
+			if err != nil {
+				return err
+			}
 			if err := f.apply(c, &cfg, false); err != nil {
 				return err
+			}
+			if f.natscli.edit.dry {
+				return a.printDiff("consumer", cur, cfg)
 			}
 			ci, err = js.UpdateConsumer(ctx, stream, cfg)
 			if err != nil {
@@ -245,7 +272,7 @@ changes to some settings (the ack, deliver and replay policies, the start).`,
 			return a.printConsumerInfo(ci)
 		},
 	}
-	f.register(c)
+	f.register(c, true)
 	return c
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -379,31 +378,11 @@ $EDITOR (vi when unset) and is saved if it is still a valid context.`,
 // editInEditor lets the user edit cx as JSON in $EDITOR and returns what
 // was saved.
 func (a *app) editInEditor(cx *natscontext.Context) (*natscontext.Context, error) {
-	editor := os.Getenv("EDITOR")
-	if editor == "" {
-		editor = "vi"
-	}
 	b, err := json.MarshalIndent(cx, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "natsio-context-*.json")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, err
-	}
-	f.Close()
-	parts := strings.Fields(editor)
-	cmd := exec.Command(parts[0], append(parts[1:], f.Name())...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, userError{msg: fmt.Sprintf("editor %q failed: %v", editor, err), hint: "set $EDITOR, or change settings with flags", err: err}
-	}
-	nb, err := os.ReadFile(f.Name())
+	nb, err := editBytes(b, "natsio-context-*.json")
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,10 @@ func (e panicError) Error() string { return fmt.Sprint(e.v) }
 // report prints err on stderr, one line with the problem and, when there
 // is one, a line saying what to do, and returns the exit code.
 func (a *app) report(err error) int {
+	var ec exitStatus
+	if errors.As(err, &ec) {
+		return int(ec) // the output already said it (server check)
+	}
 	msg, hint, code := a.explain(err)
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	if a.stderrTerm && !a.noEscape {

@@ -126,7 +126,7 @@ machine-readable JSON. Errors go to stderr with a non-zero exit code.`,
 		}
 	}
 	add("core", a.pubCmd(), a.subCmd(), a.reqCmd(), a.replyCmd(), a.traceCmd(), a.microCmd(), a.rttCmd())
-	add("js", a.streamCmd(), a.consumerCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
+	add("js", a.streamCmd(), a.consumerCmd(), a.groupCmd(), a.kvCmd(), a.objectCmd(), a.accountCmd())
 	add("tools", a.contextCmd(), a.serverCmd(), a.benchCmd())
 	return root
 }

@@ -29,7 +29,7 @@ func (a *app) serverCmd() *cobra.Command {
 	var f serverFlags
 	c := &cobra.Command{
 		Use:   "server",
-		Short: "Run an embedded NATS server with JetStream",
+		Short: "Run an embedded NATS server, or inspect the servers you connect to",
 		Long: `Run an embedded nats-server (v` + server.VERSION + `) with JetStream enabled, for trying
 natsio with nothing installed. It listens on --host:--port (127.0.0.1:4222 by
 default, the address every other command connects to), stores JetStream data
@@ -38,8 +38,15 @@ cleanly on Ctrl-C (SIGINT) or SIGTERM. Streams survive a restart with the same
 --store.
 
 With the connection flags --user/--password or --token the server requires
-those credentials from its clients (who pass the same flags).`,
+those credentials from its clients (who pass the same flags).
+
+'natsio server' with no subcommand and 'natsio server run' both start the
+embedded server. The other subcommands are the nats CLI's monitoring group:
+they connect to --server as a user of the system account and read the
+servers' monitoring API (list, info, ping, report, request, check).`,
 		Example: `  natsio server                                  # nats://127.0.0.1:4222
+  natsio server run                              # the same
+  natsio server list --user sys --password sys   # the servers, from the system account
   natsio server --port 4333 --store /tmp/js      # another port and store
   natsio server --port 0                         # any free port (printed)
   natsio server --log                            # show the server's log
@@ -47,6 +54,14 @@ those credentials from its clients (who pass the same flags).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error { return a.runServer(c, &f) },
 	}
+	serverRunFlags(c, &f)
+	a.addServerMonitoring(c)
+	return c
+}
+
+// serverRunFlags adds the flags of the embedded server to c (`server` and
+// `server run`).
+func serverRunFlags(c *cobra.Command, f *serverFlags) {
 	fl := c.Flags()
 	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on (0.0.0.0 for every interface)")
 	fl.IntVarP(&f.port, "port", "p", 4222, "client port (0 picks a free port)")
@@ -54,7 +69,6 @@ those credentials from its clients (who pass the same flags).`,
 	fl.StringVar(&f.name, "server-name", "", "server name (default: generated)")
 	fl.BoolVar(&f.log, "log", false, "print the server's log to stderr")
 	fl.BoolVar(&f.debug, "debug", false, "print the server's debug log to stderr (implies --log)")
-	return c
 }
 
 // defaultStoreDir is <user cache dir>/natsio/jetstream.

@@ -66,6 +66,7 @@ type streamFlags struct {
 	sealed            bool
 	metadata          map[string]string
 	config            string
+	natscli           streamNatscli // the rest of natscli's flags
 }
 
 func (f *streamFlags) register(c *cobra.Command, edit bool) {
@@ -99,6 +100,7 @@ func (f *streamFlags) register(c *cobra.Command, edit bool) {
 		fl.Bool("defaults", false, "accepted for nats CLI scripts: natsio never prompts for settings")
 		fl.StringVar(&f.config, "config", "", "JSON file with a stream configuration (as 'stream info --json' prints under \"config\"); other flags override it")
 	}
+	f.natscli.register(c, f, edit)
 }
 
 // apply writes the flags into cfg: every flag when all is set (a new
@@ -180,6 +182,7 @@ func (f *streamFlags) apply(c *cobra.Command, cfg *jsapi.StreamConfig, all bool)
 	if changed(c, "seal") {
 		cfg.Sealed = f.sealed
 	}
+	f.natscli.apply(c, f, cfg, all)
 }
 
 func (a *app) streamAddCmd() *cobra.Command {
@@ -215,6 +218,9 @@ exists with the same configuration succeeds and changes nothing.`,
 			cfg.Name = args[0]
 			if err := jsapi.ValidateName(cfg.Name); err != nil {
 				return invalidName("stream", cfg.Name, err)
+			}
+			if done, err := a.addDone(&f.natscli.add, "Stream "+cfg.Name, cfg); done {
+				return err
 			}
 			nc, js, err := a.jetstream(ctx)
 			if err != nil {
@@ -259,7 +265,7 @@ settings you do not name are kept. Some changes are refused by the server
 			if !anyChanged(c, "subjects", "description", "storage", "retention", "replicas", "max-msgs",
 				"max-bytes", "max-age", "max-msg-size", "max-msgs-per-subject", "max-consumers", "discard", "discard-per-subject",
 				"dupe-window", "allow-direct", "allow-rollup", "allow-ttl", "marker-ttl", "deny-delete", "deny-purge",
-				"compression", "no-ack", "metadata", "seal") {
+				"compression", "no-ack", "metadata", "seal") && !anyChanged(c, streamNatscliFlags...) && !f.natscli.edit.any() {
 				return usageError{err: errors.New("nothing to change: give at least one configuration flag"), cmd: c}
 			}
 			if err := jsapi.ValidateName(name); err != nil {
@@ -270,8 +276,16 @@ settings you do not name are kept. Some changes are refused by the server
 				return err
 			}
 			defer nc.Close()
-			cfg := s.CachedInfo().Config
+			cur := s.CachedInfo().Config
+			cfg, err := editBase(a, &f.natscli.edit, "stream", cur)
+			if err != nil {
+				return err
+			}
 			f.apply(c, &cfg, false)
+			cfg.Name = name
+			if f.natscli.edit.dry {
+				return a.printDiff("stream", cur, cfg)
+			}
 			s, err = js.UpdateStream(ctx, cfg)
 			if err != nil {
 				return streamErr(err, name)

@@ -13,7 +13,7 @@ import (
 )
 
 // publicPackages are the packages docs/api.md maps.
-var publicPackages = []string{"conn", "proto", "jsapi", "pull", "ordered", "pubwin", "kv", "objstore", "extra", "micro", "natstest", "natscontext"}
+var publicPackages = []string{"conn", "proto", "jsapi", "pull", "ordered", "pubwin", "kv", "objstore", "extra", "micro", "natstest", "natscontext", "sysapi", "deadletter", "pcgroup"}
 
 // TestAPIMapNamesEveryExport: every exported name of the public packages
 // (types, functions, methods, constants, variables) appears in

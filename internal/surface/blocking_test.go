@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -14,12 +13,15 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/extra"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/micro"
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/ordered"
+	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
+	"github.com/natsio/natsio/sysapi"
 )
 
 // deadlineCall is one blocking call TestDeadlineRule runs against the
@@ -192,7 +194,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := pull.Bind(ctx, e.js, "D", "w")
 			return err
 		}},
-		{name: "ordered.New", gap: "ordered (pullstat): the deadline error is bare context.DeadlineExceeded, not conn.ErrTimeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "ordered.New", noDefault: true, call: func(ctx context.Context) error {
 			_, err := ordered.New(ctx, e.js, "D", ordered.Config{})
 			return err
 		}},
@@ -226,8 +228,27 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		{name: "extra.GetBatch", call: func(ctx context.Context) error {
 			return firstErr(extra.GetBatch(ctx, e.js, "D", 10))
 		}},
+		{name: "pcgroup.GetStatic", call: func(ctx context.Context) error {
+			_, err := pcgroup.GetStatic(ctx, e.js, "D", "g")
+			return err
+		}},
+		{name: "pcgroup.Messages", noDefault: true, call: func(ctx context.Context) error {
+			return firstErr(pcgroup.Messages(ctx, e.js, pcgroup.Static, "D", "g", "m1", pcgroup.MemberConfig{}))
+		}},
+		{name: "deadletter.Start", call: func(ctx context.Context) error {
+			_, err := deadletter.Start(ctx, e.js, deadletter.Config{Stream: "D"})
+			return err
+		}},
 		{name: "micro.Ping", call: func(ctx context.Context) error {
 			_, err := micro.Ping(ctx, e.nc, "")
+			return err
+		}},
+		{name: "sysapi.Client.Varz", call: func(ctx context.Context) error {
+			_, err := e.sys.Varz(ctx, "NSERVER", sysapi.VarzOptions{})
+			return err
+		}},
+		{name: "sysapi.Client.PingVarz", call: func(ctx context.Context) error {
+			_, err := e.sys.PingVarz(ctx, sysapi.VarzOptions{})
 			return err
 		}},
 	}
@@ -279,6 +300,19 @@ var sharedPath = map[string]string{
 	"objstore.Store.AddLink":            "objstore.Store.PutBytes",
 	"objstore.Store.AddBucketLink":      "objstore.Store.PutBytes",
 	"objstore.Store.Status":             "jsapi.JS.Stream",
+	"pcgroup.CreateStatic":              "pcgroup.GetStatic",
+	"pcgroup.CreateElastic":             "pcgroup.GetStatic",
+	"pcgroup.GetElastic":                "pcgroup.GetStatic",
+	"pcgroup.Delete":                    "pcgroup.GetStatic",
+	"pcgroup.List":                      "pcgroup.GetStatic",
+	"pcgroup.AddMembers":                "pcgroup.GetStatic",
+	"pcgroup.DropMembers":               "pcgroup.GetStatic",
+	"pcgroup.SetMappings":               "pcgroup.GetStatic",
+	"pcgroup.DeleteMappings":            "pcgroup.GetStatic",
+	"pcgroup.ActiveMembers":             "pcgroup.GetStatic",
+	"pcgroup.StepDown":                  "pcgroup.GetStatic",
+	"pcgroup.Join":                      "returns at once; its read ends with ctx like pcgroup.Messages",
+	"pull.Consumer.ConsumeKeyed":        "returns at once; its read ends with ctx like pull.Consumer.Messages",
 	"objstore.Store.Seal":               "jsapi.JS.Stream",
 	"extra.PublishBatchSeq":             "extra.PublishBatch",
 	"extra.BatchPublisher.Add":          "extra.PublishBatch",
@@ -291,6 +325,45 @@ var sharedPath = map[string]string{
 	"extra.FastPublisher.CommitMsg":     "extra.FastPublisher.Add",
 	"extra.FastPublisher.Close":         "extra.FastPublisher.Add",
 	"extra.GetLastMsgsFor":              "extra.GetBatch",
+	"sysapi.Client.Connz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingConnz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Routez":              "sysapi.Client.Varz",
+	"sysapi.Client.PingRoutez":          "sysapi.Client.PingVarz",
+	"sysapi.Client.Gatewayz":            "sysapi.Client.Varz",
+	"sysapi.Client.PingGatewayz":        "sysapi.Client.PingVarz",
+	"sysapi.Client.Leafz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingLeafz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Subsz":               "sysapi.Client.Varz",
+	"sysapi.Client.PingSubsz":           "sysapi.Client.PingVarz",
+	"sysapi.Client.Jsz":                 "sysapi.Client.Varz",
+	"sysapi.Client.PingJsz":             "sysapi.Client.PingVarz",
+	"sysapi.Client.Accountz":            "sysapi.Client.Varz",
+	"sysapi.Client.PingAccountz":        "sysapi.Client.PingVarz",
+	"sysapi.Client.Healthz":             "sysapi.Client.Varz",
+	"sysapi.Client.PingHealthz":         "sysapi.Client.PingVarz",
+	"sysapi.Client.Statsz":              "sysapi.Client.Varz",
+	"sysapi.Client.PingStatsz":          "sysapi.Client.PingVarz",
+	"sysapi.Client.Idz":                 "sysapi.Client.Varz",
+	"sysapi.Client.Request":             "sysapi.Client.Varz",
+	"sysapi.Client.PingIdz":             "sysapi.Client.PingVarz",
+	"sysapi.Client.Ping":                "sysapi.Client.PingVarz",
+	"sysapi.Client.PingRequest":         "sysapi.Client.PingVarz",
+	"kv.CodecBucket.Put":                "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.PutString":          "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Create":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Update":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Delete":             "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Purge":              "kv.Bucket.Put (through the codecs)",
+	"kv.CodecBucket.Get":                "kv.Bucket.Get (through the codecs)",
+	"kv.CodecBucket.GetRevision":        "kv.Bucket.Get (through the codecs)",
+	"kv.CodecBucket.History":            "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.Keys":               "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.ListKeys":           "kv.Bucket.Keys (through the codecs)",
+	"kv.CodecBucket.Watch":              "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.WatchAll":           "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.WatchFiltered":      "kv.Bucket.Watch (through the codecs)",
+	"kv.CodecBucket.Status":             "jsapi.JS.Stream (through the codecs)",
+	"kv.CodecBucket.PurgeDeletes":       "kv.Bucket.Keys (through the codecs)",
 }
 
 // requestPath: the calls that are one JetStream API request (js.request),
@@ -379,33 +452,40 @@ func TestDeadlineRuleListsEveryBlockingCall(t *testing.T) {
 func ctxFirstCalls(t *testing.T, pkg string) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	dir := filepath.Join("../..", pkg)
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	paths, err := filepath.Glob(filepath.Join("../..", pkg, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
 	var out []string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || !fd.Name.IsExported() || !ctxFirst(fd.Type) {
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() || !ctxFirst(fd.Type) {
+				continue
+			}
+			name := pkg + "." + fd.Name.Name
+			if fd.Recv != nil {
+				recv := recvName(fd.Recv.List[0].Type)
+				if !ast.IsExported(recv) {
 					continue
 				}
-				name := pkg + "." + fd.Name.Name
-				if fd.Recv != nil {
-					recv := recvName(fd.Recv.List[0].Type)
-					if !ast.IsExported(recv) {
-						continue
-					}
-					name = pkg + "." + recv + "." + fd.Name.Name
-				}
-				out = append(out, name)
+				name = pkg + "." + recv + "." + fd.Name.Name
 			}
+			out = append(out, name)
 		}
 	}
+	slices.Sort(out)
 	return slices.Compact(out)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/pubwin"
 	"github.com/natsio/natsio/pull"
+	"github.com/natsio/natsio/sysapi"
 )
 
 // deadlineEnv is a JetStream server reached through a fault proxy, with a
@@ -39,6 +40,7 @@ type deadlineEnv struct {
 	sub    *conn.Subscription
 	store  *objstore.Store
 	win    *pubwin.Window
+	sys    *sysapi.Client
 }
 
 // defaultWait is the default timeout given to the connection and to
@@ -108,8 +110,12 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { win.Close() })
+	sc, err := sysapi.New(nc, sysapi.Timeout(defaultWait))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &deadlineEnv{proxy: p, nc: nc, js: js, jsOwn: jsOwn, kv: b, cons: c, msg: m,
-		url: p.URL(), stream: st, sub: sub, store: store, win: win}
+		url: p.URL(), stream: st, sub: sub, store: store, win: win, sys: sc}
 }
 
 // stall stops every byte between the client and the server, both ways.
