@@ -137,7 +137,7 @@ func Join(ctx context.Context, js *jsapi.JS, k Kind, stream, group, member strin
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
-	if err := m.join(runCtx); err != nil {
+	if err := m.join(ctx, runCtx); err != nil {
 		if k == Static {
 			cancel()
 			return nil, err
@@ -166,9 +166,10 @@ func (m *Member) currentFilters() []string {
 	return m.elastic.MemberFilters(m.name)
 }
 
-// join creates the member's consumer for its current filters and starts
-// consuming it; without partitions it does nothing.
-func (m *Member) join(ctx context.Context) error {
+// join creates the member's consumer for its current filters, with
+// requests bounded by reqCtx, and starts consuming it until ctx ends;
+// without partitions it does nothing.
+func (m *Member) join(reqCtx, ctx context.Context) error {
 	m.mu.Lock()
 	filters := m.currentFilters()
 	m.mu.Unlock()
@@ -189,7 +190,7 @@ func (m *Member) join(ctx context.Context) error {
 		cc.Durable, cc.Name = "", m.name
 		cc.InactiveThreshold = m.ackWait
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.js.Timeout())
+	cctx, cancel := context.WithTimeout(reqCtx, m.js.Timeout())
 	defer cancel()
 	info, err := m.js.CreateConsumer(cctx, m.stream, cc)
 	if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
@@ -372,7 +373,7 @@ func (m *Member) run(ctx context.Context) {
 			m.kc, m.filters = nil, nil
 			m.mu.Unlock()
 			if m.kind == Static {
-				if err := m.join(ctx); err != nil {
+				if err := m.join(ctx, ctx); err != nil {
 					m.report(err)
 				}
 			}
@@ -381,7 +382,7 @@ func (m *Member) run(ctx context.Context) {
 			idle := m.kc == nil
 			m.mu.Unlock()
 			if idle {
-				if err := m.join(ctx); err != nil {
+				if err := m.join(ctx, ctx); err != nil {
 					m.report(err)
 				}
 			}
@@ -458,7 +459,7 @@ func (m *Member) apply(ctx context.Context, e *kv.Entry) bool {
 			return false
 		}
 	}
-	if err := m.join(ctx); err != nil {
+	if err := m.join(ctx, ctx); err != nil {
 		m.report(err)
 	}
 	return false
