@@ -120,7 +120,9 @@ type connStats struct {
 // completed: INFO, TLS when required, CONNECT, and the first PONG. Each
 // attempt is bounded by ConnectTimeout; the whole call by ctx. Servers are
 // tried in random order (DontRandomize keeps the given order), each once;
-// the errors of every attempt are joined in the returned error.
+// the errors of every attempt are joined in the returned error, which
+// matches ErrNoServers. When ctx ends the attempts, the error also matches
+// ctx's: context.Canceled, or context.DeadlineExceeded and ErrTimeout.
 //
 // Once connected, a lost connection is re-established in the background
 // (see ReconnectWait, MaxReconnects, ReconnectBuffer); subscriptions are
@@ -180,6 +182,11 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 		return nc, nil
 	}
 	nc.cancel()
+	if ctx.Err() != nil {
+		// ctx ended the attempts: its error is why, whatever the dial or
+		// handshake it interrupted reported (their text is kept).
+		return nil, fmt.Errorf("%w: %w (%v)", ErrNoServers, timeoutErr(ctx), errors.Join(errs...))
+	}
 	return nil, fmt.Errorf("%w: %w", ErrNoServers, errors.Join(errs...))
 }
 

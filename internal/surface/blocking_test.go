@@ -62,7 +62,7 @@ func firstErr[T any](seq iter.Seq2[T, error]) error {
 // the call they wait like.
 func deadlineCalls(e *deadlineEnv) []deadlineCall {
 	return []deadlineCall{
-		{name: "conn.Connect", gap: "issue 42 item 3 (core): the deadline error is bare context.DeadlineExceeded; a canceled ctx is reported as a dial timeout", noDefault: true, call: func(ctx context.Context) error {
+		{name: "conn.Connect", noDefault: true, call: func(ctx context.Context) error {
 			nc, err := conn.Connect(ctx, e.url)
 			if err == nil {
 				nc.Close()
