@@ -142,6 +142,13 @@ func (r *Reader) Read(p []byte) (int, error) {
 			continue
 		}
 		r.cur = m.Data
+		if r.n == r.info.Size && m.Data != nil {
+			// Every byte the meta names is read: the digest decides, and
+			// the read ends here, without asking whether the stream holds
+			// more of this object (a drained read's end costs a request).
+			r.stop()
+			r.next = nil
+		}
 	}
 	n := copy(p, r.cur)
 	r.cur = r.cur[n:]

@@ -281,8 +281,10 @@ func IdleTimeout(d time.Duration) Opt { return Opt{kind: optIdleTimeout, d: d} }
 
 // UntilDrained ends the read without error the moment it is caught up:
 // when a delivery reports that nothing more is pending for the consumer
-// (the server's per-delivery count, no timer), or at once when nothing is
-// pending as the read starts. "Caught up" is at delivery time: messages
+// (the server's per-delivery count, no timer) and consumer info confirms
+// it (one request at the end of the read: the server may count a message
+// stored just before that delivery only after it), or at once when
+// nothing is pending as the read starts. "Caught up" is at delivery time: messages
 // stored while the read runs, before the delivery that reports nothing
 // pending, are yielded too. An empty stream yields nothing; a later read
 // resumes after the last message yielded.
@@ -503,6 +505,19 @@ func (r *reader) pendingNow(ctx context.Context) bool {
 	defer cancel()
 	info, err := r.cons.Info(ictx)
 	return err == nil && info.NumPending > 0
+}
+
+// caughtUp confirms a delivery's report that nothing more is pending: the
+// server counts a consumer's pending messages as it learns of them, so a
+// delivery can report 0 while a message stored before it is still being
+// counted. Consumer info asked afterwards has counted it, or has already
+// sent it (its last delivered stream sequence is past seq). It reports
+// true when the question gets no answer: a drained read must not wait.
+func (r *reader) caughtUp(ctx context.Context, seq uint64) bool {
+	ictx, cancel := context.WithTimeout(ctx, r.c.js.Timeout())
+	defer cancel()
+	info, err := r.cons.Info(ictx)
+	return err != nil || (info.NumPending == 0 && info.Delivered.Stream <= seq)
 }
 
 // endErr turns the reason reading stopped into the error to yield.
@@ -745,7 +760,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		if !yield(m, nil) {
 			return false, nil
 		}
-		if r.s.drained && md.NumPending == 0 {
+		if r.s.drained && md.NumPending == 0 && r.caughtUp(ctx, md.StreamSeq) {
 			return false, nil
 		}
 	}
