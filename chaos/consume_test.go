@@ -245,7 +245,7 @@ func classifyPull(err error) string {
 	case errors.Is(err, jsapi.ErrStreamNotFound):
 		return "stream not found"
 	}
-	var se *pull.StatusError
+	var se *jsapi.StatusError
 	if errors.As(err, &se) {
 		return "status " + itoa(se.Code) + " " + se.Description
 	}

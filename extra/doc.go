@@ -65,7 +65,7 @@
 // Client-side failures match this package's sentinels (ErrBatchClosed,
 // ErrBatchTooLarge, ErrEmptyBatch, ErrNoMessages, ErrGap, …); fast-batch
 // reports are *GapError and *FastAPIError, direct get statuses
-// *StatusError. A reply that cannot be understood matches
+// *jsapi.StatusError. A reply that cannot be understood matches
 // jsapi.ErrBadResponse. Local checks that mirror a server error match both
 // the local sentinel and the server's (a 1001st message matches
 // ErrBatchTooLarge and jsapi.ErrAtomicTooLarge).

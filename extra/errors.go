@@ -68,8 +68,9 @@ var (
 
 	// ErrNoSubjects: GetLastMsgsFor was given no subject.
 	ErrNoSubjects = errors.New("extra: no subjects")
-	// ErrNoMessages: no stored message matched a batch get.
-	ErrNoMessages = errors.New("extra: no messages")
+	// ErrNoMessages: no stored message matched a batch get. It is
+	// jsapi.ErrNoMessages (pull.ErrNoMessages too).
+	ErrNoMessages = jsapi.ErrNoMessages
 	// ErrTooManyResults: more than MaxLastMsgsSubjects subjects were asked
 	// for, or matched, in GetLastMsgsFor.
 	ErrTooManyResults = errors.New("extra: too many results")
@@ -135,34 +136,26 @@ func (e *FastAPIError) Is(target error) bool { return e.Flow && target == ErrFlo
 // Unwrap returns the server's *jsapi.APIError.
 func (e *FastAPIError) Unwrap() error { return e.APIError }
 
-// StatusError is a status reply to a batch direct get: 404 (matches
-// ErrNoMessages), 413 (ErrTooManyResults), 408 (jsapi.ErrBadRequest), 412
-// (jsapi.ErrRequiredAPILevel), 503 (conn.ErrNoResponders: no such stream,
-// or the stream does not allow direct get).
-type StatusError struct {
-	Code        int
-	Description string
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("extra: direct get: status %d %s", e.Code, e.Description)
-}
-
-// Is matches the sentinel of the status code.
-func (e *StatusError) Is(target error) bool {
-	switch e.Code {
+// statusError is the *jsapi.StatusError of a status reply to a batch
+// direct get, its Kind the sentinel of the code: 404 ErrNoMessages, 413
+// ErrTooManyResults, 400 and 408 jsapi.ErrBadRequest, 412
+// jsapi.ErrRequiredAPILevel, 503 conn.ErrNoResponders (no such stream, or
+// the stream does not allow direct get); nil for another code.
+func statusError(code int, desc string) *jsapi.StatusError {
+	var kind error
+	switch code {
 	case 404:
-		return target == ErrNoMessages
+		kind = ErrNoMessages
 	case 413:
-		return target == ErrTooManyResults
+		kind = ErrTooManyResults
 	case 400, 408:
-		return target == jsapi.ErrBadRequest
+		kind = jsapi.ErrBadRequest
 	case 412:
-		return target == jsapi.ErrRequiredAPILevel
+		kind = jsapi.ErrRequiredAPILevel
 	case 503:
-		return target == conn.ErrNoResponders
+		kind = conn.ErrNoResponders
 	}
-	return false
+	return &jsapi.StatusError{Code: code, Description: desc, Kind: kind}
 }
 
 // ackTimeoutError is ErrAckTimeout with what was awaited: the publisher's

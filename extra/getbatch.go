@@ -30,7 +30,7 @@ const HeaderUpToSequence = "Nats-UpTo-Sequence"
 //
 // The iterator is single-use: it sends the request when ranged over and
 // ends at the server's end-of-batch marker. An error ends it: ErrNoMessages
-// when nothing matched, a *StatusError for another status (503: no such
+// when nothing matched, a *jsapi.StatusError for another status (503: no such
 // stream, or no direct get), ErrBatchUnsupported from a server before
 // 2.11 (with a *jsapi.FeatureError, before anything is sent, when the
 // server's level is known), jsapi.ErrBadResponse for a reply that cannot
@@ -351,7 +351,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error
 					// empty.
 					return fmt.Errorf("%w: request seen as empty", ErrBatchUnsupported)
 				}
-				return &StatusError{Code: code, Description: desc}
+				return statusError(code, desc)
 			}
 			if len(slab) == 0 {
 				slab = make([]jsapi.StoredMsg, r.slab)

@@ -110,7 +110,7 @@ func TestGetBatchFromSequence(t *testing.T) {
 	}
 	// Past the end.
 	_, err = collect(t, extra.GetBatch(ctx, js, "G", 5, extra.StartSeq(21)))
-	var se *extra.StatusError
+	var se *jsapi.StatusError
 	if !errors.Is(err, extra.ErrNoMessages) || !errors.As(err, &se) || se.Code != 404 {
 		t.Fatalf("past the end: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestGetBatchErrors(t *testing.T) {
 	// answers.
 	for _, name := range []string{"MISSING", "NODIRECT"} {
 		_, err := collect(t, extra.GetBatch(ctx, js, name, 5))
-		var se *extra.StatusError
+		var se *jsapi.StatusError
 		if !errors.Is(err, conn.ErrNoResponders) || !errors.As(err, &se) || se.Code != 503 {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -280,7 +280,7 @@ func TestGetLastMsgsForLimit(t *testing.T) {
 	}
 	// 1025 subjects match: the server refuses.
 	_, err := collect(t, extra.GetLastMsgsFor(ctx, js, "L", []string{"l.*"}))
-	var se *extra.StatusError
+	var se *jsapi.StatusError
 	if !errors.Is(err, extra.ErrTooManyResults) || !errors.As(err, &se) || se.Code != 413 {
 		t.Fatalf("1025 matches: %v", err)
 	}

@@ -46,7 +46,7 @@
 // heartbeats. They heal without ending: after a reconnect, a leader
 // change, a 408 or 409 status, or two missed heartbeats they pull again,
 // and each such condition but an expired pull is reported to the OnError
-// option (ErrReconnected, ErrNoHeartbeat, a *StatusError…). They end with
+// option (ErrReconnected, ErrNoHeartbeat, a *jsapi.StatusError…). They end with
 // a typed error only for what cannot heal, and only once consumer info
 // confirms it (no status on a pull inbox alone ends a read: another client
 // that learns the inbox can publish one): ErrConsumerDeleted,

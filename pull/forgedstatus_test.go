@@ -177,8 +177,8 @@ func TestForgedStatusesDoNotEndFetch(t *testing.T) {
 			case r.err == nil && len(r.msgs) == 1 && string(r.msgs[0].Data) == "0":
 				outcome = "ignored; the message published next returned"
 			case r.err != nil && len(r.msgs) == 0 && fs.perPull:
-				var se *StatusError
-				if errors.As(r.err, &se) && se.Terminal() {
+				var se *jsapi.StatusError
+				if errors.As(r.err, &se) && claimsEnd(se.Kind) {
 					t.Fatalf("Fetch ended with the terminal %v", r.err)
 				}
 				if errors.Is(r.err, ErrConsumerDeleted) || errors.Is(r.err, ErrPushConsumer) || errors.Is(r.err, ErrBadPull) {

@@ -52,7 +52,7 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 		m.Ack()
 	}
 	msgs, err = c.Fetch(e.ctx, 10, pull.MaxBytes(300))
-	var se *pull.StatusError
+	var se *jsapi.StatusError
 	if len(msgs) != 0 || !errors.Is(err, pull.ErrMessageTooLarge) || !errors.As(err, &se) || se.Code != 409 {
 		t.Fatalf("fetch of the large one: %d messages, %v; want ErrMessageTooLarge (409)", len(msgs), err)
 	}

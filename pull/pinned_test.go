@@ -127,8 +127,8 @@ func TestPinnedClientPinReplayAndMismatch(t *testing.T) {
 	// A's next pull carries its stale pin: 423, typed, not terminal, no
 	// messages.
 	msgs, err = fetchWithin(a, 2*time.Second, 5)
-	var se *pull.StatusError
-	if len(msgs) != 0 || !errors.Is(err, pull.ErrPinMismatch) || !errors.As(err, &se) || se.Code != 423 || se.Terminal() {
+	var se *jsapi.StatusError
+	if len(msgs) != 0 || !errors.Is(err, pull.ErrPinMismatch) || !errors.As(err, &se) || se.Code != 423 || terminalStatus(se) {
 		t.Fatalf("A with a stale pin: %d messages, %v; want a non-terminal 423 ErrPinMismatch", len(msgs), err)
 	}
 	nextPull("A", pinA)

@@ -10,14 +10,15 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// Errors of pull consumers. A status reply of the server is a *StatusError
+// Errors of pull consumers. A status reply of the server is a *jsapi.StatusError
 // that matches one of them with errors.Is.
 var (
 	// ErrNoMessages: Next found no message: a no-wait pull found none
 	// (404), or the wait ended (ErrFetchTimeout matches it). (Fetch returns
-	// an empty batch instead.) It is also ordered.ErrNoMessages, which ends
-	// an ordered read after its IdleTimeout.
-	ErrNoMessages = errors.New("pull: no messages")
+	// an empty batch instead.) It is jsapi.ErrNoMessages, the one value
+	// that ordered.ErrNoMessages (an ordered read's IdleTimeout) and
+	// extra.ErrNoMessages (a batch get that matched nothing) are too.
+	ErrNoMessages = jsapi.ErrNoMessages
 	// ErrFetchTimeout: Next waited until its context's deadline
 	// (DefaultFetchWait without one) and no message came, or a Fetch or
 	// Next was called with a deadline already past. It matches
@@ -97,26 +98,6 @@ func (fetchTimeout) Is(target error) bool {
 // Timeout reports true, as context.DeadlineExceeded does.
 func (fetchTimeout) Timeout() bool { return true }
 
-// StatusError is a status message the server sent for a pull.
-type StatusError struct {
-	Code        int
-	Description string
-	kind        error
-}
-
-func (e *StatusError) Error() string {
-	return e.kind.Error() + ": " + itoa(e.Code) + " " + e.Description
-}
-
-// Unwrap returns the kind (one of the ErrXxx above).
-func (e *StatusError) Unwrap() error { return e.kind }
-
-// Terminal reports whether the status claims a condition that ends a
-// consume loop (consumer deleted, push based, pull rejected). A read ends
-// with such a status only once consumer info confirmed the condition;
-// until then it is ErrUnconfirmedStatus.
-func (e *StatusError) Terminal() bool { return claimsEnd(e.kind) }
-
 // claimsEnd reports whether a status of kind claims a condition that ends
 // a read: reads confirm it with consumer info (Consumer.confirm) before
 // they trust it. 503 (conn.ErrNoResponders) is one: the consumer or the
@@ -127,19 +108,6 @@ func claimsEnd(kind error) bool {
 		return true
 	}
 	return false
-}
-
-func itoa(n int) string {
-	var b [8]byte
-	i := len(b)
-	for n >= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	i--
-	b[i] = byte('0' + n)
-	return string(b[i:])
 }
 
 // status is a decoded status message of a pull. desc is a view of the
@@ -192,7 +160,7 @@ func (s *status) err() error {
 	default:
 		kind = ErrUnknownStatus
 	}
-	return &StatusError{Code: s.code, Description: strings.Clone(s.desc), kind: kind}
+	return &jsapi.StatusError{Code: s.code, Description: strings.Clone(s.desc), Kind: kind}
 }
 
 // delivered reports whether m, which is not a status, can be a message

@@ -50,7 +50,7 @@ type statusCase struct {
 	maxBytes     int    // MaxBytes of the Messages run (0: none)
 	extra        string // more header lines ("K: v\r\n")
 	kind         error  // nil: no error (heartbeat)
-	terminal     bool   // (*StatusError).Terminal()
+	terminal     bool   // claimsEnd(Kind): a status claiming an end
 	info         string // what consumer info answers (see statusCases)
 	unconfirmed  bool   // Messages reports ErrUnconfirmedStatus
 	group        string // the priority group the reads pull in
@@ -159,7 +159,7 @@ func (c *statusCase) header() string {
 
 // F19/F21 (R-F21): every status line the server sends to a pull decodes
 // to its code, description and pending counts, and classifies to its
-// typed error (a *StatusError matching the ErrXxx kind) with the
+// typed error (a *jsapi.StatusError matching the ErrXxx kind) with the
 // documented terminal flag; a heartbeat is no error, and a message with a
 // payload is not a status.
 func TestStatusClassifierTable(t *testing.T) {
@@ -183,12 +183,12 @@ func TestStatusClassifierTable(t *testing.T) {
 				}
 				return
 			}
-			var se *StatusError
+			var se *jsapi.StatusError
 			if !errors.Is(err, tc.kind) || !errors.As(err, &se) {
-				t.Fatalf("err: %v, want a *StatusError matching %v", err, tc.kind)
+				t.Fatalf("err: %v, want a *jsapi.StatusError matching %v", err, tc.kind)
 			}
-			if se.Code != tc.code || se.Description != tc.desc || se.Terminal() != tc.terminal {
-				t.Fatalf("StatusError %d %q terminal %v, want %d %q terminal %v", se.Code, se.Description, se.Terminal(),
+			if se.Code != tc.code || se.Description != tc.desc || claimsEnd(se.Kind) != tc.terminal {
+				t.Fatalf("StatusError %d %q terminal %v, want %d %q terminal %v", se.Code, se.Description, claimsEnd(se.Kind),
 					tc.code, tc.desc, tc.terminal)
 			}
 			for _, other := range []error{ErrNoMessages, ErrConsumerDeleted, ErrPushConsumer, ErrBadPull, ErrRequestExpired,
@@ -388,7 +388,7 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 					t.Fatalf("Fetch: %d messages, %v (ctx %v); want an empty end at once", len(r.msgs), r.err, fctx.Err())
 				}
 			case fetchError:
-				var se *StatusError
+				var se *jsapi.StatusError
 				if len(r.msgs) != 0 || !errors.Is(r.err, tc.kind) || !errors.As(r.err, &se) || se.Code != tc.code {
 					t.Fatalf("Fetch: %d messages, %v; want %v (%d)", len(r.msgs), r.err, tc.kind, tc.code)
 				}
@@ -450,7 +450,7 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 				nextPull(t) // pulls again…
 			case messagesTerminal:
 				it := next()
-				var se *StatusError
+				var se *jsapi.StatusError
 				if it.m != nil || !errors.Is(it.err, tc.kind) || !errors.As(it.err, &se) || se.Code != tc.code {
 					t.Fatalf("Messages yielded %+v; want the terminal %v", it, tc.kind)
 				}

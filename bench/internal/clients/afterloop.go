@@ -33,6 +33,68 @@ func AfterLoopGap(i int) time.Duration {
 
 // natsioAfterLoop is natsio's requester and responder (NewRequest) and a
 // third connection that publishes the late message.
+// afterLoopOps are one client's calls for runAfterLoop.
+type afterLoopOps struct {
+	flush, request, publish func() error
+	// subscribe makes an operation's callback subscription (Callback
+	// mode), which sends each arrival's time to got; it returns its
+	// unsubscribe.
+	subscribe func(got chan<- time.Time) (unsubscribe func() error, err error)
+	// next waits for the late message (Next mode).
+	next func() error
+}
+
+// runAfterLoop runs len(lat) operations: a callback subscription made
+// before the loop (Callback mode), AfterLoopRequests requests, the gap,
+// the late publish, and the wait for its arrival, whose latency goes in
+// lat.
+func runAfterLoop(lat []time.Duration, mode Mode, ops afterLoopOps) error {
+	if len(lat) == 0 {
+		return errShortLatency
+	}
+	got := make(chan time.Time, 1)
+	for i := range lat {
+		var unsubscribe func() error
+		if mode != Next {
+			// A handler that has had no message yet.
+			var err error
+			if unsubscribe, err = ops.subscribe(got); err != nil {
+				return err
+			}
+		}
+		if err := ops.flush(); err != nil {
+			return err
+		}
+		for j := range AfterLoopRequests {
+			if err := ops.request(); err != nil {
+				return fmt.Errorf("op %d, request %d: %w", i, j, err)
+			}
+		}
+		time.Sleep(AfterLoopGap(i))
+		t0 := time.Now()
+		if err := ops.publish(); err != nil {
+			return err
+		}
+		if mode == Next {
+			if err := ops.next(); err != nil {
+				return fmt.Errorf("op %d: %w", i, err)
+			}
+			lat[i] = time.Since(t0)
+			continue
+		}
+		select {
+		case t := <-got:
+			lat[i] = t.Sub(t0)
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("op %d: no message", i)
+		}
+		if err := unsubscribe(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type natsioAfterLoop struct {
 	*natsioReq
 	mode Mode
@@ -53,61 +115,35 @@ func (Natsio) NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, erro
 }
 
 func (r *natsioAfterLoop) Run(lat []time.Duration) error {
-	if len(lat) == 0 {
-		return errShortLatency
-	}
 	ctx := context.Background()
 	late := r.subject + ".late"
-	got := make(chan time.Time, 1)
 	var sub *conn.Subscription
-	var err error
+	ops := afterLoopOps{
+		flush:   func() error { return natsioFlush(r.req) },
+		request: func() error { _, err := r.req.Request(ctx, r.subject, r.data); return err },
+		publish: func() error { return r.pub.Publish(late, r.data) },
+		subscribe: func(got chan<- time.Time) (func() error, error) {
+			s, err := r.req.SubscribeFunc(late, func(*conn.Msg) { got <- time.Now() })
+			if err != nil {
+				return nil, err
+			}
+			return s.Unsubscribe, nil
+		},
+		next: func() error {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err := sub.NextMsg(wctx)
+			return err
+		},
+	}
 	if r.mode == Next {
+		var err error
 		if sub, err = r.req.Subscribe(late); err != nil {
 			return err
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	for i := range lat {
-		if r.mode != Next {
-			// A handler that has had no message yet.
-			if sub, err = r.req.SubscribeFunc(late, func(*conn.Msg) { got <- time.Now() }); err != nil {
-				return err
-			}
-		}
-		if err := natsioFlush(r.req); err != nil {
-			return err
-		}
-		for j := range AfterLoopRequests {
-			if _, err := r.req.Request(ctx, r.subject, r.data); err != nil {
-				return fmt.Errorf("op %d, request %d: %w", i, j, err)
-			}
-		}
-		time.Sleep(AfterLoopGap(i))
-		t0 := time.Now()
-		if err := r.pub.Publish(late, r.data); err != nil {
-			return err
-		}
-		if r.mode == Next {
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := sub.NextMsg(wctx)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("op %d: %w", i, err)
-			}
-			lat[i] = time.Since(t0)
-			continue
-		}
-		select {
-		case t := <-got:
-			lat[i] = t.Sub(t0)
-		case <-time.After(5 * time.Second):
-			return fmt.Errorf("op %d: no message", i)
-		}
-		if err := sub.Unsubscribe(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runAfterLoop(lat, r.mode, ops)
 }
 
 func (r *natsioAfterLoop) Close() error {
@@ -136,56 +172,29 @@ func (NatsGo) NewAfterLoop(ctx context.Context, cfg Config) (LatencyRunner, erro
 }
 
 func (r *natsgoAfterLoop) Run(lat []time.Duration) error {
-	if len(lat) == 0 {
-		return errShortLatency
-	}
 	late := r.subject + ".late"
-	got := make(chan time.Time, 1)
 	var sub *nats.Subscription
-	var err error
+	ops := afterLoopOps{
+		flush:   func() error { return r.req.FlushTimeout(flushTimeout) },
+		request: func() error { _, err := r.req.Request(r.subject, r.data, 5*time.Second); return err },
+		publish: func() error { return r.pub.Publish(late, r.data) },
+		subscribe: func(got chan<- time.Time) (func() error, error) {
+			s, err := r.req.Subscribe(late, func(*nats.Msg) { got <- time.Now() })
+			if err != nil {
+				return nil, err
+			}
+			return s.Unsubscribe, nil
+		},
+		next: func() error { _, err := sub.NextMsg(5 * time.Second); return err },
+	}
 	if r.mode == Next {
+		var err error
 		if sub, err = r.req.SubscribeSync(late); err != nil {
 			return err
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 	}
-	for i := range lat {
-		if r.mode != Next {
-			if sub, err = r.req.Subscribe(late, func(*nats.Msg) { got <- time.Now() }); err != nil {
-				return err
-			}
-		}
-		if err := r.req.FlushTimeout(flushTimeout); err != nil {
-			return err
-		}
-		for j := range AfterLoopRequests {
-			if _, err := r.req.Request(r.subject, r.data, 5*time.Second); err != nil {
-				return fmt.Errorf("op %d, request %d: %w", i, j, err)
-			}
-		}
-		time.Sleep(AfterLoopGap(i))
-		t0 := time.Now()
-		if err := r.pub.Publish(late, r.data); err != nil {
-			return err
-		}
-		if r.mode == Next {
-			if _, err := sub.NextMsg(5 * time.Second); err != nil {
-				return fmt.Errorf("op %d: %w", i, err)
-			}
-			lat[i] = time.Since(t0)
-			continue
-		}
-		select {
-		case t := <-got:
-			lat[i] = t.Sub(t0)
-		case <-time.After(5 * time.Second):
-			return fmt.Errorf("op %d: no message", i)
-		}
-		if err := sub.Unsubscribe(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return runAfterLoop(lat, r.mode, ops)
 }
 
 func (r *natsgoAfterLoop) Close() error {
