@@ -296,6 +296,14 @@ func subjectToken(subject string, tok int) string {
 	return rest
 }
 
+// keyLen is how many messages key has waiting or running. kc.mu is held.
+func (kc *KeyedContext) keyLen(key string) int {
+	if q := kc.queues[key]; q != nil {
+		return len(q.msgs)
+	}
+	return 0
+}
+
 func streamSeq(m *jsapi.Msg) uint64 {
 	md, _ := m.Metadata()
 	return md.StreamSeq
@@ -319,14 +327,16 @@ func (kc *KeyedContext) read(ctx context.Context, seq func(func(*jsapi.Msg, erro
 		md, _ := m.Metadata()
 		kc.mu.Lock()
 		defer kc.mu.Unlock()
+		// Look the key's queue up after waiting: a worker drops a queue it
+		// emptied, and a second queue for one key would run it twice.
+		for !kc.stopped && (kc.keyLen(key) >= cfg.MaxPerKey || kc.nmsgs >= cfg.MaxBufferedMsgs ||
+			(kc.nmsgs > 0 && kc.nbytes+size > cfg.MaxBufferedBytes)) {
+			kc.cond.Wait()
+		}
 		q := kc.queues[key]
 		if q == nil {
 			q = &keyQueue{key: key}
 			kc.queues[key] = q
-		}
-		for !kc.stopped && (len(q.msgs) >= cfg.MaxPerKey || kc.nmsgs >= cfg.MaxBufferedMsgs ||
-			(kc.nmsgs > 0 && kc.nbytes+size > cfg.MaxBufferedBytes)) {
-			kc.cond.Wait()
 		}
 		if kc.stopped {
 			_ = nak(m, cfg.NakDelay)
