@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/deadletter"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
@@ -187,6 +188,9 @@ func TestMoverAllConsumersWithFilter(t *testing.T) {
 	e.giveUp(t, cs[0], "orders.g-a", "2", true)
 	m := e.letter(t)
 	wantHeaders(t, m, map[string]string{deadletter.HeaderConsumer: "g-a", "Order-Id": "2"})
+	// Each consumer's server-side term is its own: "other"'s advisory may
+	// come after g-a's, so wait for the mover to have skipped it.
+	testutil.Eventually(t, "the other consumer's advisory skipped", func() bool { return mv.Stats().Skipped == 1 })
 	mv.Stop()
 	<-mv.Closed()
 	if st := mv.Stats(); st.Skipped != 1 || st.Moved != 1 {
