@@ -265,6 +265,44 @@ func TestAutoUnsubscribe(t *testing.T) {
 	}
 }
 
+// A count the server cannot read (ten digits or more, which it takes as
+// "unsubscribe now") is refused before anything is sent, and the
+// subscription keeps receiving; RequestMany with such a max counts on the
+// client only.
+func TestAutoUnsubscribeCountTheServerCannotRead(t *testing.T) {
+	s := natstest.NewServer(t, natstest.JetStream(false))
+	nc := connect(t, s.URL())
+	sub, _ := nc.Subscribe("big")
+	if err := sub.AutoUnsubscribe(conn.MaxAutoUnsubscribe + 1); !errors.Is(err, conn.ErrInvalidOption) {
+		t.Fatalf("AutoUnsubscribe(%d): %v, want ErrInvalidOption", conn.MaxAutoUnsubscribe+1, err)
+	}
+	if err := nc.Publish("big", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(ctxT(t)); err != nil {
+		t.Fatalf("the subscription stopped receiving: %v", err)
+	}
+
+	responder, _ := nc.SubscribeFunc("many", func(m *conn.Msg) {
+		for range 2 {
+			nc.Publish(m.Reply, []byte("r"))
+		}
+	})
+	defer responder.Unsubscribe()
+	ctx, cancel := context.WithTimeout(ctxT(t), 5*time.Second)
+	defer cancel()
+	n := 0
+	for _, err := range nc.RequestMany(ctx, "many", nil, nil, conn.ManyMax(2_000_000_000), conn.ManyStall(time.Second)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("RequestMany with max 2e9: %d replies, want 2", n)
+	}
+}
+
 func TestValidationBeforeWrite(t *testing.T) {
 	s := natstest.NewServer(t, natstest.JetStream(false), natstest.MaxPayload(1024))
 	nc := connect(t, s.URL())

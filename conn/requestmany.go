@@ -222,7 +222,7 @@ func (nc *Conn) gather(ctx context.Context, c *manyConfig, send func(inbox strin
 		removeHook()
 		nc.endGather(s)
 	}()
-	if c.max > 0 {
+	if c.max > 0 && c.max <= MaxAutoUnsubscribe { // a larger max is counted here only
 		if err := s.AutoUnsubscribe(c.max); err != nil {
 			yield(nil, err)
 			return

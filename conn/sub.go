@@ -614,13 +614,20 @@ func (s *Subscription) Unsubscribe() error {
 
 // AutoUnsubscribe removes the subscription after max messages in total
 // have been received, counting those already received. It survives
-// reconnects: the remaining count is sent again.
+// reconnects: the remaining count is sent again. max is 1 to
+// MaxAutoUnsubscribe: the server reads at most nine digits and takes a
+// longer count as "unsubscribe now", so a larger max fails with
+// ErrInvalidOption before anything is sent.
 func (s *Subscription) AutoUnsubscribe(max int) error {
-	if max <= 0 {
-		return invalid("auto-unsubscribe max %d", max)
+	if max <= 0 || max > MaxAutoUnsubscribe {
+		return invalid("auto-unsubscribe max %d (1 to %d)", max, MaxAutoUnsubscribe)
 	}
 	return s.nc.unsubscribe(s, uint64(max))
 }
+
+// MaxAutoUnsubscribe is the largest count AutoUnsubscribe takes: the
+// largest the server reads (nine digits).
+const MaxAutoUnsubscribe = 999_999_999
 
 // Drain stops interest and lets the messages already in flight arrive: it
 // sends UNSUB, waits for the server to confirm everything sent before it
