@@ -5,62 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/micro"
 )
 
 // floodReplies makes another connection (a tenant) answer every request
-// on subject with body, sent again and again by a few goroutines until
-// stop is called (stop waits for them).
+// on subject with body, again and again, until stop.
 func floodReplies(t *testing.T, url, subject string, body []byte) (stop func()) {
 	t.Helper()
-	nc := connect(t, url)
-	done := make(chan struct{})
-	var (
-		mu      sync.Mutex
-		stopped bool
-		wg      sync.WaitGroup
-	)
-	if _, err := nc.SubscribeFunc(subject, func(m *conn.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		for range 4 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					_ = nc.Publish(m.Reply, body)
-				}
-			})
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			mu.Lock()
-			stopped = true
-			mu.Unlock()
-			close(done)
-			wg.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testutil.FloodReplies(t, connect(t, url), subject, body)
 }
 
 // identity is the JSON of a discovery reply of type typ.

@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/micro"
 )
 
@@ -17,48 +16,7 @@ func floodInfo(t *testing.T, s *testServer) (stop func()) {
 	t.Helper()
 	nc, _ := serviceConn(t, s)
 	body := fmt.Appendf(nil, `{"type":%q,"name":"flood","id":"F1","version":"1.0.0","metadata":{},"endpoints":[]}`, micro.InfoResponseType)
-	done := make(chan struct{})
-	var (
-		mu      sync.Mutex
-		stopped bool
-		wg      sync.WaitGroup
-	)
-	if _, err := nc.SubscribeFunc("$SRV.INFO", func(m *conn.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		for range 4 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					_ = nc.Publish(m.Reply, body)
-				}
-			})
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			mu.Lock()
-			stopped = true
-			mu.Unlock()
-			close(done)
-			wg.Wait()
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testutil.FloodReplies(t, nc, "$SRV.INFO", body)
 }
 
 // `micro ls --timeout 2s` under a flood of responders returns in about
