@@ -70,11 +70,11 @@ func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.M
 
 // engine is the state of one Messages iteration.
 type engine struct {
-	c      *Consumer
-	s      settings
-	sub    *conn.Subscription
+	c       *Consumer
+	s       settings
+	sub     *conn.Subscription
 	batches *jsapi.Batches // sub's messages
-	prefix string // inbox prefix; pulls reply to prefix + epoch
+	prefix  string         // inbox prefix; pulls reply to prefix + epoch
 
 	mu sync.Mutex
 	// epoch numbers the generation of pulls: every pull of one epoch
