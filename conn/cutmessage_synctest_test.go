@@ -20,7 +20,7 @@ import (
 func TestSynctestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rest := make(chan struct{})
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}

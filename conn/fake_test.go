@@ -18,7 +18,7 @@ import (
 // This file is the one fake-server harness of conn's tests: a scripted
 // server (internal/fakeserver) for what a real server will not do, and the
 // way to connect a conn.Conn to it. [startFake] starts it over loopback
-// TCP, or with [inBubble] on an in-memory listener for a test inside a
+// TCP, or with [inMemory] on an in-memory listener for a test inside a
 // testing/synctest bubble (every wait of the server is then a durable
 // block and the fake clock stays exact). What the server does on each
 // connection is a script: a handler given with [withScript] (connection
@@ -28,7 +28,7 @@ import (
 // subscription; a test pushes arbitrary bytes with Client.Send and stalls
 // by not reading (Client.StopReading) or not answering.
 
-// fakeAddr is the address of the in-memory listener of [inBubble].
+// fakeAddr is the address of the in-memory listener of [inMemory].
 const (
 	fakeAddr = "fake:4222"
 	fakeURL  = "nats://" + fakeAddr
@@ -38,7 +38,7 @@ const (
 // Accept, Client, Clients, Accepted, Violations, Close…) are promoted.
 type fake struct {
 	*fakeserver.Server
-	// mem is the in-memory listener (inBubble), nil over TCP. A test may
+	// mem is the in-memory listener (inMemory), nil over TCP. A test may
 	// close it to refuse further connections: those already accepted
 	// stay.
 	mem *memnet.Listener
@@ -55,12 +55,12 @@ type fakeSetup struct {
 // fakeOpt configures startFake.
 type fakeOpt func(*fakeSetup)
 
-// inBubble serves on an in-memory listener at fakeAddr: for a test inside
+// inMemory serves on an in-memory listener at fakeAddr: for a test inside
 // a testing/synctest bubble, where startFake must be called too.
-func inBubble() fakeOpt { return inBubbleAt(fakeAddr) }
+func inMemory() fakeOpt { return inMemoryAt(fakeAddr) }
 
-// inBubbleAt is inBubble on the in-memory address addr (host:port).
-func inBubbleAt(addr string) fakeOpt { return func(s *fakeSetup) { s.mem = addr } }
+// inMemoryAt is inMemory on the in-memory address addr (host:port).
+func inMemoryAt(addr string) fakeOpt { return func(s *fakeSetup) { s.mem = addr } }
 
 // onListener serves on ln (whose address the test needed first, for the
 // INFO it sends, say).

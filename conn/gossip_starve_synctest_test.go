@@ -69,7 +69,7 @@ func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 			urls[i] = fmt.Sprintf("hole%d:4222", i)
 		}
 		info := fakeserver.DefaultInfo().With("connect_urls", urls)
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, info) != nil {
 				return
 			}

@@ -23,7 +23,7 @@ func TestSynctestPublishLazy(t *testing.T) {
 			at   time.Time
 		}
 		got := make(chan seen, 64)
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}

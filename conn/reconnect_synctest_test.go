@@ -55,7 +55,7 @@ func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Durat
 	const lossAt = time.Second
 	start := time.Now()
 	back = lossAt + outage
-	srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+	srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 		if handshake(c, nil) != nil {
 			return
 		}
@@ -151,7 +151,7 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 		var mu sync.Mutex
 		var tries []time.Duration
 		got := make(chan struct{}, attempts+4)
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if time.Since(start) == 0 {
 				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
@@ -237,7 +237,7 @@ func TestSynctestHugeGossip(t *testing.T) {
 		var mu sync.Mutex
 		pubs := 0
 		sent := make(chan struct{})
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, big) != nil {
 				return
 			}

@@ -127,7 +127,7 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 				var mu sync.Mutex
 				var pings []time.Duration
 				pubs := 0
-				srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+				srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 					if handshake(c, nil) != nil {
 						return
 					}
@@ -273,7 +273,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
 		start := time.Now()
 		ev := newTimedEvents(start)
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -384,7 +384,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			const n = 3
 			start := time.Now()
 			ev := newTimedEvents(start)
-			srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
 				}
@@ -426,7 +426,7 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 		answerPings.Store(true)
 		var mu sync.Mutex
 		var reqs []string
-		srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -510,7 +510,7 @@ func TestSynctestDrainTimeout(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+				srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 					if handshake(c, nil) != nil {
 						return
 					}
@@ -585,7 +585,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				pings []time.Duration
 			}
 			srvDone := make(chan srvEnd, 4)
-			srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) != nil {
 					return
 				}
@@ -669,7 +669,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
 			ev := newTimedEvents(start)
-			srv := startFake(t, inBubble(), withSession(func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) == nil {
 					time.Sleep(time.Second)
 				}
@@ -744,7 +744,7 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 				if h == nil {
 					h = silent
 				}
-				srv := startFake(t, inBubble(), withSession(h))
+				srv := startFake(t, inMemory(), withSession(h))
 				defer srv.stop()
 				dial := srv.mem.Dial
 				if tc.dial {
@@ -821,7 +821,7 @@ func TestSynctestMessageAfterRequestLoop(t *testing.T) {
 		t.Run(form, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				push := make(chan struct{})
-				srv := startFake(t, inBubble(), withSession(echoFeed(100*time.Microsecond, push, "late")))
+				srv := startFake(t, inMemory(), withSession(echoFeed(100*time.Microsecond, push, "late")))
 				defer srv.stop()
 				defer close(push)
 				nc, sub := connectFeedRequester(t, srv, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
