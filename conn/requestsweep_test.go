@@ -10,7 +10,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -21,8 +20,7 @@ import (
 // after the timer fired, get their responses.
 func TestRequestTimeoutSweepStaggered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -31,10 +29,10 @@ func TestRequestTimeoutSweepStaggered(t *testing.T) {
 					_ = c.SendTo(string(op.Reply), "", nil, op.Payload)
 				}
 			})
-		})
-		defer stop()
+		}))
+		defer srv.stop()
 		const d = 3 * time.Second
-		nc := connectFake(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour))
+		nc := srv.connect(t, conn.RequestTimeout(d), conn.PingInterval(time.Hour))
 		defer nc.Close()
 
 		bg := context.Background()
