@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/proto"
 )
 
 // One timer serves the request timeout of every request whose ctx has no
@@ -20,16 +18,9 @@ import (
 // after the timer fired, get their responses.
 func TestRequestTimeoutSweepStaggered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-			if handshake(c, nil) != nil {
-				return
-			}
-			serveOps(c, nil, func(op *proto.Op) {
-				if op.Kind == proto.KindPub && string(op.Subject) == "svc.ok" {
-					_ = c.SendTo(string(op.Reply), "", nil, op.Payload)
-				}
-			})
-		}))
+		push := make(chan struct{})
+		defer close(push)
+		srv := startFake(t, inMemory(), withSession(echoFeed(0, push, "")))
 		defer srv.stop()
 		const d = 3 * time.Second
 		nc := srv.connect(t, conn.RequestTimeout(d), conn.PingInterval(time.Hour))
@@ -41,7 +32,7 @@ func TestRequestTimeoutSweepStaggered(t *testing.T) {
 		unanswered := func(after time.Duration) {
 			wg.Go(func() {
 				time.Sleep(after)
-				_, err := nc.Request(bg, "svc.none", nil)
+				_, err := nc.Request(bg, "silent", nil)
 				if el := time.Since(start); el != after+d {
 					t.Errorf("request made at %v failed at %v, want %v (err %v)", after, el, after+d, err)
 				}
@@ -54,7 +45,7 @@ func TestRequestTimeoutSweepStaggered(t *testing.T) {
 		unanswered(time.Second)
 		for _, at := range []time.Duration{2 * time.Second, 3500 * time.Millisecond, 5 * time.Second} {
 			time.Sleep(at - time.Since(start))
-			m, err := nc.Request(bg, "svc.ok", []byte("x"))
+			m, err := nc.Request(bg, "svc", []byte("x"))
 			if err != nil || string(m.Data) != "x" {
 				t.Fatalf("answered request at %v: %v, %v", at, m, err)
 			}
