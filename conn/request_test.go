@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/proto"
 )
 
 // echoResponder starts a responder on its own connection.
@@ -383,4 +388,77 @@ func TestStatsCountBeforeDelivery(t *testing.T) {
 			t.Fatalf("after message %d: InMsgs %d, want %d", i, got, want)
 		}
 	}
+}
+
+// Request and Flush against a server that never answers fail with
+// ErrTimeout (also matching context.DeadlineExceeded) at exactly their
+// deadline: RequestTimeout for a ctx without deadline, the ctx's deadline
+// otherwise (longer or shorter).
+func TestRequestTimeoutExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answerPings atomic.Bool
+		answerPings.Store(true)
+		var mu sync.Mutex
+		var reqs []string
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
+				return
+			}
+			serveOps(c, answerPings.Load, func(op *proto.Op) {
+				if op.Kind == proto.KindPub && len(op.Reply) > 0 {
+					mu.Lock()
+					reqs = append(reqs, string(op.Subject))
+					mu.Unlock()
+				}
+			})
+		}))
+		const d = 3 * time.Second
+		defer srv.stop()
+		nc := srv.connect(t, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		defer nc.Close()
+
+		check := func(what string, want time.Duration, call func() error) {
+			t.Helper()
+			start := time.Now()
+			err := call()
+			if el := time.Since(start); el != want {
+				t.Fatalf("%s failed after %v, want exactly %v (err %v)", what, el, want, err)
+			}
+			if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%s: %v, want ErrTimeout and context.DeadlineExceeded", what, err)
+			}
+			if n := nc.Stats().RequestsPending; n != 0 {
+				t.Fatalf("%s: %d requests still pending", what, n)
+			}
+		}
+		bg := context.Background()
+		check("Request with RequestTimeout", d, func() error {
+			_, err := nc.Request(bg, "svc.a", nil)
+			return err
+		})
+		check("Request with a shorter ctx deadline", 1500*time.Millisecond, func() error {
+			ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.b", nil)
+			return err
+		})
+		check("Request with a longer ctx deadline", 7*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(bg, 7*time.Second)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.c", nil)
+			return err
+		})
+		check("second Request (reused waiter)", d, func() error {
+			_, err := nc.Request(bg, "svc.e", []byte("x"))
+			return err
+		})
+		answerPings.Store(false)
+		check("Flush with RequestTimeout", d, func() error { return nc.Flush(bg) })
+
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(reqs, ","); got != "svc.a,svc.b,svc.c,svc.e" {
+			t.Fatalf("server saw requests %s", got)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -94,7 +95,7 @@ func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Durat
 // ReconnectWait + jitter (2.5 s) after its server is back, however long the
 // outage lasted: a server that cannot be reached is retried at a steady
 // pace, not with a wait that grew during the outage.
-func TestSynctestReconnectSoonAfterOutage(t *testing.T) {
+func TestReconnectSoonAfterOutage(t *testing.T) {
 	const bound = 2500 * time.Millisecond // DefaultReconnectWait + DefaultReconnectJitter
 	for _, outage := range []time.Duration{5 * time.Second, 20 * time.Second, 45 * time.Second} {
 		t.Run(outage.String(), func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestSynctestReconnectSoonAfterOutage(t *testing.T) {
 
 // Many clients losing one server do not all come back at the same instant:
 // the jitter spreads them.
-func TestSynctestReconnectStormSpreads(t *testing.T) {
+func TestReconnectStormSpreads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const clients = 20
 		back, rec, _ := runOutage(t, clients, 20*time.Second)
@@ -143,7 +144,7 @@ func TestSynctestReconnectStormSpreads(t *testing.T) {
 // A server that turns the client away (here: -ERR 'maximum connections
 // exceeded' after CONNECT) is not hammered: each refusal doubles the wait,
 // from ReconnectWait to DefaultMaxReconnectWait, plus the jitter.
-func TestSynctestRefusingServerBacksOff(t *testing.T) {
+func TestRefusingServerBacksOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const lossAt = time.Second
 		const attempts = 8
@@ -226,7 +227,7 @@ func hugeGossipInfo(t *testing.T, base, n int) (string, int) {
 // and the list is parsed without the connection's lock, so a Publish made
 // while it is (from the hook that runs right after the parse) goes through
 // at once; a pool merge under the lock would deadlock it.
-func TestSynctestHugeGossip(t *testing.T) {
+func TestHugeGossip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		big, n := hugeGossipInfo(t, 0, 60000)
 		if n < 50000 {
@@ -288,5 +289,202 @@ func TestSynctestHugeGossip(t *testing.T) {
 		if pubs != 2 {
 			t.Fatalf("%d publishes made during async INFOs reached the server, want 2", pubs)
 		}
+	})
+}
+
+// backoffWithoutJitter is the deterministic part of the delay before the f-th
+// consecutive attempt to a server (conn's options.backoff): base doubled
+// f-1 times, capped at max. A random jitter in [0, jitter) is added.
+func backoffWithoutJitter(base, maxW time.Duration, f int) time.Duration {
+	d := base
+	for i := 1; i < f && d < maxW; i++ {
+		d *= 2
+	}
+	return min(d, maxW)
+}
+
+// refusingDialRecorder dials l, recording the fake time of every attempt, and
+// refuses every attempt after the first.
+type refusingDialRecorder struct {
+	l     *memnet.Listener
+	start time.Time
+	mu    sync.Mutex
+	at    []time.Duration
+	ch    chan struct{}
+}
+
+func (d *refusingDialRecorder) dial(ctx context.Context, network, addr string) (_ net.Conn, err error) {
+	d.mu.Lock()
+	d.at = append(d.at, time.Since(d.start))
+	first := len(d.at) == 1
+	d.mu.Unlock()
+	defer func() { d.ch <- struct{}{} }()
+	if !first {
+		return nil, fmt.Errorf("dial %s: %w", addr, syscall.ECONNREFUSED)
+	}
+	return d.l.Dial(ctx, network, addr)
+}
+
+func (d *refusingDialRecorder) times() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Duration(nil), d.at...)
+}
+
+// After the connection is lost the lost server is retried after
+// backoff(1); each failed attempt f (f = 1, 2, …, counted since the last
+// successful connection) schedules the next one backoff(f) later, where
+// backoff(f) = min(base·2^(f-1), max) + rand[0, jitter). So the gaps are
+// backoff(1), backoff(1), backoff(2), backoff(3), …: the loss itself is
+// not counted as a failure, and the delay first doubles after the
+// second failed attempt. Checked over 20 attempts, well into the cap.
+func TestReconnectBackoffBounds(t *testing.T) {
+	const attempts = 20
+	lossAt := 3 * time.Second
+
+	// run connects, has the server drop the connection at lossAt, waits
+	// for `attempts` reconnect attempts (all refused) and returns the
+	// fake times of the loss and of the attempts.
+	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
+		start := time.Now()
+		ev := newTimedEvents(start)
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
+				return
+			}
+			time.Sleep(lossAt)
+			c.Close()
+		}))
+		defer srv.stop()
+		rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, attempts+2)}
+		nc, err := srv.tryConnect(t, context.Background(),
+			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		for range attempts + 1 { // the first connection, then the attempts
+			<-rec.ch
+		}
+		nc.Close()
+		srv.stop()
+		d := ev.wait(conn.EventDisconnected)
+		if d.at != lossAt {
+			t.Fatalf("disconnect reported at %v, want exactly %v", d.at, lossAt)
+		}
+		all := rec.times()
+		if all[0] != 0 {
+			t.Fatalf("first dial at %v", all[0])
+		}
+		return d.at, all[1:]
+	}
+
+	t.Run("exponential-with-jitter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base, maxW, jitter := time.Second, 20*time.Second, 250*time.Millisecond
+			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(jitter))
+			prev := loss
+			var extras []time.Duration
+			for i, at := range tries {
+				failures := i + 1 // attempt i+1 follows the loss (i == 0) or i failed attempts
+				det := backoffWithoutJitter(base, maxW, failures)
+				gap := at - prev
+				if gap < det || gap >= det+jitter {
+					t.Fatalf("attempt %d came %v after the previous event, want in [%v, %v) (failures %d)\nall: %v",
+						i+1, gap, det, det+jitter, failures, tries)
+				}
+				extras = append(extras, gap-det)
+				prev = at
+			}
+			distinct := map[time.Duration]bool{}
+			for _, e := range extras {
+				distinct[e] = true
+			}
+			if len(distinct) < 2 {
+				t.Fatalf("jitter never varied: %v", extras)
+			}
+			t.Logf("attempts (fake time): %v", tries)
+		})
+	})
+
+	t.Run("no-jitter-exact", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base, maxW := 500*time.Millisecond, 10*time.Second
+			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(0))
+			prev := loss
+			for i, at := range tries {
+				if want := backoffWithoutJitter(base, maxW, i+1); at-prev != want {
+					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
+				}
+				prev = at
+			}
+		})
+	})
+
+	t.Run("custom-delay", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			var args []int
+			f := func(n int) time.Duration {
+				mu.Lock()
+				args = append(args, n)
+				mu.Unlock()
+				return time.Duration(n) * 700 * time.Millisecond
+			}
+			loss, tries := run(t, conn.ReconnectDelay(f))
+			prev := loss
+			for i, at := range tries {
+				if want := time.Duration(i+1) * 700 * time.Millisecond; at-prev != want {
+					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
+				}
+				prev = at
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Called with the number of the attempt it delays: 1 at the
+			// loss, then 2, 3, … after each failure.
+			for i, n := range args[:attempts] {
+				if n != i+1 {
+					t.Fatalf("ReconnectDelay called with %v, want 1, 2, 3, …", args)
+				}
+			}
+		})
+	})
+
+	// MaxReconnects(n): the server is dropped after n failed attempts; the
+	// connection then closes with ErrNoServers at the instant of the last
+	// failure.
+	t.Run("max-reconnects", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			const n = 3
+			start := time.Now()
+			ev := newTimedEvents(start)
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+				if handshake(c, nil) == nil {
+					time.Sleep(lossAt)
+				}
+			}))
+			defer srv.stop()
+			rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, 16)}
+			nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(rec.dial), ev.opt(),
+				conn.MaxReconnects(n), conn.ReconnectDelay(func(int) time.Duration { return time.Second }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			c := ev.wait(conn.EventClosed)
+			tries := rec.times()[1:]
+			if len(tries) != n {
+				t.Fatalf("%d reconnect attempts, want %d: %v", len(tries), n, tries)
+			}
+			if want := lossAt + n*time.Second; c.at != want || tries[n-1] != want {
+				t.Fatalf("closed at %v after last attempt at %v, want both at %v", c.at, tries[n-1], want)
+			}
+			if !errors.Is(c.Err, conn.ErrNoServers) {
+				t.Fatalf("closed with %v", c.Err)
+			}
+			nc.Close()
+			srv.stop()
+		})
 	})
 }
