@@ -1,6 +1,7 @@
 package conn_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,7 +15,10 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nkeys"
@@ -360,4 +364,97 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// hugeGossipInfo is an INFO whose connect_urls fill most of 1 MiB (about 55k
+// addresses), numbered from base.
+func hugeGossipInfo(t *testing.T, base, n int) (string, int) {
+	t.Helper()
+	var b strings.Builder
+	info, err := json.Marshal(fakeserver.DefaultInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(bytes.TrimSuffix(info, []byte("}")))
+	b.WriteString(`,"connect_urls":[`)
+	count := 0
+	for i := base; i < base+n && b.Len() < proto.DefaultMaxInfoLine-64; i++ {
+		if count > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"10.%d.%d.%d:4222"`, i>>16&255, i>>8&255, i&255)
+		count++
+	}
+	b.WriteString("]}")
+	return b.String(), count
+}
+
+// A server gossiping a 1 MiB INFO of about 55k addresses, at the handshake
+// and again asynchronously: the pool stays bounded (at most 1024 servers),
+// and the list is parsed without the connection's lock, so a Publish made
+// while it is (from the hook that runs right after the parse) goes through
+// at once; a pool merge under the lock would deadlock it.
+func TestHugeGossip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		big, n := hugeGossipInfo(t, 0, 60000)
+		if n < 50000 {
+			t.Fatalf("only %d URLs fit", n)
+		}
+		async1, _ := hugeGossipInfo(t, 100000, 30000)
+		async2, _ := hugeGossipInfo(t, 200000, 30000)
+		var mu sync.Mutex
+		pubs := 0
+		sent := make(chan struct{})
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+			if handshake(c, big) != nil {
+				return
+			}
+			for _, info := range []string{async1, async2} {
+				if c.SendInfo(info) != nil {
+					return
+				}
+			}
+			close(sent)
+			serveOps(c, nil, func(op *proto.Op) {
+				if op.Kind == proto.KindPub && string(op.Subject) == "during.info" {
+					mu.Lock()
+					pubs++
+					mu.Unlock()
+				}
+			})
+		}))
+		defer srv.stop()
+		var hooked atomic.Int32
+		defer conn.SetGossipHook(func(nc *conn.Conn) {
+			hooked.Add(1)
+			if nc.IsConnected() {
+				if err := nc.Publish("during.info", nil); err != nil {
+					t.Errorf("publish during the gossip: %v", err)
+				}
+			}
+		})()
+		nc := srv.connect(t, conn.PingInterval(time.Hour))
+		defer nc.Close()
+		if got := len(nc.Servers()); got > 1024 {
+			t.Fatalf("pool of %d servers after a %d-URL INFO", got, n)
+		}
+		<-sent
+		if err := nc.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if hooked.Load() != 3 {
+			t.Fatalf("the gossip hook ran %d times, want 3", hooked.Load())
+		}
+		if got := len(nc.Servers()); got > 1024 {
+			t.Fatalf("pool of %d servers after the async INFOs", got)
+		}
+		nc.Close()
+		srv.stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if pubs != 2 {
+			t.Fatalf("%d publishes made during async INFOs reached the server, want 2", pubs)
+		}
+	})
 }

@@ -1,14 +1,18 @@
 package conn_test
 
 import (
+	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/faultproxy"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -128,5 +132,81 @@ func TestStaleConnectionAtExactBound(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+func TestStallDetectedWhilePublishing(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.PingInterval(100*time.Millisecond), conn.MaxPingsOutstanding(2),
+		conn.ConnectTimeout(300*time.Millisecond), testutil.FastReconnect(), ev.Opt())
+
+	// A paced publisher (about 10k msgs/s) keeps writing throughout the
+	// stall without building a backlog the reconnected link could not
+	// clear within the ping bound.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var published atomic.Int64
+	wg.Go(func() {
+		payload := make([]byte, 128)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			for range 10 {
+				if nc.Publish("f06", payload) == nil {
+					published.Add(1)
+				}
+			}
+		}
+	})
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+	eventually(t, "publishing", func() bool { return published.Load() > 100 })
+
+	stalledAt := time.Now()
+	p.Stall(faultproxy.Up, true)
+	p.Stall(faultproxy.Down, true)
+	atStall := published.Load()
+	eventually(t, "stale connection detected", func() bool { return ev.Count(conn.EventDisconnected) > 0 })
+	d, at, _ := ev.First(conn.EventDisconnected)
+	if !errors.Is(d.Err, conn.ErrStaleConnection) {
+		t.Fatalf("disconnected with %v, want ErrStaleConnection", d.Err)
+	}
+	// Bound: interval × (maxOut+1) = 300ms, plus generous slack for -race.
+	if lat := at.Sub(stalledAt); lat > 3*time.Second {
+		t.Fatalf("stall detected after %v, bound is 300ms", lat)
+	} else {
+		t.Logf("stall detected after %v while publishing (bound 300ms); %d publishes accepted since the stall", lat, published.Load()-atStall)
+	}
+	if ev.Count(conn.EventReconnected) != 0 {
+		t.Fatal("reconnected through a stalled link")
+	}
+
+	p.Stall(faultproxy.Up, false)
+	p.Stall(faultproxy.Down, false)
+	eventually(t, "reconnect after the stall", func() bool { return ev.Count(conn.EventReconnected) > 0 })
+	close(stop)
+	wg.Wait()
+	// Under heavy load a 300ms ping bound may trip again; the link must
+	// come back and work.
+	eventually(t, "a flush after the reconnect", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return nc.Flush(ctx) == nil
+	})
+	if st := nc.Stats(); st.Reconnects < 1 {
+		t.Fatalf("Reconnects = %d", st.Reconnects)
 	}
 }

@@ -1,490 +1,164 @@
 package conn_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
+	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
-	"github.com/natsio/natsio/proto"
+	"github.com/natsio/natsio/internal/faultproxy"
+	"github.com/natsio/natsio/internal/testutil"
 )
 
-// outageDialer dials l except while the server is down, [down, up) in
-// fake time since start, when it refuses like a closed port. It records
-// every attempt.
-type outageDialer struct {
-	l        *memnet.Listener
-	start    time.Time
-	down, up time.Duration
-	mu       sync.Mutex
-	at       []time.Duration
-}
-
-func (d *outageDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	now := time.Since(d.start)
-	d.mu.Lock()
-	d.at = append(d.at, now)
-	d.mu.Unlock()
-	if now >= d.down && now < d.up {
-		return nil, fmt.Errorf("dial %s: %w", addr, syscall.ECONNREFUSED)
+func TestMaxReconnectsReleasesEverything(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	baseG := goroutinesInConn()
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.MaxReconnects(2), testutil.FastReconnect(), ev.Opt(),
+		conn.RequestTimeout(time.Minute))
+	iterSub, _ := nc.Subscribe("f25.iter")
+	nextSub, _ := nc.Subscribe("f25.next")
+	nc.Subscribe("f25.silent")
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
 	}
-	return d.l.Dial(ctx, network, addr)
-}
-
-func (d *outageDialer) times() []time.Duration {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]time.Duration(nil), d.at...)
-}
-
-// runOutage runs clients (default options) against a server that drops
-// every connection at lossAt and is down for outage. It returns, per
-// client, the fake time of its reconnection and its dial attempts.
-func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Duration, reconnected []time.Duration, dials [][]time.Duration) {
-	const lossAt = time.Second
-	start := time.Now()
-	back = lossAt + outage
-	srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-		if handshake(c, nil) != nil {
-			return
-		}
-		if time.Since(start) < lossAt {
-			time.Sleep(lossAt - time.Since(start))
-			return // the server goes down: the connection closes
-		}
-		serveOps(c, nil, nil)
-	}))
-	defer srv.stop()
-	var ncs []*conn.Conn
-	var evs []*timedEvents
-	var dialers []*outageDialer
-	for range clients {
-		ev := newTimedEvents(start)
-		d := &outageDialer{l: srv.mem, start: start, down: lossAt, up: back}
-		nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(d.dial), ev.opt(), conn.PingInterval(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ncs, evs, dialers = append(ncs, nc), append(evs, ev), append(dialers, d)
-	}
-	for i, ev := range evs {
-		r := ev.wait(conn.EventReconnected)
-		reconnected = append(reconnected, r.at)
-		dials = append(dials, dialers[i].times())
-	}
-	for _, nc := range ncs {
-		nc.Close()
-	}
-	srv.stop()
-	return back, reconnected, dials
-}
-
-// With the default options a client is connected again at most
-// ReconnectWait + jitter (2.5 s) after its server is back, however long the
-// outage lasted: a server that cannot be reached is retried at a steady
-// pace, not with a wait that grew during the outage.
-func TestReconnectSoonAfterOutage(t *testing.T) {
-	const bound = 2500 * time.Millisecond // DefaultReconnectWait + DefaultReconnectJitter
-	for _, outage := range []time.Duration{5 * time.Second, 20 * time.Second, 45 * time.Second} {
-		t.Run(outage.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				back, rec, dials := runOutage(t, 1, outage)
-				late := rec[0] - back
-				if late < 0 || late > bound {
-					t.Fatalf("outage of %v: reconnected %v after the server was back, want at most %v\ndials: %v",
-						outage, late, bound, dials[0])
-				}
-				// Attempts while the server was down came no faster than
-				// ReconnectWait apart.
-				at := dials[0]
-				for i := 2; i < len(at); i++ {
-					if gap := at[i] - at[i-1]; gap < conn.DefaultReconnectWait {
-						t.Fatalf("attempts %v apart: %v", gap, at)
-					}
-				}
-				t.Logf("outage %v: back after %v, %d attempts", outage, late, len(at)-1)
-			})
-		})
-	}
-}
-
-// Many clients losing one server do not all come back at the same instant:
-// the jitter spreads them.
-func TestReconnectStormSpreads(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const clients = 20
-		back, rec, _ := runOutage(t, clients, 20*time.Second)
-		lo, hi := rec[0], rec[0]
-		distinct := map[time.Duration]bool{}
-		for _, at := range rec {
-			lo, hi = min(lo, at), max(hi, at)
-			distinct[at] = true
-			if at-back > 2500*time.Millisecond {
-				t.Fatalf("a client came back %v after the server", at-back)
-			}
-		}
-		if len(distinct) < clients/2 || hi-lo < conn.DefaultReconnectJitter/5 {
-			t.Fatalf("%d clients came back at %d distinct instants spread over %v: %v", clients, len(distinct), hi-lo, rec)
-		}
-	})
-}
-
-// A server that turns the client away (here: -ERR 'maximum connections
-// exceeded' after CONNECT) is not hammered: each refusal doubles the wait,
-// from ReconnectWait to DefaultMaxReconnectWait, plus the jitter.
-func TestRefusingServerBacksOff(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const lossAt = time.Second
-		const attempts = 8
-		start := time.Now()
-		var mu sync.Mutex
-		var tries []time.Duration
-		got := make(chan struct{}, attempts+4)
-		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-			if time.Since(start) == 0 {
-				if handshake(c, nil) == nil {
-					time.Sleep(lossAt)
-				}
+	iterErr := make(chan error, 1)
+	go func() {
+		for _, err := range iterSub.Messages(context.Background()) {
+			if err != nil {
+				iterErr <- err
 				return
 			}
-			mu.Lock()
-			tries = append(tries, time.Since(start))
-			mu.Unlock()
-			_ = c.SendInfo(nil)
-			if _, err := c.ExpectConnect(c.Context()); err == nil {
-				_ = c.SendErr("maximum connections exceeded")
-			}
-			got <- struct{}{}
-		}))
-		defer srv.stop()
-		ev := newTimedEvents(start)
-		nc := srv.connect(t, ev.opt(), conn.PingInterval(time.Hour))
-		defer nc.Close()
-		for range attempts {
-			<-got
 		}
-		nc.Close()
-		srv.stop()
-		mu.Lock()
-		defer mu.Unlock()
-		// The first attempt follows the loss by ReconnectWait; after the
-		// k-th refusal the wait is ReconnectWait·2^(k-1), capped.
-		prev := lossAt
-		for i, at := range tries[:attempts] {
-			det := conn.DefaultReconnectWait
-			for k := 1; k < i; k++ {
-				det = min(2*det, conn.DefaultMaxReconnectWait)
-			}
-			if gap := at - prev; gap < det || gap >= det+conn.DefaultReconnectJitter {
-				t.Fatalf("attempt %d came %v after the previous one, want in [%v, %v)\nall: %v",
-					i+1, gap, det, det+conn.DefaultReconnectJitter, tries)
-			}
-			prev = at
-		}
-		if last := tries[attempts-1] - tries[attempts-2]; last < conn.DefaultMaxReconnectWait {
-			t.Fatalf("the wait reached only %v: %v", last, tries)
-		}
-	})
+		iterErr <- nil
+	}()
+	nextErr := make(chan error, 1)
+	go func() {
+		_, err := nextSub.NextMsg(context.Background())
+		nextErr <- err
+	}()
+	reqErr := make(chan error, 1)
+	go func() {
+		_, err := nc.Request(context.Background(), "f25.silent", nil)
+		reqErr <- err
+	}()
+	eventually(t, "request pending", func() bool { return nc.Stats().RequestsPending == 1 })
+	p.Stall(faultproxy.Down, true) // the next PONG never comes
+	flushErr := make(chan error, 1)
+	go func() { flushErr <- nc.Flush(context.Background()) }()
+	eventually(t, "flush pending", func() bool { return conn.PendingPongs(nc) == 1 })
+
+	s.Shutdown()
+	p.CutAll()
+	if err := recvErr(t, reqErr, 10*time.Second, "blocked Request"); !errors.Is(err, conn.ErrDisconnected) && !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("Request: %v", err)
+	}
+	if err := recvErr(t, flushErr, 10*time.Second, "blocked Flush"); !errors.Is(err, conn.ErrDisconnected) && !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("Flush: %v", err)
+	}
+	select {
+	case <-nc.Closed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("connection not closed after MaxReconnects(2) failures")
+	}
+	if err := nc.Err(); !errors.Is(err, conn.ErrNoServers) {
+		t.Fatalf("closed with %v, want ErrNoServers", err)
+	}
+	if err := recvErr(t, iterErr, 10*time.Second, "blocked iterator"); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("iterator ended with %v", err)
+	}
+	if err := recvErr(t, nextErr, 10*time.Second, "blocked NextMsg"); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("NextMsg: %v", err)
+	}
+	if err := nc.Flush(ctxT(t)); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("Flush after close: %v", err)
+	}
+	if _, err := nc.Request(ctxT(t), "x", nil); !errors.Is(err, conn.ErrClosed) {
+		t.Fatalf("Request after close: %v", err)
+	}
+	eventually(t, "Closed event", func() bool { return ev.Count(conn.EventClosed) == 1 })
+	if c, _, _ := ev.First(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
+		t.Fatalf("Closed event with %v", c.Err)
+	}
+	eventually(t, "client goroutines to return", func() bool { return goroutinesInConn() <= baseG })
 }
 
-// hugeGossipInfo is an INFO whose connect_urls fill most of 1 MiB (about 55k
-// addresses), numbered from base.
-func hugeGossipInfo(t *testing.T, base, n int) (string, int) {
-	t.Helper()
-	var b strings.Builder
-	info, err := json.Marshal(fakeserver.DefaultInfo())
+func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
+	pubEv := &testutil.Events{}
+	pub := connect(t, s.URL(), testutil.FastReconnect(), pubEv.Opt())
+	sub, err := nc.QueueSubscribe("f29", "workers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Write(bytes.TrimSuffix(info, []byte("}")))
-	b.WriteString(`,"connect_urls":[`)
-	count := 0
-	for i := base; i < base+n && b.Len() < proto.DefaultMaxInfoLine-64; i++ {
-		if count > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"10.%d.%d.%d:4222"`, i>>16&255, i>>8&255, i&255)
-		count++
+	if err := sub.AutoUnsubscribe(10); err != nil {
+		t.Fatal(err)
 	}
-	b.WriteString("]}")
-	return b.String(), count
-}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		pub.Publish("f29", []byte(strconv.Itoa(i)))
+	}
+	pub.Flush(ctxT(t))
+	eventually(t, "five messages", func() bool { return sub.Delivered() == 5 })
 
-// A server gossiping a 1 MiB INFO of about 55k addresses, at the handshake
-// and again asynchronously: the pool stays bounded (at most 1024 servers),
-// and the list is parsed without the connection's lock, so a Publish made
-// while it is (from the hook that runs right after the parse) goes through
-// at once; a pool merge under the lock would deadlock it.
-func TestHugeGossip(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		big, n := hugeGossipInfo(t, 0, 60000)
-		if n < 50000 {
-			t.Fatalf("only %d URLs fit", n)
-		}
-		async1, _ := hugeGossipInfo(t, 100000, 30000)
-		async2, _ := hugeGossipInfo(t, 200000, 30000)
-		var mu sync.Mutex
-		pubs := 0
-		sent := make(chan struct{})
-		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-			if handshake(c, big) != nil {
-				return
-			}
-			for _, info := range []string{async1, async2} {
-				if c.SendInfo(info) != nil {
-					return
-				}
-			}
-			close(sent)
-			serveOps(c, nil, func(op *proto.Op) {
-				if op.Kind == proto.KindPub && string(op.Subject) == "during.info" {
-					mu.Lock()
-					pubs++
-					mu.Unlock()
-				}
-			})
-		}))
-		defer srv.stop()
-		var hooked atomic.Int32
-		defer conn.SetGossipHook(func(nc *conn.Conn) {
-			hooked.Add(1)
-			if nc.IsConnected() {
-				if err := nc.Publish("during.info", nil); err != nil {
-					t.Errorf("publish during the gossip: %v", err)
-				}
-			}
-		})()
-		nc := srv.connect(t, conn.PingInterval(time.Hour))
-		defer nc.Close()
-		if got := len(nc.Servers()); got > 1024 {
-			t.Fatalf("pool of %d servers after a %d-URL INFO", got, n)
-		}
-		<-sent
-		if err := nc.Flush(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
-		if hooked.Load() != 3 {
-			t.Fatalf("the gossip hook ran %d times, want 3", hooked.Load())
-		}
-		if got := len(nc.Servers()); got > 1024 {
-			t.Fatalf("pool of %d servers after the async INFOs", got)
-		}
-		nc.Close()
-		srv.stop()
-		mu.Lock()
-		defer mu.Unlock()
-		if pubs != 2 {
-			t.Fatalf("%d publishes made during async INFOs reached the server, want 2", pubs)
-		}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both reconnected", func() bool {
+		return ev.Count(conn.EventReconnected) == 1 && pubEv.Count(conn.EventReconnected) == 1
 	})
-}
-
-// backoffWithoutJitter is the deterministic part of the delay before the f-th
-// consecutive attempt to a server (conn's options.backoff): base doubled
-// f-1 times, capped at max. A random jitter in [0, jitter) is added.
-func backoffWithoutJitter(base, maxW time.Duration, f int) time.Duration {
-	d := base
-	for i := 1; i < f && d < maxW; i++ {
-		d *= 2
+	if err := nc.Flush(ctxT(t)); err != nil { // the restored SUB/UNSUB are processed
+		t.Fatal(err)
 	}
-	return min(d, maxW)
-}
-
-// refusingDialRecorder dials l, recording the fake time of every attempt, and
-// refuses every attempt after the first.
-type refusingDialRecorder struct {
-	l     *memnet.Listener
-	start time.Time
-	mu    sync.Mutex
-	at    []time.Duration
-	ch    chan struct{}
-}
-
-func (d *refusingDialRecorder) dial(ctx context.Context, network, addr string) (_ net.Conn, err error) {
-	d.mu.Lock()
-	d.at = append(d.at, time.Since(d.start))
-	first := len(d.at) == 1
-	d.mu.Unlock()
-	defer func() { d.ch <- struct{}{} }()
-	if !first {
-		return nil, fmt.Errorf("dial %s: %w", addr, syscall.ECONNREFUSED)
+	// The server holds the subscription in the same queue group with the
+	// remaining count.
+	cz, err := s.Server().Connz(&server.ConnzOptions{SubscriptionsDetail: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return d.l.Dial(ctx, network, addr)
-}
-
-func (d *refusingDialRecorder) times() []time.Duration {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]time.Duration(nil), d.at...)
-}
-
-// After the connection is lost the lost server is retried after
-// backoff(1); each failed attempt f (f = 1, 2, …, counted since the last
-// successful connection) schedules the next one backoff(f) later, where
-// backoff(f) = min(base·2^(f-1), max) + rand[0, jitter). So the gaps are
-// backoff(1), backoff(1), backoff(2), backoff(3), …: the loss itself is
-// not counted as a failure, and the delay first doubles after the
-// second failed attempt. Checked over 20 attempts, well into the cap.
-func TestReconnectBackoffBounds(t *testing.T) {
-	const attempts = 20
-	lossAt := 3 * time.Second
-
-	// run connects, has the server drop the connection at lossAt, waits
-	// for `attempts` reconnect attempts (all refused) and returns the
-	// fake times of the loss and of the attempts.
-	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
-		start := time.Now()
-		ev := newTimedEvents(start)
-		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-			if handshake(c, nil) != nil {
-				return
+	found := false
+	for _, ci := range cz.Conns {
+		for _, sd := range ci.SubsDetail {
+			if sd.Subject == "f29" {
+				found = true
+				if sd.Queue != "workers" || sd.Max != 5 {
+					t.Fatalf("restored subscription: queue %q max %d, want workers and 5", sd.Queue, sd.Max)
+				}
 			}
-			time.Sleep(lossAt)
-			c.Close()
-		}))
-		defer srv.stop()
-		rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, attempts+2)}
-		nc, err := srv.tryConnect(t, context.Background(),
-			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2)}, opts...)...)
+		}
+	}
+	if !found {
+		t.Fatal("subscription not restored")
+	}
+	for i := 5; i < 15; i++ {
+		pub.Publish("f29", []byte(strconv.Itoa(i)))
+	}
+	if err := pub.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for m, err := range sub.Messages(ctxT(t)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer nc.Close()
-		for range attempts + 1 { // the first connection, then the attempts
-			<-rec.ch
-		}
-		nc.Close()
-		srv.stop()
-		d := ev.wait(conn.EventDisconnected)
-		if d.at != lossAt {
-			t.Fatalf("disconnect reported at %v, want exactly %v", d.at, lossAt)
-		}
-		all := rec.times()
-		if all[0] != 0 {
-			t.Fatalf("first dial at %v", all[0])
-		}
-		return d.at, all[1:]
+		got = append(got, string(m.Data))
 	}
-
-	t.Run("exponential-with-jitter", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			base, maxW, jitter := time.Second, 20*time.Second, 250*time.Millisecond
-			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(jitter))
-			prev := loss
-			var extras []time.Duration
-			for i, at := range tries {
-				failures := i + 1 // attempt i+1 follows the loss (i == 0) or i failed attempts
-				det := backoffWithoutJitter(base, maxW, failures)
-				gap := at - prev
-				if gap < det || gap >= det+jitter {
-					t.Fatalf("attempt %d came %v after the previous event, want in [%v, %v) (failures %d)\nall: %v",
-						i+1, gap, det, det+jitter, failures, tries)
-				}
-				extras = append(extras, gap-det)
-				prev = at
-			}
-			distinct := map[time.Duration]bool{}
-			for _, e := range extras {
-				distinct[e] = true
-			}
-			if len(distinct) < 2 {
-				t.Fatalf("jitter never varied: %v", extras)
-			}
-			t.Logf("attempts (fake time): %v", tries)
-		})
-	})
-
-	t.Run("no-jitter-exact", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			base, maxW := 500*time.Millisecond, 10*time.Second
-			loss, tries := run(t, conn.ReconnectBackoff(base, maxW), conn.ReconnectJitter(0))
-			prev := loss
-			for i, at := range tries {
-				if want := backoffWithoutJitter(base, maxW, i+1); at-prev != want {
-					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
-				}
-				prev = at
-			}
-		})
-	})
-
-	t.Run("custom-delay", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			var mu sync.Mutex
-			var args []int
-			f := func(n int) time.Duration {
-				mu.Lock()
-				args = append(args, n)
-				mu.Unlock()
-				return time.Duration(n) * 700 * time.Millisecond
-			}
-			loss, tries := run(t, conn.ReconnectDelay(f))
-			prev := loss
-			for i, at := range tries {
-				if want := time.Duration(i+1) * 700 * time.Millisecond; at-prev != want {
-					t.Fatalf("attempt %d after %v, want exactly %v\nall: %v", i+1, at-prev, want, tries)
-				}
-				prev = at
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			// Called with the number of the attempt it delays: 1 at the
-			// loss, then 2, 3, … after each failure.
-			for i, n := range args[:attempts] {
-				if n != i+1 {
-					t.Fatalf("ReconnectDelay called with %v, want 1, 2, 3, …", args)
-				}
-			}
-		})
-	})
-
-	// MaxReconnects(n): the server is dropped after n failed attempts; the
-	// connection then closes with ErrNoServers at the instant of the last
-	// failure.
-	t.Run("max-reconnects", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			const n = 3
-			start := time.Now()
-			ev := newTimedEvents(start)
-			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
-				if handshake(c, nil) == nil {
-					time.Sleep(lossAt)
-				}
-			}))
-			defer srv.stop()
-			rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, 16)}
-			nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(rec.dial), ev.opt(),
-				conn.MaxReconnects(n), conn.ReconnectDelay(func(int) time.Duration { return time.Second }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			c := ev.wait(conn.EventClosed)
-			tries := rec.times()[1:]
-			if len(tries) != n {
-				t.Fatalf("%d reconnect attempts, want %d: %v", len(tries), n, tries)
-			}
-			if want := lossAt + n*time.Second; c.at != want || tries[n-1] != want {
-				t.Fatalf("closed at %v after last attempt at %v, want both at %v", c.at, tries[n-1], want)
-			}
-			if !errors.Is(c.Err, conn.ErrNoServers) {
-				t.Fatalf("closed with %v", c.Err)
-			}
-			nc.Close()
-			srv.stop()
-		})
-	})
+	if want := "0 1 2 3 4 5 6 7 8 9"; strings.Join(got, " ") != want {
+		t.Fatalf("delivered %q, want %q", got, want)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := nc.Stats(); st.UnknownSID != 0 || st.InMsgs != 10 {
+		t.Fatalf("server sent more than the remaining count: InMsgs %d UnknownSID %d", st.InMsgs, st.UnknownSID)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -461,4 +462,102 @@ func TestRequestTimeoutExact(t *testing.T) {
 			t.Fatalf("server saw requests %s", got)
 		}
 	})
+}
+
+func TestPendingRequestsFailOnReconnect(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
+	if _, err := nc.Subscribe("f15.silent"); err != nil { // never answers
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := nc.Request(ctx, "f15.silent", nil)
+			errs <- err
+		}()
+	}
+	eventually(t, "requests pending", func() bool { return nc.Stats().RequestsPending == n })
+	forced := time.Now()
+	nc.ForceReconnect()
+	for i := range n {
+		err := recvErr(t, errs, 10*time.Second, fmt.Sprintf("request %d", i))
+		if !errors.Is(err, conn.ErrDisconnected) || errors.Is(err, conn.ErrClosed) {
+			t.Fatalf("request %d: %v, want ErrDisconnected", i, err)
+		}
+	}
+	if d := time.Since(forced); d > 5*time.Second {
+		t.Fatalf("requests released after %v, want promptly (deadline 20s)", d)
+	}
+	if c := nc.Stats().RequestsPending; c != 0 {
+		t.Fatalf("%d requests still pending", c)
+	}
+	// The request path works again after the reconnect.
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
+	nc.SubscribeFunc("f15.echo", func(m *conn.Msg) { m.Respond(m.Data) })
+	if m, err := nc.Request(ctxT(t), "f15.echo", []byte("again")); err != nil || string(m.Data) != "again" {
+		t.Fatalf("request after reconnect: %v %v", m, err)
+	}
+}
+
+func TestAbandonedRequestsFreed(t *testing.T) {
+	s := coreServer(t)
+	nc := connect(t, s.URL())
+	silent := connect(t, s.URL())
+	// A subscriber that never replies keeps no-responders away.
+	if _, err := silent.SubscribeFunc("f16", func(*conn.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := silent.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	run := func(total int) {
+		const workers = 100
+		var wg sync.WaitGroup
+		var bad atomic.Value
+		for w := range workers {
+			wg.Go(func() {
+				for i := range total / workers {
+					d := time.Duration(1+(w+i)%5) * time.Millisecond
+					ctx, cancel := context.WithTimeout(context.Background(), d)
+					_, err := nc.Request(ctx, "f16", nil)
+					cancel()
+					if !errors.Is(err, conn.ErrTimeout) {
+						bad.Store(fmt.Sprint(err))
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if v := bad.Load(); v != nil {
+			t.Fatalf("abandoned request ended with %v, want ErrTimeout", v)
+		}
+	}
+	run(2000) // warm up pools and buffers
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	run(20000)
+	if n := nc.Stats().RequestsPending; n != 0 {
+		t.Fatalf("%d abandoned requests still in the multiplexer", n)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap growth after 20k abandoned requests: %d bytes", growth)
+	if growth > 1<<20 {
+		t.Fatalf("heap grew %d bytes after 20k abandoned requests (> 1 MiB)", growth)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 }
