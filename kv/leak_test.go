@@ -21,25 +21,25 @@ func TestNoGoroutineLeak(t *testing.T) {
 		mustPut(t, b, "k"+string(rune('a'+i)), "v")
 	}
 	mustPut(t, b, "ka", "v2")
-	if _, err := b.Get(e.ctx, "ka"); err != nil {
+	if _, err := b.Get(e.Ctx, "ka"); err != nil {
 		t.Fatal(err)
 	}
-	if keys, err := b.Keys(e.ctx); err != nil || len(keys) != 10 {
+	if keys, err := b.Keys(e.Ctx); err != nil || len(keys) != 10 {
 		t.Fatalf("keys %v %v", keys, err)
 	}
-	if _, err := b.History(e.ctx, "ka"); err != nil {
+	if _, err := b.History(e.Ctx, "ka"); err != nil {
 		t.Fatal(err)
 	}
-	for range b.ListKeys(e.ctx) {
+	for range b.ListKeys(e.Ctx) {
 		break
 	}
-	for _, err := range b.WatchAll(e.ctx) {
+	for _, err := range b.WatchAll(e.Ctx) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		break
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	n := 0
 	for ent, err := range b.WatchAll(ctx) {
 		if err != nil {
@@ -51,6 +51,6 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 	}
 	cancel()
-	e.nc.Close()
+	e.Conn.Close()
 	leakcheck.Wait(t, before, 10*time.Second)
 }

@@ -19,7 +19,7 @@ func TestWatchRequests(t *testing.T) {
 	mustPut(t, b, "b", "1")
 	total := func() uint64 {
 		t.Helper()
-		info, err := e.s.Server().Jsz(&server.JSzOptions{})
+		info, err := e.Server.Server().Jsz(&server.JSzOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestWatchRequests(t *testing.T) {
 	watch := func(t *testing.T, updates int, opts ...kv.WatchOpt) {
 		t.Helper()
 		marker, got := false, 0
-		for ent, err := range b.WatchAll(e.ctx, opts...) {
+		for ent, err := range b.WatchAll(e.Ctx, opts...) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestWatchRequests(t *testing.T) {
 		{"UpdatesOnly, one update", func(t *testing.T) { watch(t, 1, kv.UpdatesOnly()) }, 3},
 		{"UpdatesOnly, ended at the marker", func(t *testing.T) { watch(t, 0, kv.UpdatesOnly()) }, 3},
 		{"ListKeys", func(t *testing.T) {
-			for _, err := range b.ListKeys(e.ctx) {
+			for _, err := range b.ListKeys(e.Ctx) {
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -49,7 +49,7 @@ func TestWatchBeginsWhenWatchReturns(t *testing.T) {
 				b := e.bucket(t, kv.Config{Bucket: "start", History: history})
 				mustPut(t, b, "k", "0")
 				mustPut(t, b, "k", "1")
-				ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second) // a guard, not a timing
+				ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second) // a guard, not a timing
 				defer cancel()
 				seq := tc.watch(ctx, b)
 				for _, v := range puts {
@@ -89,7 +89,7 @@ func TestWatchRangedAgainBeginsAgain(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "again", History: 5})
 	mustPut(t, b, "k", "1")
-	seq := b.WatchAll(e.ctx)
+	seq := b.WatchAll(e.Ctx)
 	mustPut(t, b, "k", "2")
 	if got := readUntil(t, seq, "2"); got != "k=1 | k=2" {
 		t.Fatalf("first range read %q; want k=1 | k=2", got)
@@ -111,7 +111,7 @@ func TestWatchBeginsWithMoreInitialValuesThanItQueues(t *testing.T) {
 	for i := range n {
 		mustPut(t, b, fmt.Sprintf("k%d", i), "1")
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second) // a guard, not a timing
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second) // a guard, not a timing
 	defer cancel()
 	seq := b.WatchAll(ctx)
 	mustPut(t, b, "k0", "2")

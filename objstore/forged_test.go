@@ -16,7 +16,7 @@ import (
 func TestForgedPlainMessageWatch(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "forged"})
-	spy := testutil.NewPullSpy(t, e.s.URL())
+	spy := testutil.NewPullSpy(t, e.Server.URL())
 	type item struct {
 		info *objstore.Info
 		err  error
@@ -26,7 +26,7 @@ func TestForgedPlainMessageWatch(t *testing.T) {
 		defer close(items)
 		// UpdatesOnly: one read, so the first pull the attacker sees is
 		// the one whose inbox the watch keeps.
-		for info, err := range s.Watch(e.ctx, objstore.UpdatesOnly()) {
+		for info, err := range s.Watch(e.Ctx, objstore.UpdatesOnly()) {
 			items <- item{info, err}
 			if err != nil {
 				return
@@ -58,7 +58,7 @@ func TestForgedPlainMessageWatch(t *testing.T) {
 		{Reply: "JS.ACK.OBJ_forged.C.1.1.1.1700000000000000000.0", Header: h},
 	}...)
 	for _, name := range []string{"first", "last"} {
-		if _, err := s.PutBytes(e.ctx, name, []byte("data of "+name)); err != nil {
+		if _, err := s.PutBytes(e.Ctx, name, []byte("data of "+name)); err != nil {
 			t.Fatal(err)
 		}
 		if it := next(); it.err != nil || it.info == nil || it.info.Name != name {

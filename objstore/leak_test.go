@@ -22,14 +22,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 8192) // 128 KiB
 	opts := &objstore.MetaOptions{ChunkSize: 4096}
 	for _, name := range []string{"a", "b"} {
-		if _, err := st.Put(e.ctx, objstore.Meta{Name: name, Opts: opts}, bytes.NewReader(data)); err != nil {
+		if _, err := st.Put(e.Ctx, objstore.Meta{Name: name, Opts: opts}, bytes.NewReader(data)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, err := st.GetBytes(e.ctx, "a"); err != nil || !bytes.Equal(got, data) {
+	if got, err := st.GetBytes(e.Ctx, "a"); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("get: %d bytes, %v", len(got), err)
 	}
-	r, err := st.Get(e.ctx, "b")
+	r, err := st.Get(e.Ctx, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,15 +37,15 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close() // abandoned midway
-	for _, err := range st.List(e.ctx) {
+	for _, err := range st.List(e.Ctx) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	for range st.List(e.ctx) {
+	for range st.List(e.Ctx) {
 		break
 	}
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	n := 0
 	for _, err := range st.Watch(ctx) {
 		if err != nil {
@@ -56,9 +56,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 	}
 	cancel()
-	if err := st.Delete(e.ctx, "a"); err != nil {
+	if err := st.Delete(e.Ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	e.nc.Close()
+	e.Conn.Close()
 	leakcheck.Wait(t, before, 10*time.Second)
 }

@@ -152,10 +152,7 @@ func (s *Store) publishMeta(ctx context.Context, info *Info) error {
 		return err
 	}
 	_, err = s.js.Publish(ctx, s.metaSubject(info.Name), data, jsapi.Rollup(jsapi.HeaderRollupValueSubject))
-	if err != nil && errors.Is(err, jsapi.ErrNoStreamResponse) {
-		err = wrap(ErrBucketNotFound, err)
-	}
-	return err
+	return kind.PubErr(err)
 }
 
 // purgeChunks removes the chunks of nuid, also when ctx has ended. It

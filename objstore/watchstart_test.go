@@ -30,12 +30,12 @@ func TestObjectWatchBeginsWhenWatchReturns(t *testing.T) {
 			s := e.store(t, objstore.Config{Bucket: "start"})
 			put := func(data string) {
 				t.Helper()
-				if _, err := s.PutString(e.ctx, "o", data); err != nil {
+				if _, err := s.PutString(e.Ctx, "o", data); err != nil {
 					t.Fatal(err)
 				}
 			}
 			put("x")
-			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second) // a guard, not a timing
+			ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second) // a guard, not a timing
 			defer cancel()
 			seq := s.Watch(ctx, tc.opts...)
 			put("yy")
