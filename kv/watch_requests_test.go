@@ -3,8 +3,7 @@ package kv_test
 import (
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/server"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
 )
 
@@ -17,14 +16,7 @@ func TestWatchRequests(t *testing.T) {
 	b := e.bucket(t, kv.Config{Bucket: "req"})
 	mustPut(t, b, "a", "1")
 	mustPut(t, b, "b", "1")
-	total := func() uint64 {
-		t.Helper()
-		info, err := e.Server.Server().Jsz(&server.JSzOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.API.Total
-	}
+	total := func() uint64 { return testutil.APITotal(t, e.Server) }
 	// watch ranges over the watch until the marker and then updates more
 	// entries, putting each first.
 	watch := func(t *testing.T, updates int, opts ...kv.WatchOpt) {

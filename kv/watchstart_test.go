@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
 )
 
@@ -67,21 +67,8 @@ func TestWatchBeginsWhenWatchReturns(t *testing.T) {
 // returns what it read, the marker as "|".
 func readUntil(t *testing.T, seq iter.Seq2[*kv.Entry, error], last string) string {
 	t.Helper()
-	var got []string
-	for ent, err := range seq {
-		if err != nil {
-			t.Fatalf("after %q: %v", got, err)
-		}
-		if ent == nil {
-			got = append(got, "|")
-			continue
-		}
-		got = append(got, ent.Key+"="+string(ent.Value))
-		if string(ent.Value) == last {
-			break
-		}
-	}
-	return strings.Join(got, " ")
+	return testutil.ReadUntil(t, seq, func(e *kv.Entry) string { return e.Key + "=" + string(e.Value) },
+		func(e *kv.Entry) bool { return string(e.Value) == last })
 }
 
 // Ranging over a watch again starts a new watch: it begins at that range.

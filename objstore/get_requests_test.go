@@ -5,8 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/server"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
 )
 
@@ -21,14 +20,7 @@ func TestGetRequests(t *testing.T) {
 	if _, err := s.PutBytes(e.Ctx, "o", data); err != nil {
 		t.Fatal(err)
 	}
-	total := func() uint64 {
-		t.Helper()
-		info, err := e.Server.Server().Jsz(&server.JSzOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.API.Total
-	}
+	total := func() uint64 { return testutil.APITotal(t, e.Server) }
 	consumers := func() int {
 		t.Helper()
 		n := 0
