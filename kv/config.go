@@ -164,16 +164,9 @@ func CreateOrUpdateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucke
 	return makeBucket(ctx, js, cfg, kind.CreateOrUpdate)
 }
 
-func makeBucket(ctx context.Context, js *jsapi.JS, cfg Config, mk func(context.Context, *jsapi.JS, jsapi.StreamConfig) (*jsapi.Stream, error)) (*Bucket, error) {
+func makeBucket(ctx context.Context, js *jsapi.JS, cfg Config, op streamstore.Op) (*Bucket, error) {
 	sc, err := streamConfig(ctx, js, cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := mk(ctx, js, sc)
-	if err != nil {
-		return nil, err
-	}
-	return newBucket(js, st), nil
+	return streamstore.Open(ctx, js, op, sc, err, func(st *jsapi.Stream) *Bucket { return newBucket(js, st) })
 }
 
 // Bind returns a handle on an existing bucket. It fails with

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
 )
@@ -233,7 +234,10 @@ func (b *Bucket) History(ctx context.Context, filter string, opts ...WatchOpt) (
 	return out, nil
 }
 
-// PurgeDeletesOpt is an option of PurgeDeletes.
+// PurgeDeletesOpt is an option of PurgeDeletes, made by
+// DeleteMarkersOlderThan. The zero PurgeDeletesOpt is invalid: it fails
+// PurgeDeletes with an error matching conn.ErrInvalidOption, before
+// anything is sent.
 type PurgeDeletesOpt struct{ olderThan time.Duration }
 
 // DefaultMarkerThreshold is how old a delete or purge marker must be for
@@ -243,7 +247,7 @@ const DefaultMarkerThreshold = 30 * time.Minute
 
 // DeleteMarkersOlderThan sets the age beyond which PurgeDeletes removes
 // markers (default DefaultMarkerThreshold); a negative d removes every
-// marker.
+// marker. A d of 0 is invalid (conn.ErrInvalidOption).
 func DeleteMarkersOlderThan(d time.Duration) PurgeDeletesOpt {
 	return PurgeDeletesOpt{olderThan: d}
 }
@@ -254,9 +258,10 @@ func DeleteMarkersOlderThan(d time.Duration) PurgeDeletesOpt {
 func (b *Bucket) PurgeDeletes(ctx context.Context, opts ...PurgeDeletesOpt) error {
 	olderThan := DefaultMarkerThreshold
 	for _, o := range opts {
-		if o.olderThan != 0 {
-			olderThan = o.olderThan
+		if o.olderThan == 0 {
+			return fmt.Errorf("%w: zero PurgeDeletesOpt", conn.ErrInvalidOption)
 		}
+		olderThan = o.olderThan
 	}
 	var limit time.Time
 	if olderThan > 0 {

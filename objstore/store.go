@@ -89,16 +89,9 @@ func CreateOrUpdateStore(ctx context.Context, js *jsapi.JS, cfg Config) (*Store,
 	return makeStore(ctx, js, cfg, kind.CreateOrUpdate)
 }
 
-func makeStore(ctx context.Context, js *jsapi.JS, cfg Config, mk func(context.Context, *jsapi.JS, jsapi.StreamConfig) (*jsapi.Stream, error)) (*Store, error) {
+func makeStore(ctx context.Context, js *jsapi.JS, cfg Config, op streamstore.Op) (*Store, error) {
 	sc, err := streamConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := mk(ctx, js, sc)
-	if err != nil {
-		return nil, err
-	}
-	return newStore(js, cfg.Bucket, st), nil
+	return streamstore.Open(ctx, js, op, sc, err, func(st *jsapi.Stream) *Store { return newStore(js, cfg.Bucket, st) })
 }
 
 // Bind returns a handle on an existing store, or ErrBucketNotFound.

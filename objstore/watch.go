@@ -93,11 +93,16 @@ func (s *Store) watchInfo(m *jsapi.Msg, md jsapi.Metadata, spec streamstore.Spec
 // with ShowDeleted), in the order they were last changed, and ends. A
 // failure is yielded as a final (nil, err); an empty store yields nothing.
 func (s *Store) List(ctx context.Context, opts ...Opt) iter.Seq2[*Info, error] {
+	show, err := showDeleted(opts)
 	var wo []WatchOpt
-	if !showDeleted(opts) {
+	if !show {
 		wo = append(wo, IgnoreDeletes())
 	}
 	return func(yield func(*Info, error) bool) {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
 		streamstore.Initial(ctx, s.source(), s.prepare(wo), s.watchInfo, yield)
 	}
 }

@@ -133,3 +133,21 @@ func Statuses[T any](ctx context.Context, js *jsapi.JS, k *Kind, status func(nam
 		}
 	}
 }
+
+// Op makes a kind's stream: Create, Update or CreateOrUpdate.
+type Op func(context.Context, *jsapi.JS, jsapi.StreamConfig) (*jsapi.Stream, error)
+
+// Open makes the stream sc describes with op and returns handle's handle
+// on it; err, the failure to map the store's configuration to sc, is
+// returned at once.
+func Open[H any](ctx context.Context, js *jsapi.JS, op Op, sc jsapi.StreamConfig, err error, handle func(*jsapi.Stream) H) (H, error) {
+	var zero H
+	if err != nil {
+		return zero, err
+	}
+	st, err := op(ctx, js, sc)
+	if err != nil {
+		return zero, err
+	}
+	return handle(st), nil
+}

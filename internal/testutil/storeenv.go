@@ -12,6 +12,7 @@ import (
 
 	"github.com/natsio/natsio/internal/leakcheck"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/proto"
 )
 
 // NewJSEnv starts an embedded JetStream server with opts and connects to
@@ -171,4 +172,17 @@ func (w *Watch[E]) Marker() {
 func (w *Watch[E]) Stop() {
 	w.cancel()
 	<-w.done
+}
+
+// PublishStrays publishes body with h to reply, a pull inbox NextPull
+// learnt, as the three kinds of message the server did not deliver: no
+// reply subject, another client's inbox, and a $JS.ACK-like reply of
+// stream that no ack parser takes. It returns how many it published.
+func (s *PullSpy) PublishStrays(t testing.TB, reply, stream string, h *proto.Header, body []byte) int {
+	t.Helper()
+	return s.Publish(t, reply, body, []Forged{
+		{Reply: "", Header: h},
+		{Reply: "_INBOX.attacker", Header: h},
+		{Reply: "JS.ACK." + stream + ".C.1.1.1.1700000000000000000.0", Header: h},
+	}...)
 }
