@@ -156,7 +156,7 @@ func seqPayload(seq int) []byte {
 // checkPubs checks that fs never saw a malformed frame, and that every
 // PUB on subject carries the exact payload of its sequence number, none
 // twice. It returns the sequence numbers per connection, in order.
-func checkPubs(t *testing.T, fs *fakeserver.Server, subject string) [][]int {
+func checkPubs(t *testing.T, fs *fake, subject string) [][]int {
 	t.Helper()
 	if errs := fs.ParseErrors(); len(errs) > 0 {
 		t.Fatalf("server saw malformed client bytes: %v", errs)
@@ -201,7 +201,7 @@ func contiguous(s []int) bool {
 // The strict fake server behind it must never see a half frame spliced into
 // a later connection, and every PUB must be whole.
 func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	p := testutil.Proxy(t, fs.Addr())
 	p.Chunk(faultproxy.Up, 100)
 	ev := &testutil.Events{}
@@ -239,12 +239,12 @@ func TestCutMidFrameSendsNoHalfPublish(t *testing.T) {
 	}()
 	const cuts = 3
 	for k := 1; k <= cuts; k++ {
-		c := fakeClient(t, fs, k)
+		c := fs.client(t, k)
 		eventually(t, fmt.Sprintf("publishes on connection %d", k), func() bool { return len(c.Pubs()) >= 20 })
 		p.CutAll()
 		waitClosed(t, c, "the cut")
 	}
-	last := fakeClient(t, fs, cuts+1)
+	last := fs.client(t, cuts+1)
 	eventually(t, "publishes after the last reconnect", func() bool { return len(last.Pubs()) >= 20 })
 	close(stop)
 	wg.Wait()
@@ -288,7 +288,7 @@ func (c *partialWriteConn) Write(b []byte) (int, error) {
 // fails. The rest of that frame must never be sent on the next connection;
 // publishes buffered after the failure arrive whole and in order.
 func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	var armed atomic.Bool
 	dial := conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
@@ -299,7 +299,7 @@ func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 		return &partialWriteConn{Conn: c, armed: &armed}, nil
 	})
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), dial, testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, dial, testutil.FastReconnect(), ev.Opt())
 	seq := 0
 	for ; seq < 10; seq++ {
 		nc.Publish("f08", seqPayload(seq))
@@ -320,7 +320,7 @@ func TestPartialWriteSendsNoHalfPublish(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fakeClient(t, fs, 1)
+	c1 := fs.client(t, 1)
 	waitClosed(t, c1, "the failed connection to close")
 	if !c1.Truncated() {
 		t.Fatal("setup: the partial write did not end mid-frame")

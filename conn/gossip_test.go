@@ -20,7 +20,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -76,14 +75,14 @@ func (p *gossipPKI) server(t *testing.T, host string) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }
 
-// gossipServe answers connections on l: INFO (with tls_required when cfg
+// gossipServe serves addr in memory: INFO (with tls_required when cfg
 // is set, and a nonce), TLS, then it records the CONNECT JSON and answers
 // the PING. first, when set, makes it close the first connection right
 // after the handshake (so that the client moves to a gossiped server).
-func gossipServe(t *testing.T, l *memnet.Listener, cfg *tls.Config, info map[string]any, connects chan<- map[string]any, closeFirst bool) {
+func gossipServe(t *testing.T, addr string, cfg *tls.Config, info map[string]any, connects chan<- map[string]any, closeFirst bool) *fake {
 	info = maps(info, map[string]any{"server_id": "G", "version": "2.15.2", "proto": 1, "headers": true,
 		"max_payload": 1 << 20, "nonce": "gossip-nonce", "tls_required": cfg != nil})
-	opts := []fakeserver.Option{fakeserver.WithHandler(func(c *fakeserver.Client) {
+	opts := []fakeOpt{inMemoryAt(addr), withScript(func(c *fakeserver.Client) {
 		ctx := c.Context()
 		if c.SendInfo(info) != nil {
 			return
@@ -105,9 +104,9 @@ func gossipServe(t *testing.T, l *memnet.Listener, cfg *tls.Config, info map[str
 		}
 	})}
 	if cfg != nil {
-		opts = append(opts, fakeserver.WithTLS(cfg))
+		opts = append(opts, withTLS(cfg))
 	}
-	fakeserver.Serve(t, l, opts...)
+	return startFake(t, opts...)
 }
 
 func maps(a, b map[string]any) map[string]any {
@@ -177,8 +176,6 @@ func TestGossipCredentialMatrix(t *testing.T) {
 	for _, m := range modes {
 		for _, cr := range creds {
 			t.Run(m.name+"/"+cr.name, func(t *testing.T) {
-				named := memnet.Listen("nats.example:4222")
-				gossiped := memnet.Listen(m.gossiped)
 				var namedTLS, gossipTLS *tls.Config
 				scheme := "nats://"
 				if m.tls {
@@ -187,14 +184,14 @@ func TestGossipCredentialMatrix(t *testing.T) {
 				}
 				namedConnects := make(chan map[string]any, 4)
 				gossipConnects := make(chan map[string]any, 4)
-				gossipServe(t, named, namedTLS, map[string]any{"connect_urls": []string{m.gossiped}}, namedConnects, true)
-				gossipServe(t, gossiped, gossipTLS, nil, gossipConnects, false)
+				named := gossipServe(t, "nats.example:4222", namedTLS, map[string]any{"connect_urls": []string{m.gossiped}}, namedConnects, true)
+				gossiped := gossipServe(t, m.gossiped, gossipTLS, nil, gossipConnects, false)
 				dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 					switch addr {
 					case "nats.example:4222":
-						return named.Dial(ctx, network, addr)
+						return named.dial(ctx, network, addr)
 					case m.gossiped:
-						return gossiped.Dial(ctx, network, addr)
+						return gossiped.dial(ctx, network, addr)
 					}
 					return nil, fmt.Errorf("no route to %s", addr)
 				}

@@ -44,27 +44,6 @@ type connectResult struct {
 	d   time.Duration
 }
 
-// fakeClient returns the i-th connection to fs, failing the test after the
-// usual bound.
-func fakeClient(t *testing.T, fs *fakeserver.Server, i int) *fakeserver.Client {
-	t.Helper()
-	c, err := fs.Client(ctxT(t), i)
-	if err != nil {
-		t.Fatalf("connection %d to the fake server: %v", i, err)
-	}
-	return c
-}
-
-// waitClosed waits until the fake connection c has been closed.
-func waitClosed(t *testing.T, c *fakeserver.Client, what string) {
-	t.Helper()
-	select {
-	case <-c.Done():
-	case <-ctxT(t).Done():
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 // ---- F07: handshake hang ----
 
 // isTimeout accepts conn.ErrTimeout and, because of the bug pinned down by
@@ -76,18 +55,8 @@ func isTimeout(err error) bool {
 		errors.Is(err, context.DeadlineExceeded)
 }
 
-// firstFakeClient returns the fake server's first connection, or nil when the
-// client never got that far (its dial timed out on a loaded machine).
-func firstFakeClient(t *testing.T, fs *fakeserver.Server) *fakeserver.Client {
-	if fs.Accepted() == 0 {
-		t.Log("the dial itself timed out; nothing reached the fake server")
-		return nil
-	}
-	return fakeClient(t, fs, 1)
-}
-
 func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
-	fs := fakeserver.New(t) // accepts, never sends a byte
+	fs := startFake(t) // accepts, never sends a byte
 	r := <-connectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
 	if r.err == nil {
 		r.nc.Close()
@@ -99,7 +68,7 @@ func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
 	if r.d < 200*time.Millisecond || r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	if c := firstFakeClient(t, fs); c != nil {
+	if c := fs.firstClient(t); c != nil {
 		waitClosed(t, c, "the client to close the silent connection")
 		if n := len(c.Ops()); n != 0 {
 			t.Fatalf("client sent %d ops before INFO", n)
@@ -108,7 +77,7 @@ func TestHandshakeTimeoutWithoutInfo(t *testing.T) {
 }
 
 func TestHandshakeTimeoutWithoutPong(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		_ = c.SendInfo(nil) // then never a PONG
 	}))
 	r := <-connectAsync(fs.URL(), conn.ConnectTimeout(200*time.Millisecond))
@@ -122,7 +91,7 @@ func TestHandshakeTimeoutWithoutPong(t *testing.T) {
 	if r.d < 200*time.Millisecond || r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	c := firstFakeClient(t, fs)
+	c := fs.firstClient(t)
 	if c == nil {
 		return
 	}
@@ -138,7 +107,7 @@ func TestHandshakeTimeoutWithoutPong(t *testing.T) {
 }
 
 func TestTLSHandshakeStallTimesOut(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		c.Discard() // the ClientHello is not NATS protocol
 		_ = c.SendInfo(fakeserver.DefaultInfo().With("tls_required", true))
 	}))
@@ -153,7 +122,7 @@ func TestTLSHandshakeStallTimesOut(t *testing.T) {
 	if r.d > 5*time.Second {
 		t.Fatalf("connect failed after %v, want about the 200ms connect timeout", r.d)
 	}
-	if c := firstFakeClient(t, fs); c != nil {
+	if c := fs.firstClient(t); c != nil {
 		waitClosed(t, c, "the client to close the connection")
 		// Normally the client was inside the TLS handshake (it sent a
 		// ClientHello); on a loaded machine the timeout may come first.
@@ -164,7 +133,7 @@ func TestTLSHandshakeStallTimesOut(t *testing.T) {
 // TestHandshakeTimeoutIsErrTimeout: a handshake that times out fails with an
 // error matching conn.ErrTimeout, every time.
 func TestHandshakeTimeoutIsErrTimeout(t *testing.T) {
-	fs := fakeserver.New(t) // silent
+	fs := startFake(t) // silent
 	for i := range 10 {
 		r := <-connectAsync(fs.URL(), conn.ConnectTimeout(50*time.Millisecond))
 		if r.err == nil {
@@ -219,38 +188,15 @@ func connectJWT(t *testing.T, js []byte) string {
 	return cm.JWT
 }
 
-func authInfo() fakeserver.Info {
-	return fakeserver.DefaultInfo().With("auth_required", true).With("nonce", "n0nce")
-}
-
-// authFakeServer accepts connections whose index reject(i) is false and answers
-// CONNECT on the others with errText, then waits for the client to hang up.
-func authFakeServer(t *testing.T, errText string, reject func(i int) bool) *fakeserver.Server {
-	return fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
-		if err := c.SendInfo(authInfo()); err != nil {
-			return
-		}
-		if _, err := c.ExpectConnect(c.Context()); err != nil {
-			return
-		}
-		if reject(c.Index()) {
-			_ = c.SendErr(errText)
-			<-c.Context().Done() // the client must close it
-			return
-		}
-		c.ServeBasic()
-	}))
-}
-
 // TestAuthExpiredReconnect: a live connection gets -ERR 'User
 // Authentication Expired'; the client reports it as a *ServerError,
 // reconnects, and calls the JWT callback again for the new CONNECT.
 func TestAuthExpiredReconnect(t *testing.T) {
-	fs := authFakeServer(t, "User Authentication Expired", func(int) bool { return false })
+	fs := startFake(t, withScript(refuseAuth("User Authentication Expired", func(int) bool { return false })))
 	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
-	c1 := fakeClient(t, fs, 1)
+	nc := fs.connect(t, jwt.opt(), testutil.FastReconnect(), ev.Opt())
+	c1 := fs.client(t, 1)
 	if err := c1.SendErr("User Authentication Expired"); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +216,7 @@ func TestAuthExpiredReconnect(t *testing.T) {
 		t.Fatalf("JWT callback called %d times, want 2 (once per connection)", got)
 	}
 	for i := 1; i <= 2; i++ {
-		op := fakeClient(t, fs, i).Ops()[0]
+		op := fs.client(t, i).Ops()[0]
 		if got, want := connectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
 			t.Fatalf("connection %d sent %q, want the fresh %q", i, got, want)
 		}
@@ -284,18 +230,18 @@ func TestAuthExpiredReconnect(t *testing.T) {
 // reconnect attempt is refused with 'User Authentication Expired', the
 // next (with a fresh JWT) is accepted.
 func TestAuthRefusedOnceThenAccepted(t *testing.T) {
-	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i == 2 })
+	fs := startFake(t, withScript(refuseAuth("User Authentication Expired", func(i int) bool { return i == 2 })))
 	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
-	waitClosed(t, fakeClient(t, fs, 2), "the client to drop the refused attempt")
+	waitClosed(t, fs.client(t, 2), "the client to drop the refused attempt")
 	if got := jwt.n.Load(); got != 3 {
 		t.Fatalf("JWT callback called %d times, want 3 (once per attempt)", got)
 	}
 	for i := 1; i <= 3; i++ {
-		op := fakeClient(t, fs, i).Ops()[0]
+		op := fs.client(t, i).Ops()[0]
 		if got, want := connectJWT(t, op.Text), fmt.Sprintf("jwt-%d", i); got != want {
 			t.Fatalf("connection %d sent %q, want the fresh %q", i, got, want)
 		}
@@ -313,10 +259,10 @@ func TestAuthRefusedOnceThenAccepted(t *testing.T) {
 // Expired'. The refusal must reach the application as an event carrying the
 // *ServerError, not only a log line.
 func TestAuthErrorOnReconnectReported(t *testing.T) {
-	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i == 2 })
+	fs := startFake(t, withScript(refuseAuth("User Authentication Expired", func(i int) bool { return i == 2 })))
 	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if jwt.n.Load() != 3 {
@@ -332,10 +278,10 @@ func TestAuthErrorOnReconnectReported(t *testing.T) {
 // with that error (RELIABILITY.md F12: "If the same auth error comes back
 // twice, close").
 func TestRepeatedAuthErrorCloses(t *testing.T) {
-	fs := authFakeServer(t, "User Authentication Expired", func(i int) bool { return i >= 2 })
+	fs := startFake(t, withScript(refuseAuth("User Authentication Expired", func(i int) bool { return i >= 2 })))
 	var jwt countingJWT
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), jwt.opt(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, jwt.opt(), testutil.FastReconnect(), ev.Opt())
 	nc.ForceReconnect()
 	select {
 	case <-nc.Closed():
@@ -353,7 +299,7 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 	// Connection 1 is accepted; the server then drops it; attempts 2 and 3
 	// are refused as a server at max_connections does (INFO, -ERR, close);
 	// attempt 4 is accepted.
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		if c.Index() == 2 || c.Index() == 3 {
 			_ = c.SendInfo(nil)
 			_ = c.SendErr("maximum connections exceeded")
@@ -363,7 +309,7 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, testutil.FastReconnect(), ev.Opt())
 	sub, err := nc.Subscribe("f13")
 	if err != nil {
 		t.Fatal(err)
@@ -371,13 +317,13 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	fakeClient(t, fs, 1).Close()
+	fs.client(t, 1).Close()
 	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
 	if fs.Accepted() != 4 {
 		t.Fatalf("%d connections, want 4", fs.Accepted())
 	}
 	for i := 2; i <= 3; i++ {
-		waitClosed(t, fakeClient(t, fs, i), "the client to hang up on a refused attempt")
+		waitClosed(t, fs.client(t, i), "the client to hang up on a refused attempt")
 	}
 	if nc.IsClosed() || ev.Count(conn.EventClosed) != 0 {
 		t.Fatal("max connections exceeded closed the connection")
@@ -386,7 +332,7 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 		t.Fatalf("Reconnects = %d, want 1", got)
 	}
 	// The subscription is restored on the accepted connection and works.
-	c4 := fakeClient(t, fs, 4)
+	c4 := fs.client(t, 4)
 	if op, err := c4.Expect(ctxT(t), proto.KindSub); err != nil || string(op.Subject) != "f13" {
 		t.Fatalf("resubscribe: %v %v", op, err)
 	}
@@ -401,14 +347,14 @@ func TestMaxConnectionsExceededRetries(t *testing.T) {
 // ---- F14: oversized MSG from the server ----
 
 func TestOversizedMsgFromServer(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil))) // max_payload 1 MiB
+	fs := startFake(t, withScript(fakeserver.Basic(nil))) // max_payload 1 MiB
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, testutil.FastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fakeClient(t, fs, 1)
+	c1 := fs.client(t, 1)
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -435,7 +381,7 @@ func TestOversizedMsgFromServer(t *testing.T) {
 		t.Fatal("oversized message delivered")
 	}
 	// Reconnected to the fake; the subscription is back and works.
-	c2 := fakeClient(t, fs, 2)
+	c2 := fs.client(t, 2)
 	if _, err := c2.Expect(ctxT(t), proto.KindSub); err != nil {
 		t.Fatal(err)
 	}
@@ -448,16 +394,16 @@ func TestOversizedMsgFromServer(t *testing.T) {
 // ---- F30: INFO updates ----
 
 func TestAsyncInfoDiscovery(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	valid := []string{"10.0.0.1:4222", "[::1]:4223", "h2.example:4224"}
 	malformed := []string{"bad", ":4222", "host:", "a:b:c", "", "nats://h6.example:4222"}
 	gossip := fakeserver.DefaultInfo().With("connect_urls", append(append([]string{}, valid...), malformed...))
 
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), ev.Opt(), conn.DontRandomize())
-	ign := connect(t, fs.URL(), conn.IgnoreDiscoveredServers())
+	nc := fs.connect(t, ev.Opt(), conn.DontRandomize())
+	ign := fs.connect(t, conn.IgnoreDiscoveredServers())
 	for i := 1; i <= 2; i++ {
-		if err := fakeClient(t, fs, i).SendInfo(gossip); err != nil {
+		if err := fs.client(t, i).SendInfo(gossip); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -484,7 +430,7 @@ func TestAsyncInfoDiscovery(t *testing.T) {
 		t.Errorf("IgnoreDiscoveredServers: pool %q", got)
 	}
 	// The same INFO again adds nothing.
-	fakeClient(t, fs, 1).SendInfo(gossip)
+	fs.client(t, 1).SendInfo(gossip)
 	nc.Flush(ctxT(t))
 	if got := nc.Servers(); len(got) != len(want) {
 		t.Errorf("repeated gossip grew the pool to %q", got)
@@ -497,10 +443,10 @@ func TestAsyncInfoDiscovery(t *testing.T) {
 // TestGossipMalformedPortOrHostSkipped: an entry whose port is not a number in
 // 1..65535, or whose host is not a host name, is malformed.
 func TestGossipMalformedPortOrHostSkipped(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	nc := connect(t, fs.URL())
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
+	nc := fs.connect(t)
 	bad := []string{"h3.example:abc", "h4.example:99999", "h5.example:-1", "h 7:4222"}
-	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls", bad))
+	fs.client(t, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls", bad))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -512,9 +458,9 @@ func TestGossipMalformedPortOrHostSkipped(t *testing.T) {
 // TestGossipDuplicateInOneInfo: the same URL twice in one connect_urls list is
 // one pool entry.
 func TestGossipDuplicateInOneInfo(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	nc := connect(t, fs.URL())
-	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
+	nc := fs.connect(t)
+	fs.client(t, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
 		[]string{"10.0.0.1:4222", "10.0.0.1:4222", "10.0.0.1:4222"}))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -527,14 +473,14 @@ func TestGossipDuplicateInOneInfo(t *testing.T) {
 // TestGossipedIPKeepsTLSName: a gossiped IP address is verified against
 // the TLS name of the server the user named, not against the IP.
 func TestGossipedIPKeepsTLSName(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	// The user names a host; the dialer takes it to the fake server.
 	redirect := conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, fs.Addr())
 	})
 	nc := connect(t, "nats://nats.example.test:4222", redirect)
-	fakeClient(t, fs, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
+	fs.client(t, 1).SendInfo(fakeserver.DefaultInfo().With("connect_urls",
 		[]string{"10.9.8.7:4222", "node2.example.test:4222"}))
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -589,14 +535,14 @@ func TestGarbageFromServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+			fs := startFake(t, withScript(fakeserver.Basic(nil)))
 			ev := &testutil.Events{}
-			nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
+			nc := fs.connect(t, testutil.FastReconnect(), ev.Opt())
 			sub, _ := nc.Subscribe("foo")
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c1 := fakeClient(t, fs, 1)
+			c1 := fs.client(t, 1)
 			// The client may hang up before a long input is written.
 			_ = c1.Send([]byte(tc.bytes))
 			eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
@@ -612,7 +558,7 @@ func TestGarbageFromServer(t *testing.T) {
 				t.Fatal("garbage delivered as a message")
 			}
 			// Reconnected to the fake server: resubscribed and working.
-			c2 := fakeClient(t, fs, 2)
+			c2 := fs.client(t, 2)
 			if op, err := c2.Expect(ctxT(t), proto.KindSub); err != nil || string(op.Subject) != "foo" {
 				t.Fatalf("resubscribe: %v %v", op, err)
 			}
@@ -637,14 +583,14 @@ func TestGarbageFromServer(t *testing.T) {
 // whose header block is not NATS/1.0, a MSG for an unknown sid, a PONG
 // nobody asked for.
 func TestNonFatalOdditiesDroppedAndCounted(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), testutil.FastReconnect(), ev.Opt())
+	nc := fs.connect(t, testutil.FastReconnect(), ev.Opt())
 	sub, _ := nc.Subscribe("foo")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c1 := fakeClient(t, fs, 1)
+	c1 := fs.client(t, 1)
 	c1.SendHMsg("foo", 1, "", []byte("XATS/1.0\r\n\r\n"), []byte("bad"))
 	c1.SendMsg("foo", 99, "", []byte("nobody"))
 	c1.SendPong()
@@ -672,7 +618,7 @@ func TestNonFatalOdditiesDroppedAndCounted(t *testing.T) {
 func TestUnsolicitedPongDoesNotAnswerFlush(t *testing.T) {
 	var c1 *fakeserver.Client
 	ready := make(chan struct{})
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		// Manual handshake: no automatic PONGs.
 		c.SendInfo(nil)
 		if _, err := c.ExpectConnect(c.Context()); err != nil {
@@ -685,7 +631,7 @@ func TestUnsolicitedPongDoesNotAnswerFlush(t *testing.T) {
 		close(ready)
 		c.SendPong()
 	}))
-	nc := connect(t, fs.URL(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+	nc := fs.connect(t, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 	<-ready
 	sub, _ := nc.Subscribe("foo")
 	if _, err := c1.Expect(ctxT(t), proto.KindSub); err != nil {

@@ -55,8 +55,7 @@ func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Durat
 	const lossAt = time.Second
 	start := time.Now()
 	back = lossAt + outage
-	l := memnet.Listen(fakeAddr)
-	stop := serveFake(t, l, func(c *fakeserver.Client) {
+	srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 		if handshake(c, nil) != nil {
 			return
 		}
@@ -65,15 +64,15 @@ func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Durat
 			return // the server goes down: the connection closes
 		}
 		serveOps(c, nil, nil)
-	})
-	defer stop()
+	}))
+	defer srv.stop()
 	var ncs []*conn.Conn
 	var evs []*timedEvents
 	var dialers []*outageDialer
 	for range clients {
 		ev := newTimedEvents(start)
-		d := &outageDialer{l: l, start: start, down: lossAt, up: back}
-		nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(d.dial), ev.opt(), conn.PingInterval(time.Hour))
+		d := &outageDialer{l: srv.mem, start: start, down: lossAt, up: back}
+		nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(d.dial), ev.opt(), conn.PingInterval(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +86,7 @@ func runOutage(t *testing.T, clients int, outage time.Duration) (back time.Durat
 	for _, nc := range ncs {
 		nc.Close()
 	}
-	stop()
+	srv.stop()
 	return back, reconnected, dials
 }
 
@@ -149,11 +148,10 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 		const lossAt = time.Second
 		const attempts = 8
 		start := time.Now()
-		l := memnet.Listen(fakeAddr)
 		var mu sync.Mutex
 		var tries []time.Duration
 		got := make(chan struct{}, attempts+4)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if time.Since(start) == 0 {
 				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
@@ -168,16 +166,16 @@ func TestSynctestRefusingServerBacksOff(t *testing.T) {
 				_ = c.SendErr("maximum connections exceeded")
 			}
 			got <- struct{}{}
-		})
-		defer stop()
+		}))
+		defer srv.stop()
 		ev := newTimedEvents(start)
-		nc := connectFake(t, l, ev.opt(), conn.PingInterval(time.Hour))
+		nc := srv.connect(t, ev.opt(), conn.PingInterval(time.Hour))
 		defer nc.Close()
 		for range attempts {
 			<-got
 		}
 		nc.Close()
-		stop()
+		srv.stop()
 		mu.Lock()
 		defer mu.Unlock()
 		// The first attempt follows the loss by ReconnectWait; after the
@@ -236,11 +234,10 @@ func TestSynctestHugeGossip(t *testing.T) {
 		}
 		async1, _ := hugeGossipInfo(t, 100000, 30000)
 		async2, _ := hugeGossipInfo(t, 200000, 30000)
-		l := memnet.Listen(fakeAddr)
 		var mu sync.Mutex
 		pubs := 0
 		sent := make(chan struct{})
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, big) != nil {
 				return
 			}
@@ -257,8 +254,8 @@ func TestSynctestHugeGossip(t *testing.T) {
 					mu.Unlock()
 				}
 			})
-		})
-		defer stop()
+		}))
+		defer srv.stop()
 		var hooked atomic.Int32
 		defer conn.SetGossipHook(func(nc *conn.Conn) {
 			hooked.Add(1)
@@ -268,7 +265,7 @@ func TestSynctestHugeGossip(t *testing.T) {
 				}
 			}
 		})()
-		nc := connectFake(t, l, conn.PingInterval(time.Hour))
+		nc := srv.connect(t, conn.PingInterval(time.Hour))
 		defer nc.Close()
 		if got := len(nc.Servers()); got > 1024 {
 			t.Fatalf("pool of %d servers after a %d-URL INFO", got, n)
@@ -285,7 +282,7 @@ func TestSynctestHugeGossip(t *testing.T) {
 			t.Fatalf("pool of %d servers after the async INFOs", got)
 		}
 		nc.Close()
-		stop()
+		srv.stop()
 		mu.Lock()
 		defer mu.Unlock()
 		if pubs != 2 {

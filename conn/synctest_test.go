@@ -25,70 +25,6 @@ import (
 	"github.com/natsio/natsio/proto"
 )
 
-// fakeAddr is the address of the in-memory listener the fake server of
-// these tests accepts on.
-const (
-	fakeAddr = "fake:4222"
-	fakeURL  = "nats://" + fakeAddr
-)
-
-// serveFake serves the scripted server (internal/fakeserver) on l, inside
-// the calling bubble: h runs on every connection, which is closed when h
-// returns. The returned function waits until the client has closed its
-// end of every connection (the handlers return then) and closes the
-// server: a client that left a connection open would block the bubble.
-func serveFake(t *testing.T, l *memnet.Listener, h func(c *fakeserver.Client)) (stop func()) {
-	t.Helper()
-	s := fakeserver.Serve(t, l, fakeserver.WithHandler(func(c *fakeserver.Client) {
-		defer c.Close()
-		h(c)
-	}))
-	return func() {
-		for _, c := range s.Clients() {
-			<-c.Done()
-		}
-		s.Close()
-	}
-}
-
-// handshake plays the server's side of the handshake on c: INFO (info;
-// nil for fakeserver.DefaultInfo()), the client's CONNECT and PING, PONG.
-func handshake(c *fakeserver.Client, info any) error {
-	if err := c.SendInfo(info); err != nil {
-		return err
-	}
-	if _, err := c.ExpectConnect(c.Context()); err != nil {
-		return err
-	}
-	op, err := c.Next(c.Context())
-	if err != nil {
-		return err
-	}
-	if op.Kind != proto.KindPing {
-		return fmt.Errorf("handshake: got %v, want PING", op.Kind)
-	}
-	return c.SendPong()
-}
-
-// serveOps answers every PING with a PONG (unless pong is set and returns
-// false) and hands every op to f (if set), until the connection ends.
-func serveOps(c *fakeserver.Client, pong func() bool, f func(*proto.Op)) {
-	for {
-		op, err := c.Next(c.Context())
-		if err != nil {
-			return
-		}
-		if op.Kind == proto.KindPing && (pong == nil || pong()) {
-			if c.SendPong() != nil {
-				return
-			}
-		}
-		if f != nil {
-			f(op)
-		}
-	}
-}
-
 // timedEvent is an event with the fake time it was delivered at, relative to
 // the start of the test.
 type timedEvent struct {
@@ -158,15 +94,6 @@ func goroutinesStartedByConn() []string {
 	return out
 }
 
-func connectFake(t *testing.T, l *memnet.Listener, opts ...conn.Option) *conn.Conn {
-	t.Helper()
-	nc, err := conn.Connect(context.Background(), fakeURL, append([]conn.Option{conn.Dialer(l.Dial)}, opts...)...)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	return nc
-}
-
 // ---- a. Stale connection ----
 
 // The pinger ticks every interval I from the moment the connection is up.
@@ -197,11 +124,10 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
 				ev := newTimedEvents(start)
-				l := memnet.Listen(fakeAddr)
 				var mu sync.Mutex
 				var pings []time.Duration
 				pubs := 0
-				stop := serveFake(t, l, func(c *fakeserver.Client) {
+				srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 					if handshake(c, nil) != nil {
 						return
 					}
@@ -217,19 +143,19 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 							mu.Unlock()
 						}
 					})
-				})
+				}))
 				opts := []conn.Option{conn.PingInterval(tc.interval), conn.MaxPingsOutstanding(tc.maxOut), ev.opt()}
 				if tc.noReconnect {
 					opts = append(opts, conn.NoReconnect())
 				}
-				defer stop()
-				nc := connectFake(t, l, opts...)
+				defer srv.stop()
+				nc := srv.connect(t, opts...)
 				defer nc.Close()
 				if d := time.Since(start); d != 0 {
 					t.Fatalf("handshake took %v of fake time", d)
 				}
 				// Reconnect attempts are refused; the accepted connection stays.
-				_ = l.Close()
+				_ = srv.mem.Close()
 
 				pubDone := make(chan struct{})
 				stopPub := make(chan struct{})
@@ -269,7 +195,7 @@ func TestSynctestStaleConnectionAtExactBound(t *testing.T) {
 				close(stopPub)
 				<-pubDone
 				nc.Close()
-				stop()
+				srv.stop()
 
 				mu.Lock()
 				defer mu.Unlock()
@@ -347,17 +273,16 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 	run := func(t *testing.T, opts ...conn.Option) (loss time.Duration, tries []time.Duration) {
 		start := time.Now()
 		ev := newTimedEvents(start)
-		l := memnet.Listen(fakeAddr)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
 			time.Sleep(lossAt)
 			c.Close()
-		})
-		defer stop()
-		rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, attempts+2)}
-		nc, err := conn.Connect(context.Background(), fakeURL,
+		}))
+		defer srv.stop()
+		rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, attempts+2)}
+		nc, err := srv.tryConnect(t, context.Background(),
 			append([]conn.Option{conn.Dialer(rec.dial), ev.opt(), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
@@ -367,7 +292,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			<-rec.ch
 		}
 		nc.Close()
-		stop()
+		srv.stop()
 		d := ev.wait(conn.EventDisconnected)
 		if d.at != lossAt {
 			t.Fatalf("disconnect reported at %v, want exactly %v", d.at, lossAt)
@@ -459,15 +384,14 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 			const n = 3
 			start := time.Now()
 			ev := newTimedEvents(start)
-			l := memnet.Listen(fakeAddr)
-			stop := serveFake(t, l, func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) == nil {
 					time.Sleep(lossAt)
 				}
-			})
-			defer stop()
-			rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, 16)}
-			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(rec.dial), ev.opt(),
+			}))
+			defer srv.stop()
+			rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, 16)}
+			nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(rec.dial), ev.opt(),
 				conn.MaxReconnects(n), conn.ReconnectDelay(func(int) time.Duration { return time.Second }))
 			if err != nil {
 				t.Fatal(err)
@@ -485,7 +409,7 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 				t.Fatalf("closed with %v", c.Err)
 			}
 			nc.Close()
-			stop()
+			srv.stop()
 		})
 	})
 }
@@ -498,12 +422,11 @@ func TestSynctestReconnectBackoffBounds(t *testing.T) {
 // otherwise (longer or shorter).
 func TestSynctestRequestTimeoutExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
 		var answerPings atomic.Bool
 		answerPings.Store(true)
 		var mu sync.Mutex
 		var reqs []string
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -514,10 +437,10 @@ func TestSynctestRequestTimeoutExact(t *testing.T) {
 					mu.Unlock()
 				}
 			})
-		})
+		}))
 		const d = 3 * time.Second
-		defer stop()
-		nc := connectFake(t, l, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		defer srv.stop()
+		nc := srv.connect(t, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 
 		check := func(what string, want time.Duration, call func() error) {
@@ -587,8 +510,7 @@ func TestSynctestDrainTimeout(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(fakeAddr)
-				stop := serveFake(t, l, func(c *fakeserver.Client) {
+				srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 					if handshake(c, nil) != nil {
 						return
 					}
@@ -597,9 +519,9 @@ func TestSynctestDrainTimeout(t *testing.T) {
 							_ = c.SendMsg("work", op.SID, "", []byte("job"))
 						}
 					})
-				})
-				defer stop()
-				nc := connectFake(t, l, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+				}))
+				defer srv.stop()
+				nc := srv.connect(t, conn.DrainTimeout(4*time.Second), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				got := make(chan struct{}, 1)
 				release := make(chan struct{})
@@ -642,7 +564,7 @@ func TestSynctestDrainTimeout(t *testing.T) {
 				}
 				unwedge()
 				<-handlerDone
-				stop()
+				srv.stop()
 			})
 		})
 	}
@@ -658,13 +580,12 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
 			ev := newTimedEvents(start)
-			l := memnet.Listen(fakeAddr)
 			type srvEnd struct {
 				ops   int // operations the client sent
 				pings []time.Duration
 			}
 			srvDone := make(chan srvEnd, 4)
-			stop := serveFake(t, l, func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) != nil {
 					return
 				}
@@ -675,14 +596,14 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 					}
 				})
 				srvDone <- srvEnd{len(c.Ops()), pings}
-			})
-			defer stop()
+			}))
+			defer srv.stop()
 			var dials atomic.Int32 // every attempt, successful or not
 			dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 				dials.Add(1)
-				return l.Dial(ctx, network, addr)
+				return srv.mem.Dial(ctx, network, addr)
 			}
-			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(dial), ev.opt(),
+			nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(dial), ev.opt(),
 				conn.PingInterval(time.Second), conn.MaxPingsOutstanding(2), conn.RequestTimeout(time.Minute),
 				conn.ReconnectBackoff(time.Second, 5*time.Second), conn.ReconnectJitter(time.Second))
 			if err != nil {
@@ -726,9 +647,9 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 			nDials, nev := dials.Load(), len(ev.all())
 			time.Sleep(10 * time.Minute)
 			synctest.Wait()
-			if dials.Load() != nDials || l.Dials() != 1 || len(ev.all()) != nev {
+			if dials.Load() != nDials || srv.mem.Dials() != 1 || len(ev.all()) != nev {
 				t.Fatalf("after Close: dial attempts %d→%d, accepted %d, events %d→%d",
-					nDials, dials.Load(), l.Dials(), nev, len(ev.all()))
+					nDials, dials.Load(), srv.mem.Dials(), nev, len(ev.all()))
 			}
 			select {
 			case e := <-srvDone:
@@ -748,15 +669,14 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
 			ev := newTimedEvents(start)
-			l := memnet.Listen(fakeAddr)
-			stop := serveFake(t, l, func(c *fakeserver.Client) {
+			srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 				if handshake(c, nil) == nil {
 					time.Sleep(time.Second)
 				}
-			})
-			defer stop()
-			rec := &refusingDialRecorder{l: l, start: start, ch: make(chan struct{}, 64)}
-			nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(rec.dial), ev.opt(),
+			}))
+			defer srv.stop()
+			rec := &refusingDialRecorder{l: srv.mem, start: start, ch: make(chan struct{}, 64)}
+			nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(rec.dial), ev.opt(),
 				conn.ReconnectBackoff(2*time.Second, 8*time.Second), conn.ReconnectJitter(0), conn.PingInterval(time.Second), conn.MaxPingsOutstanding(1))
 			if err != nil {
 				t.Fatal(err)
@@ -769,7 +689,7 @@ func TestSynctestNoTimerAfterClose(t *testing.T) {
 				t.Fatalf("dials at %v, want [0s 3s]", got)
 			}
 			nc.Close()
-			stop()
+			srv.stop()
 			synctest.Wait()
 			if g := goroutinesStartedByConn(); len(g) != 0 {
 				t.Fatalf("%d conn goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
@@ -820,14 +740,13 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(fakeAddr)
 				h := tc.handler
 				if h == nil {
 					h = silent
 				}
-				stop := serveFake(t, l, h)
-				defer stop()
-				dial := l.Dial
+				srv := startFake(t, inMemory(), withSession(h))
+				defer srv.stop()
+				dial := srv.mem.Dial
 				if tc.dial {
 					dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
 						<-ctx.Done()
@@ -860,7 +779,7 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 				if !errors.Is(err, conn.ErrTimeout) {
 					t.Fatalf("Connect: %v, want ErrTimeout", err)
 				}
-				stop() // the handlers saw the client close its end
+				srv.stop() // the handlers saw the client close its end
 				synctest.Wait()
 				if g := goroutinesStartedByConn(); len(g) != 0 {
 					t.Fatalf("%d conn goroutines left:\n%s", len(g), strings.Join(g, "\n\n"))
@@ -872,34 +791,11 @@ func TestSynctestConnectTimeoutCoversHandshake(t *testing.T) {
 
 // ---- Delivery after a loop of requests ----
 
-// echoFeedServer serves one connection: it answers each request after
-// delay with its own payload (except those to "silent"), and sends feed to
-// the subscription on "feed" each time push gets a value.
-func echoFeedServer(t *testing.T, l *memnet.Listener, delay time.Duration, push <-chan struct{}, feed string) (stop func()) {
-	return serveFake(t, l, func(c *fakeserver.Client) {
-		if handshake(c, nil) != nil {
-			return
-		}
-		go func() {
-			for range push {
-				_ = c.SendTo("feed", "", nil, []byte(feed))
-			}
-		}()
-		serveOps(c, nil, func(op *proto.Op) {
-			if op.Kind != proto.KindPub || len(op.Reply) == 0 || string(op.Subject) == "silent" {
-				return
-			}
-			time.Sleep(delay)
-			_ = c.SendTo(string(op.Reply), "", nil, op.Payload)
-		})
-	})
-}
-
-// connectFeedRequester connects to a echoFeedServer, subscribes to "feed" and
+// connectFeedRequester connects to an echoFeed server, subscribes to "feed" and
 // makes one request, then waits until all is quiet.
-func connectFeedRequester(t *testing.T, l *memnet.Listener, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
+func connectFeedRequester(t *testing.T, srv *fake, opts ...conn.Option) (*conn.Conn, *conn.Subscription) {
 	t.Helper()
-	nc := connectFake(t, l, opts...)
+	nc := srv.connect(t, opts...)
 	sub, err := nc.Subscribe("feed")
 	if err != nil {
 		t.Fatal(err)
@@ -924,12 +820,11 @@ func TestSynctestMessageAfterRequestLoop(t *testing.T) {
 	for _, form := range []string{"nextmsg", "handler"} {
 		t.Run(form, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := memnet.Listen(fakeAddr)
 				push := make(chan struct{})
-				stop := echoFeedServer(t, l, 100*time.Microsecond, push, "late")
-				defer stop()
+				srv := startFake(t, inMemory(), withSession(echoFeed(100*time.Microsecond, push, "late")))
+				defer srv.stop()
 				defer close(push)
-				nc, sub := connectFeedRequester(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+				nc, sub := connectFeedRequester(t, srv, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 				defer nc.Close()
 				got := make(chan *conn.Msg, 1)
 				if form == "handler" {
