@@ -134,14 +134,14 @@ func TestNextBatchCutMessage(t *testing.T) {
 
 func testCutMessage(t *testing.T, borrow bool, before int) {
 	clients := make(chan *fakeserver.Client, 4)
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		if _, err := c.Handshake(c.Context(), nil); err != nil {
 			return
 		}
 		clients <- c
 		c.ServeBasic()
 	}))
-	nc := connect(t, fs.URL())
+	nc := fs.connect(t)
 	cl := <-clients
 	defer func() {
 		if fs.Accepted() != 1 {
