@@ -188,7 +188,7 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 }
 
 // requestMsg is RequestMsg past the Observer: natsio's own layers send
-// their protocol requests with it (connx.RequestMsg).
+// their protocol requests with it (RequestUnobserved).
 func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
