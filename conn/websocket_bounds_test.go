@@ -11,12 +11,12 @@ import (
 	"time"
 )
 
-// TestHostileWSDeflatedPingFloodBounded: over WebSocket with
+// TestWSDeflatedPingFloodBounded: over WebSocket with
 // permessage-deflate, a server sends compressed frames that each inflate
 // to 4 MiB of PINGs, and never reads. The PINGs reach the same handler as
 // over TCP: one queued PONG answers all those read before a write takes
 // it, so what the client buffers stays bounded.
-func TestHostileWSDeflatedPingFloodBounded(t *testing.T) {
+func TestWSDeflatedPingFloodBounded(t *testing.T) {
 	const perFrame = 4 << 20 / len("PING\r\n")
 	pings := bytes.Repeat([]byte("PING\r\n"), perFrame)
 	flood := wsFrame(0xC2, wsTestDeflate(t, pings, false)) // FIN, RSV1 (compressed), binary
