@@ -129,7 +129,7 @@ func wsFakeServer(t *testing.T, h func(c net.Conn, br *bufio.Reader, req *http.R
 			return
 		}
 		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		_ = c.SetDeadline(time.Now().Add(2 * time.Minute)) // a safety net against a hang, not a bound under test
 		br := bufio.NewReader(c)
 		req, err := http.ReadRequest(br)
 		if err != nil {
