@@ -33,12 +33,12 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestHostilePendingCountsSubjectAndReply: 512 Ki empty messages, each with
+// TestPendingCountsSubjectAndReply: 512 Ki empty messages, each with
 // a 4 KB reply subject, to two subscriptions that never read. The pending
 // limits count the subject, the reply and a per-message overhead, not only
 // the (empty) data, so what the client holds stays within the connection's
 // pending limit, and the rest is dropped, counted and reported.
-func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
+func TestPendingCountsSubjectAndReply(t *testing.T) {
 	const (
 		subLimit  = 8 << 20
 		connLimit = 12 << 20
@@ -149,11 +149,11 @@ func smallSocketDialer(ctx context.Context, network, addr string) (net.Conn, err
 	return c, nil
 }
 
-// TestHostilePingFloodBounded: a server that sends PINGs and stops reading
+// TestPingFloodBounded: a server that sends PINGs and stops reading
 // does not make the client queue a PONG for each: one queued PONG answers
 // every PING read until it is written, so what the client buffers for the
 // server stays bounded however long the flood.
-func TestHostilePingFloodBounded(t *testing.T) {
+func TestPingFloodBounded(t *testing.T) {
 	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		_ = c.Conn().(*net.TCPConn).SetReadBuffer(4096)
 		_, _ = c.Handshake(c.Context(), nil)
@@ -207,12 +207,12 @@ func gzipped(t *testing.T, s string) []byte {
 	return b.Bytes()
 }
 
-// TestHostileTraceBomb: a server answers a Trace with a flood of reports:
+// TestTraceBomb: a server answers a Trace with a flood of reports:
 // small gzip bodies that inflate to 64 KiB each, more reports than any
 // topology yields, or one report of a million empty objects (each would
 // become a TraceEntry of some 300 bytes). Trace stops at its per-call
 // bounds with ErrBadTrace, and what it decoded stays within them.
-func TestHostileTraceBomb(t *testing.T) {
+func TestTraceBomb(t *testing.T) {
 	gzHeader := []byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n")
 	for _, tc := range []struct {
 		name    string
@@ -275,7 +275,7 @@ func TestHostileTraceBomb(t *testing.T) {
 	}
 }
 
-// TestHostileInterleavedKeptMessagesPinOnlyThemselves: another tenant sends
+// TestInterleavedKeptMessagesPinOnlyThemselves: another tenant sends
 // 127 empty messages to a.x, then one to b.x, over and over. The victim's
 // a.> subscription is full (each of those is dropped) and its b.> one is
 // not read yet (each of those is kept). A kept message must hold no more
@@ -283,7 +283,7 @@ func TestHostileTraceBomb(t *testing.T) {
 // dropped messages delivered around it. What the heap holds once the b.>
 // queue is full stays within 1.25 times the connection's pending limit
 // (plus 4 MiB for the chunks being filled and the read buffers).
-func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
+func TestInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
 	connLimit := 8 << 20
 	if conn.RaceEnabled {
 		connLimit = 2 << 20
