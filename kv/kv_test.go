@@ -79,9 +79,6 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 	if _, err := b.Create(ctx, "x", nil, kv.KeyTTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Create with short TTL: %v", err)
 	}
-	if err := b.Delete(ctx, "x", kv.PurgeTTL(time.Hour)); !errors.Is(err, kv.ErrTTLOnDelete) {
-		t.Fatalf("Delete with TTL: %v", err)
-	}
 	for _, f := range []string{"a.>.b", "a*", "", "a..b", ".a"} {
 		for _, err := range b.Watch(ctx, f) {
 			if !errors.Is(err, kv.ErrInvalidKey) {
@@ -327,7 +324,7 @@ func TestUpdate(t *testing.T) {
 	if err := b.Delete(ctx, "k", kv.LastRevision(r2)); err != nil {
 		t.Fatalf("conditional delete: %v", err)
 	}
-	if err := b.Purge(ctx, "k", kv.LastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
+	if err := b.Purge(ctx, "k", kv.PurgeLastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
 		t.Fatalf("stale conditional purge: %v", err)
 	}
 }

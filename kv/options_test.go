@@ -34,7 +34,7 @@ func TestInvalidOptionsSendNothing(t *testing.T) {
 			return err
 		}},
 		{"Delete with a zero DeleteOpt", func() error { return b.Delete(e.Ctx, "kept", kv.DeleteOpt{}) }},
-		{"Purge with a zero DeleteOpt", func() error { return b.Purge(e.Ctx, "kept", kv.DeleteOpt{}) }},
+		{"Purge with a zero PurgeOpt", func() error { return b.Purge(e.Ctx, "kept", kv.PurgeOpt{}) }},
 		{"Purge with PurgeTTL(0)", func() error { return b.Purge(e.Ctx, "kept", kv.PurgeTTL(0)) }},
 		{"PurgeDeletes with a zero PurgeDeletesOpt", func() error { return b.PurgeDeletes(e.Ctx, kv.PurgeDeletesOpt{}) }},
 		{"PurgeDeletes with DeleteMarkersOlderThan(0)", func() error {
