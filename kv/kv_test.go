@@ -164,28 +164,16 @@ func TestBucketLifecycle(t *testing.T) {
 	}
 
 	// Bind, listing, delete.
-	if _, err := kv.Bind(ctx, e.JS, "life"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kv.Bind(ctx, e.JS, "missing"); !errors.Is(err, kv.ErrBucketNotFound) {
-		t.Fatalf("Bind missing: %v", err)
-	}
 	if _, err := e.JS.CreateStream(ctx, jsapi.StreamConfig{Name: "KV_plain", Subjects: []string{"plain.>"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kv.Bind(ctx, e.JS, "plain"); !errors.Is(err, kv.ErrBadBucket) {
 		t.Fatalf("Bind non-KV stream: %v", err)
 	}
-	if names := testutil.Sorted(t, kv.BucketNames(ctx, e.JS)); !slices.Equal(names, []string{"life", "second"}) {
-		t.Fatalf("BucketNames %v", names)
-	}
-	var statuses []string
-	for _, st := range testutil.Collect(t, kv.Buckets(ctx, e.JS)) {
-		statuses = append(statuses, st.Bucket)
-	}
-	if slices.Sort(statuses); !slices.Equal(statuses, []string{"life", "second"}) {
-		t.Fatalf("Buckets %v", statuses)
-	}
+	testutil.CheckStores(t, e.JSEnv, testutil.Stores[*kv.Bucket, *kv.Status]{
+		Bind: kv.Bind, Names: kv.BucketNames, Statuses: kv.Buckets,
+		Name: func(s *kv.Status) string { return s.Bucket }, NotFound: kv.ErrBucketNotFound,
+	}, "life", "second")
 	if err := kv.DeleteBucket(ctx, e.JS, "life"); err != nil {
 		t.Fatal(err)
 	}

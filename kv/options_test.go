@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 )
@@ -46,15 +47,7 @@ func TestInvalidOptionsSendNothing(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := e.Conn.Stats().OutMsgs
-			if err := tc.call(); !errors.Is(err, conn.ErrInvalidOption) {
-				t.Fatalf("err = %v; want conn.ErrInvalidOption", err)
-			}
-			if n := e.Conn.Stats().OutMsgs - before; n != 0 {
-				t.Fatalf("%d messages sent", n)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { testutil.Refused(t, e.Conn, conn.ErrInvalidOption, tc.call) })
 	}
 	if _, err := b.Create(e.Ctx, "new", []byte("x"), kv.KeyTTL(0)); !errors.Is(err, jsapi.ErrInvalidTTL) {
 		t.Fatalf("KeyTTL(0): %v; want jsapi.ErrInvalidTTL too", err)
