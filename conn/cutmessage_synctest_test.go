@@ -17,7 +17,7 @@ import (
 // not started yet, right after a response: the reader goroutine reads on
 // and delivers the message when its rest arrives, with no fake time
 // passing in between.
-func TestSynctestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
+func TestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rest := make(chan struct{})
 		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {

@@ -160,6 +160,32 @@ func (f *fake) connect(t testing.TB, opts ...conn.Option) *conn.Conn {
 	return nc
 }
 
+// connectAsync connects in a goroutine, for a test that plays the
+// server's side of the handshake itself, and returns the result: within
+// 20 s (out of a bubble). The test closes a connection made.
+func (f *fake) connectAsync(opts ...conn.Option) <-chan connectResult {
+	if f.mem != nil {
+		opts = append([]conn.Option{conn.Dialer(f.mem.Dial)}, opts...)
+	}
+	ch := make(chan connectResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		start := time.Now()
+		nc, err := conn.Connect(ctx, f.url(), opts...)
+		ch <- connectResult{nc, err, time.Since(start)}
+	}()
+	return ch
+}
+
+// connectResult is what connectAsync's Connect returned, and after how
+// long.
+type connectResult struct {
+	nc  *conn.Conn
+	err error
+	d   time.Duration
+}
+
 // stop waits until the client has closed its end of every connection (the
 // scripts return then) and closes the server. In a bubble the test calls
 // it before it ends: a connection left open would block the bubble.

@@ -54,7 +54,7 @@ func (b *blackHoles) tried() int {
 // within ReconnectWait + jitter (2.5 s) of its return, as with no gossip.
 // Gossiped servers never come before a named one whose wait is over, and
 // an attempt to a gossiped server ends when a named server's wait does.
-func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
+func TestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 	const (
 		holes  = 30
 		lossAt = time.Second

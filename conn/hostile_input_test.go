@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/proto"
 )
@@ -23,7 +22,7 @@ func TestHostileLentReplyChecked(t *testing.T) {
 	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	nc := fs.connect(t)
 	errs := make(chan error, 1)
-	if _, err := connx.SubscribeInline(nc, "svc", func(m *conn.Msg) { errs <- m.Respond([]byte("ok")) }); err != nil {
+	if _, err := nc.SubscribeInlineUnsafe("svc", func(m *conn.Msg) { errs <- m.Respond([]byte("ok")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Flush(ctxT(t)); err != nil {

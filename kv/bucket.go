@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,7 +266,7 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 		return nil, err
 	}
 	// One server of the stream's direct-get queue group answers, once.
-	connx.ReuseReply(b.nc, m)
+	b.nc.ReuseReply(m)
 	// One pass over the reply's header: its status and the fields.
 	var r directget.Reply
 	r.Parse(m.Header.Block(), opHeader, jsapi.HeaderMarkerReason)
@@ -339,8 +337,7 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 	return e, nil
 }
 
-// acks receive the PubAcks of puts (a PubAck passed to jsx.ParsePubAck
-// must live on the heap).
+// acks receive the PubAcks of puts.
 var acks = sync.Pool{New: func() any { return new(jsapi.PubAck) }}
 
 // headers holds reusable headers for puts with options.
@@ -375,7 +372,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 		if kh.op != "" {
 			h.Add(opHeader, kh.op)
 		}
-		if err := jsx.ApplyPubOpts(ctx, b.js, h, opts); err != nil {
+		if err := b.js.ApplyPubOpts(ctx, h, opts...); err != nil {
 			return 0, err
 		}
 		if kh.ttl != 0 {
@@ -388,7 +385,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 	ap := acks.Get().(*jsapi.PubAck)
 	defer func() { *ap = jsapi.PubAck{}; acks.Put(ap) }()
 	var ack jsapi.PubAck
-	if jsx.Observer(b.js) != nil { // jsapi reports the put to the Observer
+	if b.js.Observer() != nil { // jsapi reports the put to the Observer
 		ack, err := b.js.PublishMsg(ctx, view(subj), h, value)
 		if errors.Is(err, jsapi.ErrNoStreamResponse) {
 			err = wrap(ErrBucketNotFound, err)
@@ -397,9 +394,12 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 	}
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
-		err = jsx.ParsePubAck(m.Data, ap)
+		err = jsapi.ParsePubAck(m.Data, ap)
 		ack = *ap
-		jsx.ReuseAckReply(b.nc, m, err)
+		// A PubAck or a JetStream error: the only reply to this subject.
+		if _, api := errors.AsType[*jsapi.APIError](err); err == nil || api {
+			b.nc.ReuseReply(m)
+		}
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
 		ack, err = b.js.PublishMsg(ctx, view(subj), h, value) // h holds the options' headers

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/natstest"
@@ -42,7 +41,7 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 			var creates atomic.Int64
 			// Counted on the reader: after a Flush, every create the server
 			// sent before it is counted.
-			sub, err := connx.SubscribeInline(wr.Conn, "$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
+			sub, err := wr.Conn.SubscribeInlineUnsafe("$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
 			if err != nil {
 				t.Fatal(err)
 			}
