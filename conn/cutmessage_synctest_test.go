@@ -10,7 +10,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -18,11 +17,10 @@ import (
 // not started yet, right after a response: the reader goroutine reads on
 // and delivers the message when its rest arrives, with no fake time
 // passing in between.
-func TestSynctestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
+func TestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
 		rest := make(chan struct{})
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -52,9 +50,9 @@ func TestSynctestCutMessageDeliveredWhenItsRestArrives(t *testing.T) {
 					}()
 				}
 			})
-		})
-		defer stop()
-		nc := connectFake(t, l)
+		}))
+		defer srv.stop()
+		nc := srv.connect(t)
 		defer nc.Close()
 		got := make(chan string, 1)
 		if _, err := nc.SubscribeFunc("cut", func(m *conn.Msg) { got <- string(m.Data) }); err != nil {

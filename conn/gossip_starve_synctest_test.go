@@ -54,7 +54,7 @@ func (b *blackHoles) tried() int {
 // within ReconnectWait + jitter (2.5 s) of its return, as with no gossip.
 // Gossiped servers never come before a named one whose wait is over, and
 // an attempt to a gossiped server ends when a named server's wait does.
-func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
+func TestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 	const (
 		holes  = 30
 		lossAt = time.Second
@@ -69,8 +69,7 @@ func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 			urls[i] = fmt.Sprintf("hole%d:4222", i)
 		}
 		info := fakeserver.DefaultInfo().With("connect_urls", urls)
-		l := memnet.Listen(fakeAddr)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, info) != nil {
 				return
 			}
@@ -79,9 +78,9 @@ func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 				return // the named server goes down
 			}
 			serveOps(c, nil, nil)
-		})
+		}))
 		holesDial := &blackHoles{dials: map[string]int{}}
-		named := &outageDialer{l: l, start: start, down: lossAt, up: back}
+		named := &outageDialer{l: srv.mem, start: start, down: lossAt, up: back}
 		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == fakeAddr {
 				return named.dial(ctx, network, addr)
@@ -89,7 +88,7 @@ func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 			return holesDial.dial(ctx, network, addr)
 		}
 		ev := newTimedEvents(start)
-		nc, err := conn.Connect(context.Background(), fakeURL, conn.Dialer(dial), ev.opt(), conn.PingInterval(time.Hour))
+		nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(dial), ev.opt(), conn.PingInterval(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +99,7 @@ func TestSynctestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 		tried := holesDial.tried()
 		nc.Close()
 		holesDial.close()
-		stop()
+		srv.stop()
 		late := r.at - back
 		if r.Server != fakeURL || late < 0 || late > bound {
 			t.Fatalf("reconnected to %s %v after the named server was back, want %s within %v (%d gossiped servers tried)\nnamed server dials: %v",

@@ -48,16 +48,16 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 	if conn.RaceEnabled {
 		n = 32 << 10 // still ten times the connection's limit in replies
 	}
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), ev.Opt(),
+	nc := fs.connect(t, ev.Opt(),
 		conn.PendingLimits(1<<30, subLimit), conn.ConnectionPendingLimit(connLimit))
 	s1, _ := nc.Subscribe("s1")
 	s2, _ := nc.Subscribe("s2")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 
 	// 1024 messages per write, alternating between the subscriptions, each
 	// reply different (a real flood would not repeat itself).
@@ -154,17 +154,17 @@ func smallSocketDialer(ctx context.Context, network, addr string) (net.Conn, err
 // every PING read until it is written, so what the client buffers for the
 // server stays bounded however long the flood.
 func TestHostilePingFloodBounded(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		_ = c.Conn().(*net.TCPConn).SetReadBuffer(4096)
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
-	nc := connect(t, fs.URL(), conn.Dialer(smallSocketDialer),
+	nc := fs.connect(t, conn.Dialer(smallSocketDialer),
 		conn.PingInterval(time.Hour), conn.WriteTimeout(time.Hour))
 	sub, _ := nc.Subscribe("done")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 	c.StopReading()
 	// The fake's side closes first: the client's write blocked on it
 	// fails, and Close need not wait for the write timeout.
@@ -224,12 +224,12 @@ func TestHostileTraceBomb(t *testing.T) {
 		{"object bomb", 1, `{"events":[` + strings.Repeat("{},", 1<<20) + `{}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-			nc := connect(t, fs.URL())
+			fs := startFake(t, withScript(fakeserver.Basic(nil)))
+			nc := fs.connect(t)
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c := fakeClient(t, fs, 1)
+			c := fs.client(t, 1)
 			body := gzipped(t, tc.body)
 			before := liveHeap()
 			type result struct {
@@ -289,8 +289,8 @@ func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
 		connLimit = 2 << 20
 	}
 	const aLimit = 256 << 10
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	nc := connect(t, fs.URL(), conn.PendingLimits(1<<30, 1<<30), conn.ConnectionPendingLimit(connLimit))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
+	nc := fs.connect(t, conn.PendingLimits(1<<30, 1<<30), conn.ConnectionPendingLimit(connLimit))
 	a, _ := nc.Subscribe("a.>")
 	b, _ := nc.Subscribe("b.>")
 	if err := a.SetPendingLimits(1<<30, aLimit); err != nil {
@@ -299,7 +299,7 @@ func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 	var frame []byte
 	for range 8 {
 		for range 127 {

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -19,13 +17,12 @@ import (
 // and Close writes what waits.
 func TestSynctestPublishLazy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
 		type seen struct {
 			subj string
 			at   time.Time
 		}
 		got := make(chan seen, 64)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -34,9 +31,9 @@ func TestSynctestPublishLazy(t *testing.T) {
 					got <- seen{string(op.Subject), time.Now()}
 				}
 			})
-		})
-		defer stop()
-		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		}))
+		defer srv.stop()
+		nc := srv.connect(t, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		// Let the flusher settle: a write it is about to make would carry
 		// a lazy publish with it at once.
@@ -46,7 +43,7 @@ func TestSynctestPublishLazy(t *testing.T) {
 		// LazyDelay after the first.
 		start := time.Now()
 		for _, subj := range []string{"lazy.1", "lazy.2", "lazy.3"} {
-			if err := connx.PublishLazy(nc, subj, []byte("x")); err != nil {
+			if err := nc.PublishUnobserved(subj, "", nil, []byte("x"), conn.WriteLazy); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Microsecond)
@@ -56,15 +53,15 @@ func TestSynctestPublishLazy(t *testing.T) {
 			if s.subj != want {
 				t.Fatalf("got %s, want %s", s.subj, want)
 			}
-			if el := s.at.Sub(start); el != connx.LazyDelay {
-				t.Fatalf("%s arrived after %v, want exactly LazyDelay (%v)", want, el, connx.LazyDelay)
+			if el := s.at.Sub(start); el != conn.LazyDelay {
+				t.Fatalf("%s arrived after %v, want exactly LazyDelay (%v)", want, el, conn.LazyDelay)
 			}
 		}
 
 		// A lazy publish followed by an ordinary one: both go at once,
 		// in order.
 		start = time.Now()
-		if err := connx.PublishLazy(nc, "lazy.4", nil); err != nil {
+		if err := nc.PublishUnobserved("lazy.4", "", nil, nil, conn.WriteLazy); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Microsecond)
@@ -79,7 +76,7 @@ func TestSynctestPublishLazy(t *testing.T) {
 		}
 		// The lazy timer of lazy.4 was disarmed: nothing more arrives,
 		// however long we wait.
-		time.Sleep(10 * connx.LazyDelay)
+		time.Sleep(10 * conn.LazyDelay)
 		synctest.Wait()
 		select {
 		case s := <-got:
@@ -90,7 +87,7 @@ func TestSynctestPublishLazy(t *testing.T) {
 		// 64 KiB queued lazily are enough for one large write: it goes at
 		// once.
 		start = time.Now()
-		if err := connx.PublishLazy(nc, "lazy.big", make([]byte, 70<<10)); err != nil {
+		if err := nc.PublishUnobserved("lazy.big", "", nil, make([]byte, 70<<10), conn.WriteLazy); err != nil {
 			t.Fatal(err)
 		}
 		if s := <-got; s.subj != "lazy.big" || s.at != start {
@@ -98,18 +95,18 @@ func TestSynctestPublishLazy(t *testing.T) {
 		}
 
 		// Checks and errors are Publish's.
-		if err := connx.PublishLazy(nc, "bad subject", nil); err == nil {
+		if err := nc.PublishUnobserved("bad subject", "", nil, nil, conn.WriteLazy); err == nil {
 			t.Fatal("PublishLazy accepted a bad subject")
 		}
 		// Close writes what waits.
-		if err := connx.PublishLazy(nc, "lazy.6", nil); err != nil {
+		if err := nc.PublishUnobserved("lazy.6", "", nil, nil, conn.WriteLazy); err != nil {
 			t.Fatal(err)
 		}
 		nc.Close()
 		if s := <-got; s.subj != "lazy.6" {
 			t.Fatalf("after Close got %s", s.subj)
 		}
-		if err := connx.PublishLazy(nc, "lazy.7", nil); err == nil {
+		if err := nc.PublishUnobserved("lazy.7", "", nil, nil, conn.WriteLazy); err == nil {
 			t.Fatal("PublishLazy after Close succeeded")
 		}
 	})

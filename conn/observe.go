@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/natsio/natsio/internal/connhook"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -141,20 +140,4 @@ func process(o Observer, f func(*Msg), m *Msg) {
 		defer end()
 	}
 	f(m)
-}
-
-// observer is the connection's Observer, nil for none (connx.Observer).
-func (nc *Conn) observer() Observer { return nc.opts.observer }
-
-// publishUnobserved is PublishMsg past the Observer, for natsio's own
-// layers (connx.PublishUnobserved): acknowledgements, and publishes a
-// layer reports to its own observer.
-func (nc *Conn) publishUnobserved(subject, reply string, h *proto.Header, data []byte) error {
-	return nc.publish(subject, reply, h, data, pubNormal)
-}
-
-func init() {
-	connhook.Observer = (*Conn).observer
-	connhook.PublishUnobserved = (*Conn).publishUnobserved
-	connhook.RequestUnobserved = (*Conn).requestMsg
 }

@@ -14,7 +14,7 @@ import (
 // hangUpAfterTLS is a fake server that announces TLS, completes the TLS
 // handshake, then hangs up before answering anything. It returns the
 // server and the count of completed handshakes.
-func hangUpAfterTLS(t *testing.T, certs *natstest.Certs) (*fakeserver.Server, *atomic.Int64) {
+func hangUpAfterTLS(t *testing.T, certs *natstest.Certs) (*fake, *atomic.Int64) {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(certs.ServerCertFile, certs.ServerKeyFile)
 	if err != nil {
@@ -22,12 +22,11 @@ func hangUpAfterTLS(t *testing.T, certs *natstest.Certs) (*fakeserver.Server, *a
 	}
 	var handshakes atomic.Int64
 	info := fakeserver.DefaultInfo().With("tls_required", true)
-	s := fakeserver.New(t, fakeserver.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
-		fakeserver.WithHandler(func(c *fakeserver.Client) {
+	s := startFake(t, withTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		withSession(func(c *fakeserver.Client) {
 			if c.SendInfo(info) == nil {
 				handshakes.Add(1)
 			}
-			c.Close()
 		}))
 	return s, &handshakes
 }

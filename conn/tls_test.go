@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/natstest"
 )
@@ -175,7 +174,7 @@ func TestTLSHandshakeFirst(t *testing.T) {
 // ConnectTimeout fails with ErrTimeout, every time. The server here never
 // sends INFO, as a handshake_first server does to a plain client.
 func TestTLSHandshakeFirstMismatchIsErrTimeout(t *testing.T) {
-	s := fakeserver.New(t) // connections nobody takes are held open, silent
+	s := startFake(t) // connections nobody takes are held open, silent
 	for i := range 20 {
 		err := connectErr(t, s.URL(), conn.ConnectTimeout(20*time.Millisecond))
 		if !errors.Is(err, conn.ErrTimeout) {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -316,7 +315,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 			return nil, nil
 		}
 		var ack jsapi.PubAck
-		if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
+		if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 			return nil, p.fail(batchErr(p.id, seq, err))
 		}
 		return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: unexpected PubAck", jsapi.ErrBadResponse, p.id, seq))
@@ -326,7 +325,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		return nil, fmt.Errorf("extra: atomic batch %s commit: %w", p.id, jsapi.ErrNoStreamResponse)
 	}
 	var ack jsapi.PubAck
-	if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
+	if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 		return nil, batchErr(p.id, seq, err)
 	}
 	stored := seq
@@ -394,7 +393,7 @@ func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size
 		}
 	}
 	if len(opts) > 0 {
-		if err := jsx.ApplyPubOpts(ctx, js, dst, opts); err != nil {
+		if err := js.ApplyPubOpts(ctx, dst, opts...); err != nil {
 			return "", err
 		}
 		dst.Del(HeaderBatchID)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -99,7 +98,7 @@ func New(nc *conn.Conn, opts ...Option) (*JS, error) {
 			return nil, err
 		}
 	}
-	js.connTimeout = connx.RequestTimeout(nc)
+	js.connTimeout = nc.RequestTimeout()
 	js.obs = observerOf(nc)
 	js.remote = js.prefix != defaultPrefix
 	return js, nil

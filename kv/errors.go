@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 
+	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -33,7 +34,7 @@ var (
 	ErrKeyNotFound = errors.New("kv: key not found")
 	// ErrKeyDeleted: the key's latest entry is a delete or purge marker.
 	// errors.Is(ErrKeyDeleted, ErrKeyNotFound) is true.
-	ErrKeyDeleted error = &childError{msg: "kv: key was deleted", parent: ErrKeyNotFound}
+	ErrKeyDeleted = streamstore.Child("kv: key was deleted", ErrKeyNotFound)
 	// ErrKeyExists: Create found a value for the key. It also matches
 	// jsapi.ErrWrongLastSequence.
 	ErrKeyExists = errors.New("kv: key exists")
@@ -58,26 +59,9 @@ var (
 	ErrLimitMarkerTTLNotSupported = errors.New("kv: limit marker TTLs not supported by server")
 )
 
-// childError is a sentinel that also matches its parent.
-type childError struct {
-	msg    string
-	parent error
-}
-
-func (e *childError) Error() string        { return e.msg }
-func (e *childError) Is(target error) bool { return target == e.parent }
-
-// kvError joins a KV sentinel with the error that caused it, so that both
+// wrap joins a KV error value with the error that caused it, so that both
 // match with errors.Is and the message says what the server said.
-type kvError struct {
-	kind  error
-	cause error
-}
-
-func (e *kvError) Error() string   { return e.kind.Error() + ": " + e.cause.Error() }
-func (e *kvError) Unwrap() []error { return []error{e.kind, e.cause} }
-
-func wrap(kind, cause error) error { return &kvError{kind: kind, cause: cause} }
+func wrap(kind, cause error) error { return streamstore.Wrap(kind, cause) }
 
 // isWrongLastSeq reports whether err is a wrong-last-sequence API error
 // (either code: jsapi matches 10071 and 10164 to the same sentinel).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -172,7 +171,7 @@ func discover[T any](ctx context.Context, nc *conn.Conn, verb, want, name string
 	// before each reply is looked at, not only while waiting for one.
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = time.Now().Add(connx.RequestTimeout(nc))
+		deadline = time.Now().Add(nc.RequestTimeout())
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

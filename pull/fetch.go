@@ -3,8 +3,6 @@ package pull
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"sync/atomic"
 	"time"
 
@@ -98,7 +96,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *err
 	defer func() { c.putFetchSub(ctx, sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
 	sent := time.Now()
-	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
+	if err := c.nc.PublishUnobserved(c.next, sub.Subscription().Subject, nil, body, conn.WriteNow); err != nil {
 		return nil, err
 	}
 	c.count.pulls.Add(1)
@@ -118,7 +116,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *err
 		wctx, stop = watchSilence(ctx, noWaitIdle, errNoWaitIdle, &activity)
 		defer stop()
 	}
-	var batch []*conn.Msg
+	var batch []*jsapi.Msg
 	confirmed := false // consumer info did not confirm a status claiming the end
 	out = make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
@@ -126,7 +124,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *err
 		// The context is looked at first: while messages keep arriving,
 		// some are always queued.
 		if err = wctx.Err(); err == nil {
-			batch, err = connx.NextBatch(sub, wctx, batch)
+			batch, err = sub.Next(wctx)
 		}
 		if err != nil {
 			switch cause := context.Cause(wctx); {
@@ -143,7 +141,8 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *err
 			return out, err
 		}
 		activity.Add(1)
-		for i, m := range batch {
+		for i, jm := range batch {
+			m := &jm.Msg
 			if len(out) == n {
 				break // all n arrived: what follows (a status) is moot
 			}
@@ -208,7 +207,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *err
 				continue
 			}
 			c.notePin(s.group, m)
-			out = append(out, jsx.Receive(c.obs, jsx.FromSlab(m)))
+			out = append(out, receive(c.obs, jm))
 			if len(out) == n {
 				// The whole batch: without MaxBytes the server ends the
 				// pull silently.

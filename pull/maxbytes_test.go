@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -18,7 +17,7 @@ import (
 func countPulls(t *testing.T, e *env) *atomic.Int32 {
 	t.Helper()
 	var n atomic.Int32
-	if _, err := connx.SubscribeInline(e.nc, "$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
+	if _, err := e.nc.SubscribeInlineUnsafe("$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.nc.Flush(e.ctx); err != nil {
