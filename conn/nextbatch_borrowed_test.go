@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
@@ -134,14 +135,16 @@ func TestNextBatchCutMessage(t *testing.T) {
 
 func testCutMessage(t *testing.T, borrow bool, before int) {
 	clients := make(chan *fakeserver.Client, 4)
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		if _, err := c.Handshake(c.Context(), nil); err != nil {
 			return
 		}
 		clients <- c
 		c.ServeBasic()
 	}))
-	nc := connect(t, fs.URL())
+	// No keepalive: under load a PONG stuck behind 8,300 messages would
+	// make the connection stale, and the test counts on one connection.
+	nc := fs.connect(t, conn.PingInterval(time.Hour))
 	cl := <-clients
 	defer func() {
 		if fs.Accepted() != 1 {

@@ -85,7 +85,7 @@ type BatchPublisher struct {
 
 // NewBatchPublisher returns a publisher for one atomic batch through js.
 // It does not contact the server; options are validated at once.
-func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *BatchPublisher, err error) {
+func NewBatchPublisher(js *jsapi.JS, opts ...AtomicOpt) (_ *BatchPublisher, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
@@ -422,7 +422,7 @@ func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size
 // validated first (at most MaxBatchSize, default MaxAtomicBatch; unique
 // message IDs; supported headers), then all are sent, the last one
 // committing the batch. It fails with ErrEmptyBatch for no message.
-func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...BatchOpt) (_ *BatchAck, err error) {
+func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...AtomicOpt) (_ *BatchAck, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -471,7 +471,7 @@ func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...Ba
 // message so that the last one carries the commit; no extra message is
 // added. Messages are validated as they come: a failure discards the batch
 // (nothing is stored).
-func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...BatchOpt) (_ *BatchAck, err error) {
+func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...AtomicOpt) (_ *BatchAck, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext

@@ -96,7 +96,7 @@ var cancelledCtx = func() context.Context {
 
 // NewFastPublisher returns a fast-ingest publisher for one batch through
 // js. It does not contact the server; options are validated at once.
-func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *FastPublisher, err error) {
+func NewFastPublisher(js *jsapi.JS, opts ...FastOpt) (_ *FastPublisher, err error) {
 	defer func() { err = inFamily(ErrFastPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)

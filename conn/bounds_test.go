@@ -33,12 +33,12 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestHostilePendingCountsSubjectAndReply: 512 Ki empty messages, each with
+// TestPendingCountsSubjectAndReply: 512 Ki empty messages, each with
 // a 4 KB reply subject, to two subscriptions that never read. The pending
 // limits count the subject, the reply and a per-message overhead, not only
 // the (empty) data, so what the client holds stays within the connection's
 // pending limit, and the rest is dropped, counted and reported.
-func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
+func TestPendingCountsSubjectAndReply(t *testing.T) {
 	const (
 		subLimit  = 8 << 20
 		connLimit = 12 << 20
@@ -48,16 +48,16 @@ func TestHostilePendingCountsSubjectAndReply(t *testing.T) {
 	if conn.RaceEnabled {
 		n = 32 << 10 // still ten times the connection's limit in replies
 	}
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	ev := &testutil.Events{}
-	nc := connect(t, fs.URL(), ev.Opt(),
+	nc := fs.connect(t, ev.Opt(),
 		conn.PendingLimits(1<<30, subLimit), conn.ConnectionPendingLimit(connLimit))
 	s1, _ := nc.Subscribe("s1")
 	s2, _ := nc.Subscribe("s2")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 
 	// 1024 messages per write, alternating between the subscriptions, each
 	// reply different (a real flood would not repeat itself).
@@ -149,22 +149,22 @@ func smallSocketDialer(ctx context.Context, network, addr string) (net.Conn, err
 	return c, nil
 }
 
-// TestHostilePingFloodBounded: a server that sends PINGs and stops reading
+// TestPingFloodBounded: a server that sends PINGs and stops reading
 // does not make the client queue a PONG for each: one queued PONG answers
 // every PING read until it is written, so what the client buffers for the
 // server stays bounded however long the flood.
-func TestHostilePingFloodBounded(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+func TestPingFloodBounded(t *testing.T) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		_ = c.Conn().(*net.TCPConn).SetReadBuffer(4096)
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
-	nc := connect(t, fs.URL(), conn.Dialer(smallSocketDialer),
+	nc := fs.connect(t, conn.Dialer(smallSocketDialer),
 		conn.PingInterval(time.Hour), conn.WriteTimeout(time.Hour))
 	sub, _ := nc.Subscribe("done")
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 	c.StopReading()
 	// The fake's side closes first: the client's write blocked on it
 	// fails, and Close need not wait for the write timeout.
@@ -207,12 +207,12 @@ func gzipped(t *testing.T, s string) []byte {
 	return b.Bytes()
 }
 
-// TestHostileTraceBomb: a server answers a Trace with a flood of reports:
+// TestTraceBomb: a server answers a Trace with a flood of reports:
 // small gzip bodies that inflate to 64 KiB each, more reports than any
 // topology yields, or one report of a million empty objects (each would
 // become a TraceEntry of some 300 bytes). Trace stops at its per-call
 // bounds with ErrBadTrace, and what it decoded stays within them.
-func TestHostileTraceBomb(t *testing.T) {
+func TestTraceBomb(t *testing.T) {
 	gzHeader := []byte("NATS/1.0\r\nContent-Encoding: gzip\r\n\r\n")
 	for _, tc := range []struct {
 		name    string
@@ -224,12 +224,12 @@ func TestHostileTraceBomb(t *testing.T) {
 		{"object bomb", 1, `{"events":[` + strings.Repeat("{},", 1<<20) + `{}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-			nc := connect(t, fs.URL())
+			fs := startFake(t, withScript(fakeserver.Basic(nil)))
+			nc := fs.connect(t)
 			if err := nc.Flush(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			c := fakeClient(t, fs, 1)
+			c := fs.client(t, 1)
 			body := gzipped(t, tc.body)
 			before := liveHeap()
 			type result struct {
@@ -275,7 +275,7 @@ func TestHostileTraceBomb(t *testing.T) {
 	}
 }
 
-// TestHostileInterleavedKeptMessagesPinOnlyThemselves: another tenant sends
+// TestInterleavedKeptMessagesPinOnlyThemselves: another tenant sends
 // 127 empty messages to a.x, then one to b.x, over and over. The victim's
 // a.> subscription is full (each of those is dropped) and its b.> one is
 // not read yet (each of those is kept). A kept message must hold no more
@@ -283,14 +283,14 @@ func TestHostileTraceBomb(t *testing.T) {
 // dropped messages delivered around it. What the heap holds once the b.>
 // queue is full stays within 1.25 times the connection's pending limit
 // (plus 4 MiB for the chunks being filled and the read buffers).
-func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
+func TestInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
 	connLimit := 8 << 20
 	if conn.RaceEnabled {
 		connLimit = 2 << 20
 	}
 	const aLimit = 256 << 10
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	nc := connect(t, fs.URL(), conn.PendingLimits(1<<30, 1<<30), conn.ConnectionPendingLimit(connLimit))
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
+	nc := fs.connect(t, conn.PendingLimits(1<<30, 1<<30), conn.ConnectionPendingLimit(connLimit))
 	a, _ := nc.Subscribe("a.>")
 	b, _ := nc.Subscribe("b.>")
 	if err := a.SetPendingLimits(1<<30, aLimit); err != nil {
@@ -299,7 +299,7 @@ func TestHostileInterleavedKeptMessagesPinOnlyThemselves(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 	var frame []byte
 	for range 8 {
 		for range 127 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -18,13 +17,12 @@ import (
 // and Close writes what waits.
 func TestSynctestPublishLazy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := memnet.Listen(fakeAddr)
 		type seen struct {
 			subj string
 			at   time.Time
 		}
 		got := make(chan seen, 64)
-		stop := serveFake(t, l, func(c *fakeserver.Client) {
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
 			if handshake(c, nil) != nil {
 				return
 			}
@@ -33,9 +31,9 @@ func TestSynctestPublishLazy(t *testing.T) {
 					got <- seen{string(op.Subject), time.Now()}
 				}
 			})
-		})
-		defer stop()
-		nc := connectFake(t, l, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		}))
+		defer srv.stop()
+		nc := srv.connect(t, conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
 		defer nc.Close()
 		// Let the flusher settle: a write it is about to make would carry
 		// a lazy publish with it at once.

@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/proto"
 )
 
 // echoResponder starts a responder on its own connection.
@@ -382,5 +388,221 @@ func TestStatsCountBeforeDelivery(t *testing.T) {
 		if got := nc.Stats().InMsgs - base; got != want {
 			t.Fatalf("after message %d: InMsgs %d, want %d", i, got, want)
 		}
+	}
+}
+
+// Request and Flush against a server that never answers fail with
+// ErrTimeout (also matching context.DeadlineExceeded) at exactly their
+// deadline: RequestTimeout for a ctx without deadline, the ctx's deadline
+// otherwise (longer or shorter).
+func TestRequestTimeoutExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answerPings atomic.Bool
+		answerPings.Store(true)
+		var mu sync.Mutex
+		var reqs []string
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+			if handshake(c, nil) != nil {
+				return
+			}
+			serveOps(c, answerPings.Load, func(op *proto.Op) {
+				if op.Kind == proto.KindPub && len(op.Reply) > 0 {
+					mu.Lock()
+					reqs = append(reqs, string(op.Subject))
+					mu.Unlock()
+				}
+			})
+		}))
+		const d = 3 * time.Second
+		defer srv.stop()
+		nc := srv.connect(t, conn.RequestTimeout(d), conn.PingInterval(time.Hour), conn.MaxPingsOutstanding(2))
+		defer nc.Close()
+
+		check := func(what string, want time.Duration, call func() error) {
+			t.Helper()
+			start := time.Now()
+			err := call()
+			if el := time.Since(start); el != want {
+				t.Fatalf("%s failed after %v, want exactly %v (err %v)", what, el, want, err)
+			}
+			if !errors.Is(err, conn.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%s: %v, want ErrTimeout and context.DeadlineExceeded", what, err)
+			}
+			if n := nc.Stats().RequestsPending; n != 0 {
+				t.Fatalf("%s: %d requests still pending", what, n)
+			}
+		}
+		bg := context.Background()
+		check("Request with RequestTimeout", d, func() error {
+			_, err := nc.Request(bg, "svc.a", nil)
+			return err
+		})
+		check("Request with a shorter ctx deadline", 1500*time.Millisecond, func() error {
+			ctx, cancel := context.WithTimeout(bg, 1500*time.Millisecond)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.b", nil)
+			return err
+		})
+		check("Request with a longer ctx deadline", 7*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(bg, 7*time.Second)
+			defer cancel()
+			_, err := nc.Request(ctx, "svc.c", nil)
+			return err
+		})
+		check("second Request (reused waiter)", d, func() error {
+			_, err := nc.Request(bg, "svc.e", []byte("x"))
+			return err
+		})
+		answerPings.Store(false)
+		check("Flush with RequestTimeout", d, func() error { return nc.Flush(bg) })
+
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(reqs, ","); got != "svc.a,svc.b,svc.c,svc.e" {
+			t.Fatalf("server saw requests %s", got)
+		}
+	})
+}
+
+func TestPendingRequestsFailOnReconnect(t *testing.T) {
+	s := coreServer(t)
+	ev := &testutil.Events{}
+	nc := connect(t, s.URL(), testutil.FastReconnect(), ev.Opt())
+	if _, err := nc.Subscribe("f15.silent"); err != nil { // never answers
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := nc.Request(ctx, "f15.silent", nil)
+			errs <- err
+		}()
+	}
+	eventually(t, "requests pending", func() bool { return nc.Stats().RequestsPending == n })
+	forced := time.Now()
+	nc.ForceReconnect()
+	for i := range n {
+		err := recvErr(t, errs, 10*time.Second, fmt.Sprintf("request %d", i))
+		if !errors.Is(err, conn.ErrDisconnected) || errors.Is(err, conn.ErrClosed) {
+			t.Fatalf("request %d: %v, want ErrDisconnected", i, err)
+		}
+	}
+	if d := time.Since(forced); d > 5*time.Second {
+		t.Fatalf("requests released after %v, want promptly (deadline 20s)", d)
+	}
+	if c := nc.Stats().RequestsPending; c != 0 {
+		t.Fatalf("%d requests still pending", c)
+	}
+	// The request path works again after the reconnect.
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
+	nc.SubscribeFunc("f15.echo", func(m *conn.Msg) { m.Respond(m.Data) })
+	if m, err := nc.Request(ctxT(t), "f15.echo", []byte("again")); err != nil || string(m.Data) != "again" {
+		t.Fatalf("request after reconnect: %v %v", m, err)
+	}
+}
+
+func TestAbandonedRequestsFreed(t *testing.T) {
+	s := coreServer(t)
+	nc := connect(t, s.URL())
+	silent := connect(t, s.URL())
+	// A subscriber that never replies keeps no-responders away.
+	if _, err := silent.SubscribeFunc("f16", func(*conn.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := silent.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	run := func(total int) {
+		const workers = 100
+		var wg sync.WaitGroup
+		var bad atomic.Value
+		for w := range workers {
+			wg.Go(func() {
+				for i := range total / workers {
+					d := time.Duration(1+(w+i)%5) * time.Millisecond
+					ctx, cancel := context.WithTimeout(context.Background(), d)
+					_, err := nc.Request(ctx, "f16", nil)
+					cancel()
+					if !errors.Is(err, conn.ErrTimeout) {
+						bad.Store(fmt.Sprint(err))
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if v := bad.Load(); v != nil {
+			t.Fatalf("abandoned request ended with %v, want ErrTimeout", v)
+		}
+	}
+	run(2000) // warm up pools and buffers
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	run(20000)
+	if n := nc.Stats().RequestsPending; n != 0 {
+		t.Fatalf("%d abandoned requests still in the multiplexer", n)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap growth after 20k abandoned requests: %d bytes", growth)
+	if growth > 1<<20 {
+		t.Fatalf("heap grew %d bytes after 20k abandoned requests (> 1 MiB)", growth)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nats.go#537: the request mux must be set up retriably. When the very
+// first request of a connection fails because the link is down, requests
+// work once the link is back.
+func TestRegressionNatsGo537RequestMuxRetriable(t *testing.T) {
+	s := coreServer(t)
+	responder := connect(t, s.URL())
+	if _, err := responder.SubscribeFunc("r10.echo", func(m *conn.Msg) { m.Respond(m.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := responder.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []conn.Option
+	}{
+		{"buffer disabled", []conn.Option{conn.ReconnectBuffer(-1)}},
+		{"buffered", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testutil.Proxy(t, s.URL())
+			ev := &testutil.Events{}
+			nc := connect(t, p.URL(), append(tc.opts, testutil.FastReconnect(), ev.Opt())...)
+			p.Refuse(true)
+			p.CutAll()
+			eventually(t, "disconnected", func() bool { return !nc.IsConnected() })
+			// The first request ever: its mux subscription cannot reach the server.
+			rctx, cancel := context.WithTimeout(ctxT(t), 200*time.Millisecond)
+			_, err := nc.Request(rctx, "r10.echo", []byte("first"))
+			cancel()
+			if err == nil || errors.Is(err, conn.ErrClosed) {
+				t.Fatalf("first request while disconnected: %v, want a transient error", err)
+			}
+			p.Refuse(false)
+			eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) >= 1 && nc.IsConnected() })
+			for i := range 3 {
+				m, err := nc.Request(ctxT(t), "r10.echo", []byte("again"))
+				if err != nil || string(m.Data) != "again" {
+					t.Fatalf("request %d after the reconnect: %v", i, err)
+				}
+			}
+		})
 	}
 }

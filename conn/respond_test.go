@@ -19,8 +19,8 @@ import (
 // before anything is written: the memo of the last checked subject
 // compares content, not memory.
 func TestHostileLentReplyChecked(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(fakeserver.Basic(nil)))
-	nc := connect(t, fs.URL())
+	fs := startFake(t, withScript(fakeserver.Basic(nil)))
+	nc := fs.connect(t)
 	errs := make(chan error, 1)
 	if _, err := nc.SubscribeInlineUnsafe("svc", func(m *conn.Msg) { errs <- m.Respond([]byte("ok")) }); err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestHostileLentReplyChecked(t *testing.T) {
 	if err := nc.Flush(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	c := fakeClient(t, fs, 1)
+	c := fs.client(t, 1)
 	for i, reply := range []string{"zz.abcd", "zz.\x1b[2J", "zz.abcd", "zz.a\x01b>", "zz.ab.>", "zz.a\x7fcd"} {
 		valid := proto.ValidatePublishSubject(reply) == nil
 		// The same frame length each time: the reply lands where the
