@@ -62,7 +62,7 @@ func (w *f1w) run(stop <-chan struct{}) {
 
 func (w *f1w) once() {
 	ph, cfg := w.ph, w.ph.cfg
-	p, err := extra.NewFastPublisher(w.js, extra.Flow(fastFlow), extra.AckTimeout(cfg.p1Timeout))
+	p, err := extra.NewFastPublisher(w.js, extra.Flow(fastFlow), extra.FastAckTimeout(cfg.p1Timeout))
 	if err != nil {
 		w.errs.add("new: "+classify(err), 1)
 		w.failed.Add(1)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
@@ -38,13 +37,13 @@ func TestPublishAllocatesNothing(t *testing.T) {
 	}
 	// Lazily: the first call creates the connection's timer (once); then
 	// calls queue, arm or re-arm it, or wake the flusher.
-	connx.PublishLazy(nc, "alloc.pub", data)
+	nc.PublishUnobserved("alloc.pub", "", nil, data, conn.WriteLazy)
 	nc.Flush(context.Background())
-	if n := testing.AllocsPerRun(1000, func() { connx.PublishLazy(nc, "alloc.pub", data[:16]) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { nc.PublishUnobserved("alloc.pub", "", nil, data[:16], conn.WriteLazy) }); n != 0 {
 		t.Errorf("PublishLazy 16 B: %v allocs", n)
 	}
 	if n := testing.AllocsPerRun(1000, func() {
-		connx.PublishLazy(nc, "alloc.pub", data[:16])
+		nc.PublishUnobserved("alloc.pub", "", nil, data[:16], conn.WriteLazy)
 		nc.Publish("alloc.pub", data[:16]) // takes the lazy bytes: the timer is stopped
 	}); n != 0 {
 		t.Errorf("PublishLazy then Publish: %v allocs", n)
@@ -194,7 +193,7 @@ func TestSubscribeInlineAllocatesNothing(t *testing.T) {
 	const n = 20000
 	got := make(chan struct{}, 1)
 	count := 0
-	if _, err := connx.SubscribeInline(sc, "alloc.inline", func(m *conn.Msg) {
+	if _, err := sc.SubscribeInlineUnsafe("alloc.inline", func(m *conn.Msg) {
 		if count++; count%n == 0 {
 			got <- struct{}{}
 		}
@@ -231,7 +230,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 	var ownedRate float64
 	for _, borrow := range []bool{false, true} {
 		sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
-		sub, err := connx.SubscribeBatches(sc, "alloc.borrow", nil, shellIf(borrow))
+		sub, err := sc.SubscribeBatches("alloc.borrow", nil, shellIf(borrow))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +243,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 				pub.Publish("alloc.borrow", data)
 			}
 			for got := 0; got < n; {
-				if batch, err = connx.NextBatch(sub, ctx, batch); err != nil {
+				if batch, err = sub.NextBatch(ctx, batch); err != nil {
 					t.Fatal(err)
 				}
 				got += len(batch)

@@ -445,7 +445,7 @@ func (f *connectRecorder) url() string { return "nats://" + f.addr() }
 
 // start serves connections until the test ends.
 func (f *connectRecorder) start() {
-	fakeserver.Serve(f.t, f.ln, fakeserver.WithHandler(f.serve))
+	startFake(f.t, onListener(f.ln), withScript(f.serve))
 }
 
 func (f *connectRecorder) serve(c *fakeserver.Client) {

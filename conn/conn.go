@@ -39,7 +39,7 @@ type Conn struct {
 	gen   uint64
 	info  *ServerInfo
 	// jsLevel is jetStreamLevel(info), stored whenever info changes, for
-	// lock-free feature checks (connx.ServerLevel).
+	// lock-free feature checks (JetStreamLevel).
 	jsLevel atomic.Int32
 	wbuf    []byte // outbound bytes not yet taken by the flusher
 	// pubSubject skips validating a publish subject repeated as the same
@@ -47,7 +47,7 @@ type Conn struct {
 	pubSubject subjectMemo
 	spare      []byte
 	kicked     bool
-	// lazy: publishLazy bytes wait in wbuf for a later write, lazyDelay
+	// lazy: WriteLazy bytes wait in wbuf for a later write, lazyDelay
 	// after the first at the latest (lazyTimer).
 	lazy      bool
 	lazyTimer *time.Timer
@@ -133,7 +133,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	}
 	o := defaultOptions()
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return nil, err
 		}
 	}

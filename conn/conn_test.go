@@ -500,3 +500,19 @@ func TestLargeAndSplitMessages(t *testing.T) {
 		}
 	}
 }
+
+func coreServer(t *testing.T) *natstest.Server {
+	return natstest.NewServer(t, natstest.JetStream(false))
+}
+
+// recvErr waits for one error from ch, failing after d.
+func recvErr(t *testing.T, ch <-chan error, d time.Duration, what string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+		return nil
+	}
+}

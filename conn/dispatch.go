@@ -18,7 +18,7 @@ const (
 	// consumer is done with them (lend.go) are queued.
 	deliverLent
 	// deliverView: a view of the read buffer is handed to a function on
-	// the reader goroutine (subscribeInline); nothing is queued.
+	// the reader goroutine (SubscribeInlineUnsafe); nothing is queued.
 	deliverView
 	// deliverMux: the request inbox; an owned copy is routed to its
 	// requester (respMux) on the reader goroutine.

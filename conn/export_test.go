@@ -42,3 +42,13 @@ func SetGossipHook(f func(*Conn)) (restore func()) {
 // Writes reports how many socket writes the connection made after its
 // handshakes.
 func Writes(nc *Conn) uint64 { return nc.stats.writes.Load() }
+
+// StdSocketIO makes the connection use net.TCPConn's own socket calls
+// instead of the direct path on Linux.
+var StdSocketIO = stdSocketIO
+
+// LazyDelay is the longest a WriteLazy message waits for a write.
+const LazyDelay = lazyDelay
+
+// DecodeTrace decodes one message tracing report as Trace does.
+var DecodeTrace = decodeTrace

@@ -2,6 +2,8 @@ package conn_test
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,4 +62,48 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Fatal("Messages did not end on Close")
 	}
 	leakcheck.Wait(t, before, 10*time.Second)
+}
+
+// goroutinesStartedByConn lists the goroutines started by package conn that are
+// still running.
+func goroutinesStartedByConn() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		// Only goroutines of a synctest bubble, the caller's: one an
+		// earlier test's connection left exiting is not the caller's.
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "synctest bubble") && strings.Contains(g, "created by github.com/natsio/natsio/conn.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// goroutinesInConn counts goroutines with a frame in package conn.
+func goroutinesInConn() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "natsio/natsio/conn.") {
+			n++
+		}
+	}
+	return n
 }

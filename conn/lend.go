@@ -12,7 +12,7 @@ import (
 // carved from memory the garbage collector frees once nothing refers to
 // it. A Borrowed subscription's consumer promises instead to be done with
 // each message when it asks for its next batch (the handler or loop body
-// returned, the next nextBatch call). The reader goroutine then copies its
+// returned, the next NextBatch call). The reader goroutine then copies its
 // messages into memory it recycles: each lent subscription has arenas (a
 // slab for the bytes, Msg shells for the messages), the reader fills one
 // at a time, and an arena goes back to the reader once every message it
@@ -58,7 +58,7 @@ type arena struct {
 // borrowBatches makes s's messages lent (deliverLent) from now on: each is
 // valid until its consumer asks for its next batch (take). shell supplies
 // the Msgs (nil: plain ones, carved msgChunk at a time); a subscription made with its own allocator
-// (subscribeBatches) passes a supplier of the same kind of Msg. It cannot
+// (SubscribeBatches) passes a supplier of the same kind of Msg. It cannot
 // be undone.
 func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {
 	if s.lend.CompareAndSwap(nil, &lender{shell: shell}) {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/proto"
 )
@@ -33,7 +33,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := connx.SubscribeBatches(nc, "borrow.data", nil, plainShell)
+	sub, err := nc.SubscribeBatches("borrow.data", nil, plainShell)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 			}
 		}
 		for next < (b+1)*per {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
+			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
 				t.Fatalf("after %d messages: %v", next, err)
 			}
 			first := next
@@ -96,7 +96,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 		t.Run(fmt.Sprintf("borrow=%v", tc.borrow), func(t *testing.T) {
 			s := coreServer(t)
 			nc := connect(t, s.URL())
-			sub, err := connx.SubscribeBatches(nc, "nb.copy", nil, shellIf(tc.borrow))
+			sub, err := nc.SubscribeBatches("nb.copy", nil, shellIf(tc.borrow))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 				if err := nc.Publish("nb.copy", borrowPayload(i)); err != nil {
 					t.Fatal(err)
 				}
-				if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
+				if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || !bytes.Equal(batch[0].Data, borrowPayload(i)) {
 					t.Fatalf("message %d: %v %d", i, err, len(batch))
 				}
 			}
@@ -135,21 +135,23 @@ func TestNextBatchCutMessage(t *testing.T) {
 
 func testCutMessage(t *testing.T, borrow bool, before int) {
 	clients := make(chan *fakeserver.Client, 4)
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		if _, err := c.Handshake(c.Context(), nil); err != nil {
 			return
 		}
 		clients <- c
 		c.ServeBasic()
 	}))
-	nc := connect(t, fs.URL())
+	// No keepalive: under load a PONG stuck behind 8,300 messages would
+	// make the connection stale, and the test counts on one connection.
+	nc := fs.connect(t, conn.PingInterval(time.Hour))
 	cl := <-clients
 	defer func() {
 		if fs.Accepted() != 1 {
 			t.Errorf("the client reconnected: %d connections", fs.Accepted())
 		}
 	}()
-	sub, err := connx.SubscribeBatches(nc, "cut", nil, shellIf(borrow))
+	sub, err := nc.SubscribeBatches("cut", nil, shellIf(borrow))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 		if err := cl.SendMsg("cut", sid, "", []byte(whole)); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
+		if batch, err = sub.NextBatch(ctxT(t), batch); err != nil || len(batch) != 1 || string(batch[0].Data) != whole {
 			t.Fatalf("round %d: %v %d", round, err, len(batch))
 		}
 		in := nc.Stats().InMsgs
@@ -190,7 +192,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 			rest <- cl.Send([]byte(b[3:] + "\r\n"))
 		}()
 		for got := 0; got <= before; {
-			if batch, err = connx.NextBatch(sub, ctxT(t), batch); err != nil {
+			if batch, err = sub.NextBatch(ctxT(t), batch); err != nil {
 				t.Fatalf("round %d, after %d messages: %v", round, got, err)
 			}
 			for _, m := range batch {
@@ -216,7 +218,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL())
-	sub, err := connx.SubscribeBatches(nc, "nb.ctx", nil, nil)
+	sub, err := nc.SubscribeBatches("nb.ctx", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,14 +235,14 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 		if i%10 == 5 {
 			use = context.Background()
 		}
-		if batch, err = connx.NextBatch(sub, use, batch); err != nil {
+		if batch, err = sub.NextBatch(use, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cause := errors.New("stop")
 	done := make(chan error, 1)
 	go func() {
-		_, err := connx.NextBatch(sub, ctx, nil)
+		_, err := sub.NextBatch(ctx, nil)
 		done <- err
 	}()
 	cancel(cause)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 func TestNextBatch(t *testing.T) {
@@ -22,7 +21,7 @@ func TestNextBatch(t *testing.T) {
 	// A done context ends it: nothing queued yet.
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if b, err := connx.NextBatch(sub, done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
+	if b, err := sub.NextBatch(done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("done ctx, empty queue: %d messages, %v", len(b), err)
 	}
 
@@ -33,13 +32,13 @@ func TestNextBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A done context ends it with messages queued too.
-	if b, err := connx.NextBatch(sub, done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
+	if b, err := sub.NextBatch(done, nil); len(b) != 0 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("done ctx, messages queued: %d messages, %v", len(b), err)
 	}
 	var batch []*conn.Msg
 	got := 0
 	for got < 100 {
-		batch, err = connx.NextBatch(sub, ctx, batch)
+		batch, err = sub.NextBatch(ctx, batch)
 		if err != nil {
 			t.Fatalf("after %d: %v", got, err)
 		}
@@ -63,7 +62,7 @@ func TestNextBatch(t *testing.T) {
 		}
 	}()
 	eventually(t, "the iterator to start", func() bool {
-		_, err := connx.NextBatch(sub, done, nil)
+		_, err := sub.NextBatch(done, nil)
 		return errors.Is(err, conn.ErrSubscriptionActive)
 	})
 	nc.Publish("nb", []byte("x"))
@@ -77,14 +76,14 @@ func TestNextBatch(t *testing.T) {
 	if err := sub.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := connx.NextBatch(sub, ctx, nil); err != nil || len(b) != 1 || string(b[0].Data) != "last" {
+	if b, err := sub.NextBatch(ctx, nil); err != nil || len(b) != 1 || string(b[0].Data) != "last" {
 		t.Fatalf("after unsubscribe: %d messages, %v", len(b), err)
 	}
-	if _, err := connx.NextBatch(sub, ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
+	if _, err := sub.NextBatch(ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("ended subscription: %v, want ErrBadSubscription", err)
 	}
 	var noCtx context.Context
-	if _, err := connx.NextBatch(sub, noCtx, nil); !errors.Is(err, conn.ErrNilContext) {
+	if _, err := sub.NextBatch(noCtx, nil); !errors.Is(err, conn.ErrNilContext) {
 		t.Fatalf("nil context: %v", err)
 	}
 }

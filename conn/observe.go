@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/natsio/natsio/internal/connhook"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -80,7 +79,7 @@ type Pub struct {
 // Observe installs o as the connection's Observer (nil: none, the
 // default).
 func Observe(o Observer) Option {
-	return func(opts *options) error { opts.observer = o; return nil }
+	return Option{func(opts *options) error { opts.observer = o; return nil }}
 }
 
 // observed starts the observation of a publish by o: it returns the header
@@ -141,20 +140,4 @@ func process(o Observer, f func(*Msg), m *Msg) {
 		defer end()
 	}
 	f(m)
-}
-
-// observer is the connection's Observer, nil for none (connx.Observer).
-func (nc *Conn) observer() Observer { return nc.opts.observer }
-
-// publishUnobserved is PublishMsg past the Observer, for natsio's own
-// layers (connx.PublishUnobserved): acknowledgements, and publishes a
-// layer reports to its own observer.
-func (nc *Conn) publishUnobserved(subject, reply string, h *proto.Header, data []byte) error {
-	return nc.publish(subject, reply, h, data, pubNormal)
-}
-
-func init() {
-	connhook.Observer = (*Conn).observer
-	connhook.PublishUnobserved = (*Conn).publishUnobserved
-	connhook.RequestUnobserved = (*Conn).requestMsg
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 // PublishRequestNow delivers like PublishRequest, reply subject included,
@@ -22,7 +21,7 @@ func TestPublishRequestNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		if err := connx.PublishNow(nc, fmt.Sprintf("now.%d", i), "reply.here", []byte("x")); err != nil {
+		if err := nc.PublishUnobserved(fmt.Sprintf("now.%d", i), "reply.here", nil, []byte("x"), conn.WriteNow); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,17 +35,17 @@ func TestPublishRequestNow(t *testing.T) {
 		}
 	}
 	before := nc.Stats().OutMsgs
-	if err := connx.PublishNow(nc, "bad subject", "r", nil); !errors.Is(err, conn.ErrBadSubject) {
+	if err := nc.PublishUnobserved("bad subject", "r", nil, nil, conn.WriteNow); !errors.Is(err, conn.ErrBadSubject) {
 		t.Fatalf("bad subject: %v", err)
 	}
-	if err := connx.PublishNow(nc, "ok", "bad reply", nil); !errors.Is(err, conn.ErrBadSubject) {
+	if err := nc.PublishUnobserved("ok", "bad reply", nil, nil, conn.WriteNow); !errors.Is(err, conn.ErrBadSubject) {
 		t.Fatalf("bad reply: %v", err)
 	}
 	if after := nc.Stats().OutMsgs; after != before {
 		t.Fatalf("refused publishes counted: %d → %d", before, after)
 	}
 	nc.Close()
-	if err := connx.PublishNow(nc, "ok", "r", nil); !errors.Is(err, conn.ErrClosed) {
+	if err := nc.PublishUnobserved("ok", "r", nil, nil, conn.WriteNow); !errors.Is(err, conn.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 var (
 	disconnectedMsg = &Msg{}
 	closedMsg       = &Msg{}
+	timedOutMsg     = &Msg{} // the request timeout passed (respMux.expire)
 )
 
 // respMux multiplexes every request's response over one wildcard
@@ -41,32 +42,67 @@ type respMux struct {
 	// and an insert.
 	free []uint64
 	// pool holds idle waiters for reuse. It is the connection's, not a
-	// global: a waiter's channel and timer belong to the testing/synctest
-	// bubble (if any) they were created in, and using them from another
-	// bubble, or outside any, is a fatal error.
+	// global: a waiter's channel belongs to the testing/synctest bubble
+	// (if any) it was created in, and using it from another bubble, or
+	// outside any, is a fatal error.
 	pool sync.Pool
+	// sweep applies the request timeout to the requests whose ctx has no
+	// deadline: one timer for the connection, armed (under mu) for the
+	// earliest such deadline, sweepAt, instead of a timer per request.
+	// Those deadlines are the request time plus one fixed timeout, so a
+	// new request's is never earlier than the one armed: a loop of
+	// requests arms it once and leaves it be. It runs expire on a
+	// goroutine of its own.
+	sweep   *time.Timer
+	sweepAt time.Time // zero while sweep is not armed
 }
 
 type waiter struct {
 	ch    chan *Msg // capacity 1: the response or a sentinel
 	reply []byte
-	// timer applies the default timeout to a request whose ctx has no
-	// deadline; it is reused with the waiter, so no context is allocated.
-	// It is armed only when the response has not arrived by the time the
-	// requester waits for it.
-	timer *time.Timer
-	armed bool
+	// dl is the request timeout's deadline of a request whose ctx has
+	// no deadline (expire enforces it), zero for one whose ctx has. Set
+	// under the mux's mu.
+	dl time.Time
 }
 
-// arm starts the waiter's default-timeout timer and returns its channel.
-func (w *waiter) arm(d time.Duration) <-chan time.Time {
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
+// armSweepLocked makes sure the sweep fires by dl. r.mu is held.
+func (r *respMux) armSweepLocked(dl, now time.Time) {
+	if !r.sweepAt.IsZero() && !r.sweepAt.After(dl) {
+		return
 	}
-	w.armed = true
-	return w.timer.C
+	r.sweepAt = dl
+	if r.sweep == nil {
+		r.sweep = time.AfterFunc(dl.Sub(now), r.expire)
+	} else {
+		r.sweep.Reset(dl.Sub(now))
+	}
+}
+
+// expire runs on the sweep timer's goroutine: it ends the requests whose
+// request timeout has passed, waking each with timedOutMsg, and arms the
+// sweep for the earliest deadline left. It scans every waiter, once per
+// request timeout at most while requests keep coming.
+func (r *respMux) expire() {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var next time.Time
+	for tok, w := range r.waiters {
+		switch {
+		case w.dl.IsZero():
+		case !w.dl.After(now):
+			delete(r.waiters, tok)
+			w.ch <- timedOutMsg
+		case next.IsZero() || w.dl.Before(next):
+			next = w.dl
+		}
+	}
+	r.pending.Store(int32(len(r.waiters)))
+	r.sweepAt = time.Time{}
+	if !next.IsZero() {
+		r.armSweepLocked(next, now)
+	}
 }
 
 // NewInbox returns a unique inbox subject under the connection's inbox
@@ -126,6 +162,10 @@ func (r *respMux) failAll(sentinel *Msg) {
 		w.ch <- sentinel
 	}
 	r.pending.Store(0)
+	if r.sweep != nil {
+		r.sweep.Stop()
+		r.sweepAt = time.Time{}
+	}
 	r.mu.Unlock()
 }
 
@@ -148,7 +188,7 @@ func (nc *Conn) RequestMsg(ctx context.Context, subject string, h *proto.Header,
 }
 
 // requestMsg is RequestMsg past the Observer: natsio's own layers send
-// their protocol requests with it (connx.RequestMsg).
+// their protocol requests with it (RequestUnobserved).
 func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -168,13 +208,16 @@ func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header,
 	}
 	// One reading of the clock serves the deadline and the write's.
 	now := time.Now()
-	// Without a deadline on ctx the request ends at dl: the waiter's
-	// timer enforces it if the response is not there at once.
-	dl, hasDeadline := ctx.Deadline()
-	if !hasDeadline {
-		dl = now.Add(nc.opts.requestTimeout)
+	// Without a deadline on ctx the request ends at the request timeout:
+	// the mux's sweep enforces it (expire).
+	w.dl = time.Time{}
+	if _, ok := ctx.Deadline(); !ok {
+		w.dl = now.Add(nc.opts.requestTimeout)
 	}
 	r.mu.Lock()
+	if !w.dl.IsZero() {
+		r.armSweepLocked(w.dl, now)
+	}
 	var tok uint64
 	if n := len(r.free); n > 0 {
 		tok = r.free[n-1]
@@ -195,27 +238,22 @@ func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header,
 	}
 	nc.stats.requests.Add(1)
 	var m *Msg
-	select {
-	case m = <-w.ch: // already delivered: no timer
-	default:
-		var timeout <-chan time.Time // nil when ctx has a deadline
-		if !hasDeadline {
-			timeout = w.arm(time.Until(dl))
-		}
+	if done := ctx.Done(); done == nil {
+		m = <-w.ch // the response, or a sentinel: expire, failAll
+	} else {
 		select {
 		case m = <-w.ch:
-		case <-ctx.Done():
+		case <-done:
 			r.forget(tok, w)
 			nc.stats.requestTimeouts.Add(1)
 			return nil, timeoutErr(ctx)
-		case <-timeout:
-			r.forget(tok, w)
-			nc.stats.requestTimeouts.Add(1)
-			return nil, &timeoutError{context.DeadlineExceeded}
 		}
 	}
-	r.release(w)
+	r.pool.Put(w)
 	switch m {
+	case timedOutMsg:
+		nc.stats.requestTimeouts.Add(1)
+		return nil, &timeoutError{context.DeadlineExceeded}
 	case disconnectedMsg:
 		return nil, ErrDisconnected
 	case closedMsg:
@@ -280,16 +318,6 @@ func (r *respMux) forget(tok uint64, w *waiter) {
 	select {
 	case <-w.ch:
 	default:
-	}
-	r.release(w)
-}
-
-// release stops w's timer and returns w to the pool. After Stop (Go 1.23+
-// timer semantics) the timer's channel holds no stale value.
-func (r *respMux) release(w *waiter) {
-	if w.armed {
-		w.timer.Stop()
-		w.armed = false
 	}
 	r.pool.Put(w)
 }

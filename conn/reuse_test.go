@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/natstest"
 )
 
@@ -53,11 +52,11 @@ func TestReuseReply(t *testing.T) {
 	}
 
 	m1, r1 := request()
-	connx.ReuseReply(nc, m1)
-	connx.ReuseReply(nc, m1) // a second call must not make the subject serve two requests
-	connx.ReuseReply(nc, &conn.Msg{Subject: "svc"})
-	connx.ReuseReply(nc, &conn.Msg{Subject: r1 + "0"}) // a token never handed out
-	connx.ReuseReply(nc, nil)
+	nc.ReuseReply(m1)
+	nc.ReuseReply(m1) // a second call must not make the subject serve two requests
+	nc.ReuseReply(&conn.Msg{Subject: "svc"})
+	nc.ReuseReply(&conn.Msg{Subject: r1 + "0"}) // a token never handed out
+	nc.ReuseReply(nil)
 
 	m2, r2 := request()
 	if r2 != r1 {
@@ -67,7 +66,7 @@ func TestReuseReply(t *testing.T) {
 	if r3 == r1 {
 		t.Fatalf("subject %q served two requests after one ReuseReply", r1)
 	}
-	connx.ReuseReply(nc, m2)
+	nc.ReuseReply(m2)
 
 	// The reused subject goes to the request that times out; it must not
 	// come back.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/natstest"
 )
 
@@ -23,7 +22,7 @@ func TestStdSocketIOOption(t *testing.T) {
 		fast bool
 	}{
 		{"default", nil, runtime.GOOS == "linux"},
-		{"StdSocketIO", []conn.Option{connx.StdSocketIO()}, false},
+		{"StdSocketIO", []conn.Option{conn.StdSocketIO()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -67,11 +67,11 @@ func TestStatsDisconnectsAndReconnectBuffer(t *testing.T) {
 // -ERR lines are counted whether or not they end the connection; garbage
 // from the server is counted as a protocol error.
 func TestStatsServerAndProtocolErrors(t *testing.T) {
-	fs := fakeserver.New(t, fakeserver.WithHandler(func(c *fakeserver.Client) {
+	fs := startFake(t, withScript(func(c *fakeserver.Client) {
 		_, _ = c.Handshake(c.Context(), nil)
 	}))
-	nc := connect(t, fs.URL(), testutil.FastReconnect())
-	c1 := fakeClient(t, fs, 1)
+	nc := fs.connect(t, testutil.FastReconnect())
+	c1 := fs.client(t, 1)
 	if err := c1.SendErr(`Permissions Violation for Publish to "x"`); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ type Subscription struct {
 	// fn receives the messages of a deliverView or deliverMux
 	// subscription on the goroutine that reads them. Fixed.
 	fn func(*Msg)
-	// newMsg provides delivered Msg structs (subscribeBatches); nil: the
+	// newMsg provides delivered Msg structs (SubscribeBatches); nil: the
 	// reader's slabs. Fixed.
 	newMsg func() *Msg
 	// more: a SubscribeFunc handler has further messages of its batch to
@@ -474,7 +474,7 @@ func (s *Subscription) stopConsuming() {
 // too at its deadline), messages queued or not; at the end of the
 // subscription it returns ErrBadSubscription (or the close error), and
 // while Messages or a handler consumes the subscription it returns
-// ErrSubscriptionActive. For a lent subscription (subscribeBatches with
+// ErrSubscriptionActive. For a lent subscription (SubscribeBatches with
 // lend), the messages of the previous call are over.
 func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
 	if ctx == nil {

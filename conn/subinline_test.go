@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 // SubscribeInline: every message in order on the reader, its fields
@@ -18,13 +17,13 @@ func TestSubscribeInline(t *testing.T) {
 	nc := connect(t, s.URL())
 	pub := connect(t, s.URL())
 	ctx := ctxT(t)
-	if _, err := connx.SubscribeInline(nc, "x", nil); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := nc.SubscribeInlineUnsafe("x", nil); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("nil handler: %v", err)
 	}
 	const n = 5000
 	var kept [][]byte
 	done := make(chan struct{})
-	sub, err := connx.SubscribeInline(nc, "inl.*", func(m *conn.Msg) {
+	sub, err := nc.SubscribeInlineUnsafe("inl.*", func(m *conn.Msg) {
 		kept = append(kept, bytes.Clone(m.Data))
 		if m.Reply != "" {
 			m.Respond(append([]byte("re:"), m.Data...))
@@ -42,7 +41,7 @@ func TestSubscribeInline(t *testing.T) {
 	if _, err := sub.NextMsg(ctx); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextMsg on an inline subscription: %v", err)
 	}
-	if _, err := connx.NextBatch(sub, ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
+	if _, err := sub.NextBatch(ctx, nil); !errors.Is(err, conn.ErrBadSubscription) {
 		t.Fatalf("NextBatch on an inline subscription: %v", err)
 	}
 	for _, err := range sub.Messages(ctx) {

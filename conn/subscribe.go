@@ -96,42 +96,6 @@ func (nc *Conn) subscribeMux(subject string, f func(*Msg)) (*Subscription, error
 	return nc.register(subject, "", nil, deliverMux, f, nil, nil, false)
 }
 
-// subscribeInline calls f for each message on the goroutine that reads the
-// connection, before the next message is read: no queue, no goroutine, no
-// copy. It is for natsio's own small, non-blocking bookkeeping, such as
-// matching acks to pending publishes. The message and everything in it is
-// a view of the read buffer, valid only until f returns. f must not block,
-// and must not call methods of the connection that wait (Request, Flush,
-// Drain, Close): a blocked f stalls the whole connection. Publishing from
-// f is fine. The subscription has no pending limits and cannot be read
-// with Messages or NextMsg.
-func (nc *Conn) subscribeInline(subject string, f func(*Msg)) (*Subscription, error) {
-	if f == nil {
-		return nil, invalid("nil handler")
-	}
-	return nc.register(subject, "", nil, deliverView, f, nil, nil, false)
-}
-
-// subscribeBatches is Subscribe for natsio's own batch consumers (the
-// JetStream pull and ordered consumers, Fetch, get-batch), which read it
-// with nextBatch. Its delivery mode is set here, once:
-//
-//   - alloc, when not nil, provides the memory of each delivered Msg (nil:
-//     the subscription's own chunks, as for Subscribe): a consumer that
-//     wraps messages in a larger struct embeds Msg in it, carves those
-//     from its own arrays and hands out the embedded Msg, saving an
-//     allocation and a copy per message. alloc is called on the
-//     connection's reader goroutine, one call at a time, before the
-//     message is queued; it must return a Msg that nothing else
-//     references (its fields are overwritten) and must not block.
-//   - lend, when not nil, makes the subscription lend (deliverLent): its
-//     messages are delivered in recycled memory, in Msgs lend supplies,
-//     each valid until the next nextBatch call (borrowBatches has the
-//     contract).
-func (nc *Conn) subscribeBatches(subject string, alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
-	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend, lend != nil)
-}
-
 // register validates and registers a subscription with its delivery mode:
 // handler is a SubscribeFunc handler, fn the function of a deliverView
 // or deliverMux subscription, alloc (if set) provides the Msg structs, and
@@ -182,7 +146,7 @@ func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliver
 // queueSubLocked queues the SUB line of a new subscription. A lone
 // subscription is written at once (the flusher is woken). One made less
 // than subBurstGap after the previous is part of a burst: its SUB waits,
-// as a publishLazy message does, for the next write of the connection (a
+// as a WriteLazy message does, for the next write of the connection (a
 // Publish, a Flush, a request), for 64 KiB of company, or for the burst
 // to pause for lazyDelay, subMaxWait at most, so that a loop of Subscribe
 // calls shares few writes instead of racing the flusher. The server

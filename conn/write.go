@@ -24,37 +24,13 @@ func (nc *Conn) Publish(subject string, data []byte) error {
 	return nc.publish(subject, "", nil, data, pubNormal)
 }
 
-// publishNow is PublishMsg without headers for a message someone waits on, sent
-// once in a while (a pull request, a request of one's own protocol): when
-// no write is in progress the calling goroutine writes it at once, with
-// whatever else is queued, instead of waking the connection's flusher.
-// That saves a goroutine hand-off, which on a machine with few cores costs
-// more than the write. Do not use it in a loop of publishes: each call may
-// make a system call of its own, where Publish coalesces.
-func (nc *Conn) publishNow(subject, reply string, data []byte) error {
-	return nc.publish(subject, reply, nil, data, pubUrgent)
-}
-
-// publishLazy is Publish for small fire-and-forget messages that may wait a
-// moment for company, such as a consumer's acknowledgements: it does not
-// wake the connection's flusher, so that many share one write. They are
-// written with the next write of the connection (a Publish, a request, a
-// Flush, a pull request), once 64 KiB are queued, or lazyDelay after the
-// first of them at the latest. Use it only where that delay is harmless:
-// a consumer whose server may be waiting for these very messages (an
-// acknowledgement under a small MaxAckPending) would wait for it. Its
-// checks and errors are Publish's; like Publish, it allocates nothing.
-func (nc *Conn) publishLazy(subject string, data []byte) error {
-	return nc.publish(subject, "", nil, data, pubLazy)
-}
-
 // pubMode tells publish how its bytes get written.
 type pubMode uint8
 
 const (
 	pubNormal pubMode = iota // wake the flusher
 	pubUrgent                // someone waits: write inline when no write is under way
-	pubLazy                  // leave it for a later write (publishLazy)
+	pubLazy                  // leave it for a later write (WriteLazy)
 )
 
 // PublishMsg sends data with headers h (nil for none) and a reply subject
@@ -75,7 +51,7 @@ func (nc *Conn) PublishMsg(subject, reply string, h *proto.Header, data []byte) 
 // publish queues one message. pubUrgent marks a message someone waits on
 // (a request, a response): when no write is in progress it is written at
 // once by the calling goroutine, saving the hand-off to the flusher.
-// pubLazy leaves it for a later write (publishLazy).
+// pubLazy leaves it for a later write (WriteLazy).
 func (nc *Conn) publish(subject, reply string, h *proto.Header, data []byte, mode pubMode) error {
 	return nc.publishAt(subject, reply, h, data, mode, time.Time{})
 }

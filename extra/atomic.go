@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -86,7 +85,7 @@ type BatchPublisher struct {
 
 // NewBatchPublisher returns a publisher for one atomic batch through js.
 // It does not contact the server; options are validated at once.
-func NewBatchPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *BatchPublisher, err error) {
+func NewBatchPublisher(js *jsapi.JS, opts ...AtomicOpt) (_ *BatchPublisher, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
@@ -316,7 +315,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 			return nil, nil
 		}
 		var ack jsapi.PubAck
-		if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
+		if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 			return nil, p.fail(batchErr(p.id, seq, err))
 		}
 		return nil, p.fail(fmt.Errorf("%w: atomic batch %s message %d: unexpected PubAck", jsapi.ErrBadResponse, p.id, seq))
@@ -326,7 +325,7 @@ func (p *BatchPublisher) send(ctx context.Context, subject string, h *proto.Head
 		return nil, fmt.Errorf("extra: atomic batch %s commit: %w", p.id, jsapi.ErrNoStreamResponse)
 	}
 	var ack jsapi.PubAck
-	if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
+	if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 		return nil, batchErr(p.id, seq, err)
 	}
 	stored := seq
@@ -394,7 +393,7 @@ func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size
 		}
 	}
 	if len(opts) > 0 {
-		if err := jsx.ApplyPubOpts(ctx, js, dst, opts); err != nil {
+		if err := js.ApplyPubOpts(ctx, dst, opts...); err != nil {
 			return "", err
 		}
 		dst.Del(HeaderBatchID)
@@ -423,7 +422,7 @@ func buildAtomic(ctx context.Context, js *jsapi.JS, dst *proto.Header, seq, size
 // validated first (at most MaxBatchSize, default MaxAtomicBatch; unique
 // message IDs; supported headers), then all are sent, the last one
 // committing the batch. It fails with ErrEmptyBatch for no message.
-func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...BatchOpt) (_ *BatchAck, err error) {
+func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...AtomicOpt) (_ *BatchAck, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext
@@ -472,7 +471,7 @@ func PublishBatch(ctx context.Context, js *jsapi.JS, msgs []BatchMsg, opts ...Ba
 // message so that the last one carries the commit; no extra message is
 // added. Messages are validated as they come: a failure discards the batch
 // (nothing is stored).
-func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...BatchOpt) (_ *BatchAck, err error) {
+func PublishBatchSeq(ctx context.Context, js *jsapi.JS, msgs iter.Seq[BatchMsg], opts ...AtomicOpt) (_ *BatchAck, err error) {
 	defer func() { err = inFamily(ErrBatchPublish, err) }()
 	if ctx == nil {
 		return nil, conn.ErrNilContext

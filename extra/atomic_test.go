@@ -137,7 +137,7 @@ func TestAtomicAckEvery(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	check := func(n int, opts []extra.BatchOpt, wantReply func(seq int) bool) {
+	check := func(n int, opts []extra.AtomicOpt, wantReply func(seq int) bool) {
 		t.Helper()
 		b, err := extra.NewBatchPublisher(js, opts...)
 		if err != nil {
@@ -172,9 +172,9 @@ func TestAtomicAckEvery(t *testing.T) {
 			}
 		}
 	}
-	check(10, []extra.BatchOpt{extra.AckEvery(3)}, func(seq int) bool { return seq == 1 || seq%3 == 0 || seq == 10 })
-	check(5, []extra.BatchOpt{extra.AckFirst(false)}, func(seq int) bool { return seq == 5 })
-	check(4, []extra.BatchOpt{extra.AckFirst(false), extra.AckEvery(2)}, func(seq int) bool { return seq%2 == 0 })
+	check(10, []extra.AtomicOpt{extra.AckEvery(3)}, func(seq int) bool { return seq == 1 || seq%3 == 0 || seq == 10 })
+	check(5, []extra.AtomicOpt{extra.AckFirst(false)}, func(seq int) bool { return seq == 5 })
+	check(4, []extra.AtomicOpt{extra.AckFirst(false), extra.AckEvery(2)}, func(seq int) bool { return seq%2 == 0 })
 }
 
 func TestAtomicDuplicateMsgID(t *testing.T) {
@@ -274,7 +274,7 @@ func TestAtomicLimitsAndValidation(t *testing.T) {
 	if _, err := extra.NewBatchPublisher(js, extra.BatchID("a b")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("batch id with a space: %v", err)
 	}
-	for _, o := range []extra.BatchOpt{extra.AckEvery(-1), extra.AckTimeout(0), extra.Flow(10), extra.Gap(extra.GapOK)} {
+	for _, o := range []extra.AtomicOpt{extra.AckEvery(-1), extra.AckTimeout(0), {}} {
 		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}

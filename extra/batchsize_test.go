@@ -152,12 +152,9 @@ func TestAtomicServerTooLarge(t *testing.T) {
 		t.Fatalf("%d messages stored of a refused batch", n)
 	}
 
-	for _, o := range []extra.BatchOpt{extra.MaxBatchSize(0), extra.MaxBatchSize(-1)} {
+	for _, o := range []extra.AtomicOpt{extra.MaxBatchSize(0), extra.MaxBatchSize(-1)} {
 		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}
-	}
-	if _, err := extra.NewFastPublisher(js, extra.MaxBatchSize(10)); !errors.Is(err, conn.ErrInvalidOption) {
-		t.Fatalf("MaxBatchSize on a fast publisher: %v", err)
 	}
 }

@@ -42,10 +42,10 @@ func reportRate(b *testing.B, n int, start time.Time) {
 func BenchmarkFastPublish128(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		opts []extra.BatchOpt
+		opts []extra.FastOpt
 	}{
 		{"flow100x2", nil},
-		{"flow500x3", []extra.BatchOpt{extra.Flow(500), extra.MaxOutstandingAcks(3)}},
+		{"flow500x3", []extra.FastOpt{extra.Flow(500), extra.MaxOutstandingAcks(3)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			js, _, ctx := benchJS(b)

@@ -47,8 +47,8 @@ func TestBatchPublishErrorFamily(t *testing.T) {
 
 	_, err := extra.NewBatchPublisher(nil)
 	add("NewBatchPublisher(nil)", err, conn.ErrInvalidOption)
-	_, err = extra.NewBatchPublisher(js, extra.Flow(10))
-	add("NewBatchPublisher with a fast-only option", err, conn.ErrInvalidOption)
+	_, err = extra.NewBatchPublisher(js, extra.AckEvery(-1))
+	add("NewBatchPublisher with a bad option", err, conn.ErrInvalidOption)
 	_, err = extra.PublishBatch(ctx, js, nil)
 	add("PublishBatch of nothing", err, extra.ErrEmptyBatch)
 	_, err = extra.PublishBatchSeq(ctx, js, slices.Values([]extra.BatchMsg{}))
@@ -104,8 +104,8 @@ func TestFastPublishErrorFamily(t *testing.T) {
 
 	_, err := extra.NewFastPublisher(nil)
 	add("NewFastPublisher(nil)", err, conn.ErrInvalidOption)
-	_, err = extra.NewFastPublisher(js, extra.AckEvery(2))
-	add("NewFastPublisher with an atomic-only option", err, conn.ErrInvalidOption)
+	_, err = extra.NewFastPublisher(js, extra.Flow(0))
+	add("NewFastPublisher with a bad option", err, conn.ErrInvalidOption)
 
 	p, _ := extra.NewFastPublisher(js)
 	_, err = p.Close(ctx)

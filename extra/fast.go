@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -97,7 +96,7 @@ var cancelledCtx = func() context.Context {
 
 // NewFastPublisher returns a fast-ingest publisher for one batch through
 // js. It does not contact the server; options are validated at once.
-func NewFastPublisher(js *jsapi.JS, opts ...BatchOpt) (_ *FastPublisher, err error) {
+func NewFastPublisher(js *jsapi.JS, opts ...FastOpt) (_ *FastPublisher, err error) {
 	defer func() { err = inFamily(ErrFastPublish, err) }()
 	if js == nil {
 		return nil, fmt.Errorf("%w: nil JetStream", conn.ErrInvalidOption)
@@ -297,7 +296,7 @@ func (p *FastPublisher) begin(ctx context.Context, subject string, h *proto.Head
 				p.hdr.Add(k, v)
 			}
 		}
-		if err := jsx.ApplyPubOpts(ctx, p.js, &p.hdr, opts); err != nil {
+		if err := p.js.ApplyPubOpts(ctx, &p.hdr, opts...); err != nil {
 			p.hdr.Reset()
 			return nil, err
 		}
@@ -541,7 +540,7 @@ func (p *FastPublisher) handle(m *conn.Msg) {
 		return
 	}
 	var ack jsapi.PubAck
-	if err := jsx.ParsePubAck(m.Data, &ack); err != nil {
+	if err := jsapi.ParsePubAck(m.Data, &ack); err != nil {
 		var ae *jsapi.APIError
 		if errors.As(err, &ae) {
 			p.end(nil, &FastAPIError{Seq: seq, APIError: ae})

@@ -345,14 +345,13 @@ func TestFastErrors(t *testing.T) {
 	stream(t, js, jsapi.StreamConfig{Name: "PLAIN", Subjects: []string{"plain.>"}})
 	fastStream(t, js, "TM")
 
-	for _, o := range []extra.BatchOpt{extra.Flow(0), extra.Flow(65536), extra.MaxOutstandingAcks(0), extra.MaxOutstandingAcks(4),
-		extra.AckTimeout(-1), extra.PingInterval(0), extra.AckEvery(2), extra.AckFirst(false), extra.BatchID("x"),
-		extra.Gap(7)} {
+	for _, o := range []extra.FastOpt{extra.Flow(0), extra.Flow(65536), extra.MaxOutstandingAcks(0), extra.MaxOutstandingAcks(4),
+		extra.FastAckTimeout(-1), extra.PingInterval(0), extra.Gap(7), {}} {
 		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("option %+v: %v", o, err)
 		}
 	}
-	if _, err := extra.NewFastPublisher(js, extra.AckTimeout(time.Second), extra.PingInterval(2*time.Second)); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := extra.NewFastPublisher(js, extra.FastAckTimeout(time.Second), extra.PingInterval(2*time.Second)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("ping interval above ack timeout: %v", err)
 	}
 

@@ -175,7 +175,7 @@ func TestStallDuringFastCommit(t *testing.T) {
 	st := fastStream(t, direct, "FS")
 	js := newJS(t, nc)
 	ctx := ctxT(t)
-	p, _ := extra.NewFastPublisher(js, extra.PingInterval(10*time.Millisecond), extra.AckTimeout(10*time.Second))
+	p, _ := extra.NewFastPublisher(js, extra.PingInterval(10*time.Millisecond), extra.FastAckTimeout(10*time.Second))
 	for range 5 {
 		if _, err := p.Add(ctx, "fs.a", []byte("x")); err != nil {
 			t.Fatal(err)

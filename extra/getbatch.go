@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
@@ -318,7 +317,7 @@ func (r *getRequest) run(ctx context.Context, yield func(*jsapi.StoredMsg, error
 		}
 		// Everything queued at once: one lock and one idle-timer reset per
 		// batch of replies, not per reply.
-		batch, err = connx.NextBatch(sub, wctx, batch)
+		batch, err = sub.NextBatch(wctx, batch)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errGetTimeout) {
 				return fmt.Errorf("%w: %w", errGetTimeout, err)

@@ -77,10 +77,20 @@ const (
 	optMaxBatchSize
 )
 
-// BatchOpt configures an atomic BatchPublisher (and PublishBatch) or a
-// FastPublisher. Options are plain values; one that does not apply to the
-// publisher it is given to is rejected with conn.ErrInvalidOption.
-type BatchOpt struct {
+// AtomicOpt configures an atomic batch: NewBatchPublisher, PublishBatch
+// and PublishBatchSeq. FastOpt configures a FastPublisher. The two are
+// distinct types, so an option of one publisher given to the other does
+// not compile; the options both publishers have (an ack timeout, retries
+// of the first message) have a constructor for each. An out-of-range value
+// is rejected with conn.ErrInvalidOption when the publisher is created,
+// before anything is sent; so is the zero value.
+type AtomicOpt struct{ o batchOpt }
+
+// FastOpt configures a FastPublisher (see AtomicOpt).
+type FastOpt struct{ o batchOpt }
+
+// batchOpt is the value both option types carry.
+type batchOpt struct {
 	kind optKind
 	n    int
 	d    time.Duration
@@ -91,43 +101,49 @@ type BatchOpt struct {
 // AckFirst sets whether the first message of an atomic batch waits for the
 // server's acknowledgement, so that a stream that refuses the batch (not
 // enabled, too many batches in flight) is found out at once (default on).
-func AckFirst(on bool) BatchOpt {
+func AckFirst(on bool) AtomicOpt {
 	n := 0
 	if on {
 		n = 1
 	}
-	return BatchOpt{kind: optAckFirst, n: n}
+	return AtomicOpt{batchOpt{kind: optAckFirst, n: n}}
 }
 
 // AckEvery makes every n-th message of an atomic batch wait for the
 // server's acknowledgement (0: none besides the first and the commit).
-func AckEvery(n int) BatchOpt { return BatchOpt{kind: optAckEvery, n: n} }
+func AckEvery(n int) AtomicOpt { return AtomicOpt{batchOpt{kind: optAckEvery, n: n}} }
 
-// AckTimeout bounds each acknowledgement a publisher waits for: atomic
-// flow and commit acks; fast flow acks and the final ack, counted from the
-// last sign of life of the server (default 5 s).
-func AckTimeout(d time.Duration) BatchOpt { return BatchOpt{kind: optAckTimeout, d: d} }
+// AckTimeout bounds each acknowledgement an atomic batch waits for: the
+// acks AckFirst and AckEvery ask for and the commit's (default 5 s).
+func AckTimeout(d time.Duration) AtomicOpt {
+	return AtomicOpt{batchOpt{kind: optAckTimeout, d: d}}
+}
+
+// FastAckTimeout bounds each acknowledgement a fast publisher waits for:
+// flow acks and the final ack, counted from the last sign of life of the
+// server (default 5 s).
+func FastAckTimeout(d time.Duration) FastOpt { return FastOpt{batchOpt{kind: optAckTimeout, d: d}} }
 
 // BatchID sets the ID of an atomic batch (at most 64 characters without
 // whitespace; default: a fresh NUID).
-func BatchID(id string) BatchOpt { return BatchOpt{kind: optBatchID, s: id} }
+func BatchID(id string) AtomicOpt { return AtomicOpt{batchOpt{kind: optBatchID, s: id}} }
 
 // Flow sets the flow a fast publisher asks for: a flow acknowledgement
 // every n stored messages (1..65535, default 100). The server may lower it
 // (at most 500, less while other fast batches share the stream).
-func Flow(n int) BatchOpt { return BatchOpt{kind: optFlow, n: n} }
+func Flow(n int) FastOpt { return FastOpt{batchOpt{kind: optFlow, n: n}} }
 
 // MaxOutstandingAcks sets how many flow intervals a fast publisher may run
 // ahead of the last flow acknowledgement before Add waits (1..3, default 2).
-func MaxOutstandingAcks(n int) BatchOpt { return BatchOpt{kind: optMaxOutstanding, n: n} }
+func MaxOutstandingAcks(n int) FastOpt { return FastOpt{batchOpt{kind: optMaxOutstanding, n: n}} }
 
 // PingInterval sets how long a waiting fast publisher stays silent before
 // it pings the server to recover a lost flow acknowledgement (default 1 s,
 // at most the ack timeout).
-func PingInterval(d time.Duration) BatchOpt { return BatchOpt{kind: optPingInterval, d: d} }
+func PingInterval(d time.Duration) FastOpt { return FastOpt{batchOpt{kind: optPingInterval, d: d}} }
 
 // Gap sets a fast publisher's gap mode (default GapFail).
-func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
+func Gap(m GapMode) FastOpt { return FastOpt{batchOpt{kind: optGapMode, n: int(m)}} }
 
 // OnError is told of each gap (*GapError) and failed message
 // (*FastAPIError) of a fast batch as the publisher learns of it, in either
@@ -135,27 +151,33 @@ func Gap(m GapMode) BatchOpt { return BatchOpt{kind: optGapMode, n: int(m)} }
 // first one ends the batch, and the next Add, Commit or Close also
 // returns it. Every error it is given matches ErrFastPublish. It runs on
 // the goroutine calling the publisher, during Add, Commit or Close.
-func OnError(f func(error)) BatchOpt { return BatchOpt{kind: optOnError, f: f} }
+func OnError(f func(error)) FastOpt { return FastOpt{batchOpt{kind: optOnError, f: f}} }
 
 // MaxBatchSize sets the most messages an atomic batch may hold, checked
 // before each message is sent (default MaxAtomicBatch, n ≥ 1). Raise it
 // only for a server whose jetstream.limits.batch.max_msgs allows more;
 // the server enforces its own limit regardless, and a batch it finds too
 // large fails as the local check does (ErrBatchTooLarge) and stores
-// nothing. It applies to atomic batches only.
-func MaxBatchSize(n int) BatchOpt { return BatchOpt{kind: optMaxBatchSize, n: n} }
+// nothing.
+func MaxBatchSize(n int) AtomicOpt { return AtomicOpt{batchOpt{kind: optMaxBatchSize, n: n}} }
 
-// RetryStart sets how often a publisher sends the first message of its
-// batch again when no stream answers it (no responders: a stream leader
+// RetryStart sets how often an atomic batch sends its first message
+// again when no stream answers it (no responders: a stream leader
 // being elected, a stream not created yet), waiting wait, then twice as
 // long each time (default 2 times, 250 ms). A message nobody received
-// stored nothing, so sending it again cannot duplicate it. It applies to
-// a fast batch, and to an atomic batch whose first message waits for its
-// acknowledgement (AckFirst, the default); attempts 0 fails at once with
-// jsapi.ErrNoStreamResponse. A later message without responders still
-// ends the batch: the server may have stored the ones before it.
-func RetryStart(attempts int, wait time.Duration) BatchOpt {
-	return BatchOpt{kind: optRetryStart, n: attempts, d: wait}
+// stored nothing, so sending it again cannot duplicate it. It applies
+// when the first message waits for its acknowledgement (AckFirst, the
+// default); attempts 0 fails at once with jsapi.ErrNoStreamResponse. A
+// later message without responders still ends the batch: the server may
+// have stored the ones before it.
+func RetryStart(attempts int, wait time.Duration) AtomicOpt {
+	return AtomicOpt{batchOpt{kind: optRetryStart, n: attempts, d: wait}}
+}
+
+// FastRetryStart is RetryStart for a fast publisher, whose first message
+// always waits for its acknowledgement.
+func FastRetryStart(attempts int, wait time.Duration) FastOpt {
+	return FastOpt{batchOpt{kind: optRetryStart, n: attempts, d: wait}}
 }
 
 // startRetry is the resolved RetryStart.
@@ -164,7 +186,7 @@ type startRetry struct {
 	wait     time.Duration
 }
 
-func (r *startRetry) set(o BatchOpt) error {
+func (r *startRetry) set(o batchOpt) error {
 	if o.n < 0 || (o.n > 0 && o.d <= 0) {
 		return fmt.Errorf("%w: RetryStart(%d, %v)", conn.ErrInvalidOption, o.n, o.d)
 	}
@@ -188,11 +210,11 @@ type atomicSettings struct {
 	max      int // MaxBatchSize
 }
 
-func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
+func atomicOptions(opts []AtomicOpt) (atomicSettings, error) {
 	s := atomicSettings{ackFirst: true, timeout: DefaultAckTimeout,
 		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}, max: MaxAtomicBatch}
-	for _, o := range opts {
-		switch o.kind {
+	for _, ao := range opts {
+		switch o := ao.o; o.kind {
 		case optRetryStart:
 			if err := s.retry.set(o); err != nil {
 				return s, err
@@ -220,7 +242,7 @@ func atomicOptions(opts []BatchOpt) (atomicSettings, error) {
 			}
 			s.max = o.n
 		default:
-			return s, fmt.Errorf("%w: option does not apply to an atomic batch", conn.ErrInvalidOption)
+			return s, fmt.Errorf("%w: zero AtomicOpt", conn.ErrInvalidOption)
 		}
 	}
 	return s, nil
@@ -238,11 +260,11 @@ type fastSettings struct {
 	retry   startRetry
 }
 
-func fastOptions(opts []BatchOpt) (fastSettings, error) {
+func fastOptions(opts []FastOpt) (fastSettings, error) {
 	s := fastSettings{flow: DefaultFlow, maxOut: DefaultMaxOutstandingAcks, timeout: DefaultAckTimeout, ping: DefaultPingInterval,
 		retry: startRetry{DefaultStartRetries, DefaultStartRetryWait}}
-	for _, o := range opts {
-		switch o.kind {
+	for _, fo := range opts {
+		switch o := fo.o; o.kind {
 		case optRetryStart:
 			if err := s.retry.set(o); err != nil {
 				return s, err
@@ -275,7 +297,7 @@ func fastOptions(opts []BatchOpt) (fastSettings, error) {
 		case optOnError:
 			s.onError = o.f
 		default:
-			return s, fmt.Errorf("%w: option does not apply to a fast batch", conn.ErrInvalidOption)
+			return s, fmt.Errorf("%w: zero FastOpt", conn.ErrInvalidOption)
 		}
 	}
 	if !s.pingSet && s.ping > s.timeout {

@@ -32,11 +32,10 @@ func TestRetryStartWaitsForTheStream(t *testing.T) {
 			go func() {
 				// Generous retries: the test's stream creation must land
 				// between two of them.
-				retry := extra.RetryStart(8, 50*time.Millisecond)
 				var r result
 				switch kind {
 				case "fast":
-					p, err := extra.NewFastPublisher(js, retry)
+					p, err := extra.NewFastPublisher(js, extra.FastRetryStart(8, 50*time.Millisecond))
 					if err != nil {
 						r.err = err
 						break
@@ -48,7 +47,7 @@ func TestRetryStartWaitsForTheStream(t *testing.T) {
 						}
 					}
 				case "atomic":
-					p, err := extra.NewBatchPublisher(js, retry)
+					p, err := extra.NewBatchPublisher(js, extra.RetryStart(8, 50*time.Millisecond))
 					if err != nil {
 						r.err = err
 						break
@@ -91,18 +90,18 @@ func TestRetryStartGivesUp(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
 	for _, tc := range []struct {
-		retry    extra.BatchOpt
-		attempts uint64
-	}{{extra.RetryStart(0, 0), 1}, {extra.RetryStart(2, time.Millisecond), 3}} {
+		attempts int
+		wait     time.Duration
+	}{{0, 0}, {2, time.Millisecond}} {
 		in := nc.Stats().InMsgs
-		fp, err := extra.NewFastPublisher(js, tc.retry)
+		fp, err := extra.NewFastPublisher(js, extra.FastRetryStart(tc.attempts, tc.wait))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := fp.Add(ctx, "nowhere.a", nil); !errors.Is(err, jsapi.ErrNoStreamResponse) {
 			t.Fatalf("fast, %d attempts: %v", tc.attempts, err)
 		}
-		bp, err := extra.NewBatchPublisher(js, tc.retry)
+		bp, err := extra.NewBatchPublisher(js, extra.RetryStart(tc.attempts, tc.wait))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,15 +109,15 @@ func TestRetryStartGivesUp(t *testing.T) {
 			t.Fatalf("atomic, %d attempts: %v", tc.attempts, err)
 		}
 		// One 503 per attempt, for each publisher.
-		if got := nc.Stats().InMsgs - in; got != 2*tc.attempts {
-			t.Fatalf("%d replies, want %d (%d attempts each)", got, 2*tc.attempts, tc.attempts)
+		if got, want := nc.Stats().InMsgs-in, 2*uint64(tc.attempts+1); got != want {
+			t.Fatalf("%d replies, want %d (%d retries each)", got, want, tc.attempts)
 		}
 	}
 
 	// ctx ends the pause between attempts; the 503 stands.
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	fp, _ := extra.NewFastPublisher(js, extra.RetryStart(5, time.Hour))
+	fp, _ := extra.NewFastPublisher(js, extra.FastRetryStart(5, time.Hour))
 	if _, err := fp.Add(cctx, "nowhere.a", nil); !errors.Is(err, jsapi.ErrNoStreamResponse) {
 		t.Fatalf("fast, ctx ending during the pause: %v", err)
 	}
@@ -129,12 +128,15 @@ func TestRetryStartGivesUp(t *testing.T) {
 		t.Fatalf("atomic, ctx ending during the pause: %v", err)
 	}
 
-	for _, o := range []extra.BatchOpt{extra.RetryStart(-1, time.Second), extra.RetryStart(1, 0)} {
-		if _, err := extra.NewFastPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
-			t.Fatalf("fast %+v: %v", o, err)
+	for _, bad := range []struct {
+		attempts int
+		wait     time.Duration
+	}{{-1, time.Second}, {1, 0}} {
+		if _, err := extra.NewFastPublisher(js, extra.FastRetryStart(bad.attempts, bad.wait)); !errors.Is(err, conn.ErrInvalidOption) {
+			t.Fatalf("fast %+v: %v", bad, err)
 		}
-		if _, err := extra.NewBatchPublisher(js, o); !errors.Is(err, conn.ErrInvalidOption) {
-			t.Fatalf("atomic %+v: %v", o, err)
+		if _, err := extra.NewBatchPublisher(js, extra.RetryStart(bad.attempts, bad.wait)); !errors.Is(err, conn.ErrInvalidOption) {
+			t.Fatalf("atomic %+v: %v", bad, err)
 		}
 	}
 }

@@ -266,7 +266,6 @@ func seedCorpora() map[string][]seed {
 		"FuzzObjectMeta":         objectMetaSeeds,
 		"FuzzAsyncInfo":          infoSeeds,
 		"FuzzStatusReply":        statusSeeds,
-		"FuzzTraceReport":        traceSeeds,
 	}
 }
 

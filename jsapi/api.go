@@ -1,7 +1,6 @@
 package jsapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -97,11 +95,10 @@ func (js *JS) send(ctx context.Context, subject string, h *proto.Header, data []
 
 // requestMsg sends a request on js's connection. With an Observer it goes
 // past it (JetStream publishes are reported by PublishJS, API requests
-// are protocol traffic); the call is then indirect, which would make the
-// caller's memory escape: the header and data are copied.
+// are protocol traffic).
 func (js *JS) requestMsg(ctx context.Context, subject string, h *proto.Header, data []byte) (*conn.Msg, error) {
 	if js.obs != nil {
-		return connx.RequestUnobserved(js.nc, ctx, subject, h.Clone(), bytes.Clone(data))
+		return js.nc.RequestUnobserved(ctx, subject, h, data)
 	}
 	return js.nc.RequestMsg(ctx, subject, h, data)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -25,7 +24,7 @@ func TestErrCodeWrongLastSequenceBothCodes(t *testing.T) {
 		`{"error":{"code":400,"err_code":10164,"description":"wrong last sequence"},"stream":"S","seq":0}`,
 	} {
 		var ack jsapi.PubAck
-		err := jsx.ParsePubAck([]byte(body), &ack)
+		err := jsapi.ParsePubAck([]byte(body), &ack)
 		if !errors.Is(err, jsapi.ErrWrongLastSequence) {
 			t.Errorf("%s: %v, want ErrWrongLastSequence", body, err)
 		}
@@ -40,7 +39,7 @@ func TestErrCodeTooManyRequests(t *testing.T) {
 		string(errReply(429, 10167, "too many requests")),
 	} {
 		var ack jsapi.PubAck
-		err := jsx.ParsePubAck([]byte(body), &ack)
+		err := jsapi.ParsePubAck([]byte(body), &ack)
 		if !errors.Is(err, jsapi.ErrTooManyRequests) {
 			t.Fatalf("%s: %v, want ErrTooManyRequests", body, err)
 		}
@@ -139,7 +138,7 @@ func TestErrCodeSentinels(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		err := jsx.ParsePubAck(errReply(c.httpCode, c.errCode, "d"), new(jsapi.PubAck))
+		err := jsapi.ParsePubAck(errReply(c.httpCode, c.errCode, "d"), new(jsapi.PubAck))
 		var ae *jsapi.APIError
 		if !errors.As(err, &ae) || ae.ErrorCode != c.errCode || ae.Code != c.httpCode {
 			t.Errorf("%d: %v is not the *APIError of the reply", c.errCode, err)
@@ -159,7 +158,7 @@ func TestErrCodeSentinels(t *testing.T) {
 	}
 	// An err_code jsapi does not know is still an *APIError, matching no
 	// sentinel.
-	err := jsx.ParsePubAck(errReply(400, 10999, "future"), new(jsapi.PubAck))
+	err := jsapi.ParsePubAck(errReply(400, 10999, "future"), new(jsapi.PubAck))
 	if _, ok := errors.AsType[*jsapi.APIError](err); !ok {
 		t.Fatalf("unknown err_code: %v", err)
 	}

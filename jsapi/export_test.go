@@ -15,3 +15,7 @@ func SetFeatureLevel(f Feature, lvl int32) (restore func()) {
 	features[f].level = lvl
 	return func() { features[f].level = old }
 }
+
+// NewMsg wraps a message delivered on nc for a consumer, as a consumer
+// does.
+var NewMsg = newMsg

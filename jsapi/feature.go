@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -169,7 +168,7 @@ func (e *FeatureError) Is(target error) bool { return target == ErrServerTooOld 
 // Unwrap returns the server's refusal, if any.
 func (e *FeatureError) Unwrap() error { return e.Err }
 
-// Values of a server level besides an API level (see connx.ServerLevel).
+// Values of a server level besides an API level (see conn.Conn.JetStreamLevel).
 const (
 	levelUnknown     = -1
 	levelNoJetStream = -2
@@ -183,8 +182,8 @@ const (
 // when neither can tell (nothing is refused then).
 func (js *JS) serverLevel(ctx context.Context) int32 {
 	if !js.remote {
-		if lvl := connx.ServerLevel(js.nc); lvl != levelNoJetStream {
-			return lvl
+		if lvl := js.nc.JetStreamLevel(); lvl != levelNoJetStream {
+			return int32(lvl)
 		}
 	}
 	if lvl := js.remoteLevel.Load(); lvl != levelNotFetched {
@@ -214,7 +213,7 @@ func (js *JS) check(ctx context.Context, f Feature) error {
 // featureError builds the *FeatureError of a refusal before sending.
 func (js *JS) featureError(f Feature, lvl int32) *FeatureError {
 	e := &FeatureError{Feature: f, NeedVersion: features[f].version, NeedAPILevel: int(features[f].level), ServerAPILevel: int(lvl)}
-	if !js.remote && connx.ServerLevel(js.nc) >= 0 {
+	if !js.remote && js.nc.JetStreamLevel() >= 0 {
 		e.ServerVersion = js.nc.ServerInfo().Version
 	}
 	return e

@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 // Msg is a message delivered by a JetStream consumer. Its fields belong to
@@ -50,7 +49,7 @@ func newMsg(nc *conn.Conn, m *conn.Msg) *Msg {
 // connection, so that a delivered message costs no allocation and no copy
 // of its own: the subscription is made with its alloc as the connection's
 // message allocator, and each *conn.Msg it delivers turned into its Msg
-// with fromSlab. alloc is called by whichever goroutine reads the
+// with fromSlab (Batches.Next). alloc is called by whichever goroutine reads the
 // connection, one call at a time; a msgSlab is not safe for any other
 // concurrent use.
 type msgSlab struct {
@@ -58,7 +57,7 @@ type msgSlab struct {
 	free  []Msg
 	chunk int
 	// lazy: acknowledgements of the messages go out with the connection's
-	// next write (connx.PublishLazy), for a consumer loop that reads the
+	// next write (conn.WriteLazy), for a consumer loop that reads the
 	// socket itself and pulls again before the server could run dry, so
 	// that a batch's acknowledgements travel with its next pull instead of
 	// each waking the connection's flusher.
@@ -87,7 +86,7 @@ func (s *msgSlab) alloc() *conn.Msg {
 }
 
 // shell supplies the Msgs of a subscription whose batches are lent
-// (connx.SubscribeBatches with s as the allocator and lender): given nil it
+// (SubscribeBatches with lent): given nil it
 // returns a fresh Msg from the slab, given one of an earlier batch it
 // resets that one (no acknowledgement sent yet) for reuse. Like alloc it
 // is called by whichever goroutine reads the connection.
@@ -159,7 +158,7 @@ func (jm *Msg) AckSync(ctx context.Context) error {
 	if !jm.acked.CompareAndSwap(false, true) {
 		return ErrAlreadyAcked
 	}
-	_, err := connx.RequestUnobserved(jm.nc, ctx, jm.Reply, nil, ackAck)
+	_, err := jm.nc.RequestUnobserved(ctx, jm.Reply, nil, ackAck)
 	if err != nil {
 		jm.acked.Store(false)
 	}
@@ -194,9 +193,9 @@ func (jm *Msg) ack(body []byte, terminal bool) error {
 	}
 	var err error
 	if jm.lazy {
-		err = connx.PublishLazy(jm.nc, jm.Reply, body)
+		err = jm.nc.PublishUnobserved(jm.Reply, "", nil, body, conn.WriteLazy)
 	} else {
-		err = connx.PublishUnobserved(jm.nc, jm.Reply, "", nil, body)
+		err = jm.nc.PublishUnobserved(jm.Reply, "", nil, body, conn.WriteQueued)
 	}
 	jm.settled(ackOp(body), err)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/directget"
 	"github.com/natsio/natsio/proto"
 )
@@ -155,7 +154,7 @@ func (s *Stream) directGet(ctx context.Context, req msgGetRequest) (*StoredMsg, 
 		return nil, err
 	}
 	// One server of the stream's direct-get queue group answers, once.
-	connx.ReuseReply(s.js.nc, m)
+	s.js.nc.ReuseReply(m)
 	return parseDirectGet(m)
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -46,7 +45,7 @@ func TestNakWithDelayDelaysRedelivery(t *testing.T) {
 	if m.Status() != 0 {
 		t.Fatalf("first pull: status %d %q", m.Status(), m.Header)
 	}
-	jm := jsx.NewMsg(nc, m)
+	jm := jsapi.NewMsg(nc, m)
 	md, err := jm.Metadata()
 	if err != nil || md.StreamSeq != seq || md.NumDelivered != 1 {
 		t.Fatalf("first delivery %+v %v", md, err)
@@ -69,7 +68,7 @@ func TestNakWithDelayDelaysRedelivery(t *testing.T) {
 	if m.Status() != 0 {
 		t.Fatalf("pull after the delay: status %d %q after %v", m.Status(), m.Header, elapsed)
 	}
-	re := jsx.NewMsg(nc, m)
+	re := jsapi.NewMsg(nc, m)
 	md, err = re.Metadata()
 	if err != nil || md.StreamSeq != seq || md.NumDelivered != 2 || string(re.Data) != "payload" {
 		t.Fatalf("redelivery %+v %q %v", md, re.Data, err)

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jshook"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -51,24 +49,22 @@ type Observer interface {
 
 // observerOf returns nc's Observer when it implements Observer.
 func observerOf(nc *conn.Conn) Observer {
-	if o := connx.Observer(nc); o != nil {
+	if o := nc.Observer(); o != nil {
 		jo, _ := o.(Observer)
 		return jo
 	}
 	return nil
 }
 
-// observePublish starts the observation of a JetStream publish by o: it
-// returns the header to send and the function to call with the outcome. h
-// is copied: it does not escape.
-func observePublish(o Observer, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*PubAck, error)) {
-	return observeOwned(o, ctx, subject, h.Clone(), size)
-}
-
-// observeOwned is observePublish for a header that is the observer's to
-// keep (nil for none).
-func observeOwned(o Observer, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*PubAck, error)) {
-	p := &conn.Pub{Kind: conn.PubPublish, Subject: strings.Clone(subject), Header: h, Size: size}
+// ObservePublish starts the observation of a JetStream publish by o (not
+// nil), for a publisher built on jsapi that sends its messages with
+// conn.Conn.PublishUnobserved (the publish is reported here, not as a
+// core publish): it calls o.PublishJS and returns the header to send (a
+// copy of h, nil for none, with what o added) and the function to call
+// once with the outcome (the stream's acknowledgement, nil on failure, and
+// the error), never nil. It copies subject and h: neither escapes.
+func ObservePublish(o Observer, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*PubAck, error)) {
+	p := &conn.Pub{Kind: conn.PubPublish, Subject: strings.Clone(subject), Header: h.Clone(), Size: size}
 	done := o.PublishJS(ctx, p)
 	if done == nil {
 		done = func(*PubAck, error) {}
@@ -96,16 +92,4 @@ func ackOp(body []byte) string {
 		return "term"
 	}
 	return "ack"
-}
-
-func init() {
-	jshook.Observer = func(js *JS) any {
-		if js.obs == nil {
-			return nil
-		}
-		return js.obs
-	}
-	jshook.ObservePublish = func(o any, ctx context.Context, subject string, h *proto.Header, size int) (*proto.Header, func(*PubAck, error)) {
-		return observeOwned(o.(Observer), ctx, subject, h, size)
-	}
 }

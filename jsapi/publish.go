@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/pause"
 	"github.com/natsio/natsio/proto"
 )
@@ -77,7 +76,7 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 	}
 	if js.obs != nil {
 		var done func(*PubAck, error)
-		hdr, done = observePublish(js.obs, ctx, subject, hdr, len(data))
+		hdr, done = ObservePublish(js.obs, ctx, subject, hdr, len(data))
 		err := js.publishLoop(ctx, ack, subject, hdr, data, ps)
 		a := *ack // a copy: ack itself would escape through done
 		done(&a, err)
@@ -121,8 +120,8 @@ func (js *JS) publishLoop(ctx context.Context, ack *PubAck, subject string, hdr 
 // the connection themselves (kv) call it too.
 func reuseAckReply(nc *conn.Conn, m *conn.Msg, parseErr error) {
 	if parseErr == nil {
-		connx.ReuseReply(nc, m)
+		nc.ReuseReply(m)
 	} else if _, ok := errors.AsType[*APIError](parseErr); ok {
-		connx.ReuseReply(nc, m)
+		nc.ReuseReply(m)
 	}
 }

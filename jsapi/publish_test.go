@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
@@ -264,7 +263,7 @@ func TestParsePubAck(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got jsapi.PubAck
-		err := jsx.ParsePubAck([]byte(c.in), &got)
+		err := jsapi.ParsePubAck([]byte(c.in), &got)
 		if c.err != nil {
 			if !errors.Is(err, c.err) {
 				t.Errorf("%s: got %v, want %v", c.in, err, c.err)

@@ -21,7 +21,7 @@ import (
 func processBucket(tb testing.TB) (*env, *kv.Bucket) {
 	p := natstest.NewProcess(tb, true)
 	e := envOn(tb, nil, p.URL())
-	b, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
+	b, err := kv.CreateBucket(e.Ctx, e.JS, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestAllocs(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	e, b := processBucket(t)
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second)
 	defer cancel()
 	val := make([]byte, 128)
 	if _, err := b.Put(ctx, "key.1", val); err != nil {
@@ -62,7 +62,7 @@ func TestAllocs(t *testing.T) {
 
 func BenchmarkPut128(b *testing.B) {
 	e, bk := processBucket(b)
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Minute)
 	defer cancel()
 	val := make([]byte, 128)
 	b.ReportAllocs()
@@ -76,7 +76,7 @@ func BenchmarkPut128(b *testing.B) {
 
 func BenchmarkGet128(b *testing.B) {
 	e, bk := processBucket(b)
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Minute)
 	defer cancel()
 	if _, err := bk.Put(ctx, "key.1", make([]byte, 128)); err != nil {
 		b.Fatal(err)
@@ -177,7 +177,7 @@ func (rc *rawClient) request(tb testing.TB, req []byte) int {
 func BenchmarkRawCeilingPut128(b *testing.B) {
 	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
-	if _, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory}); err != nil {
+	if _, err := kv.CreateBucket(e.Ctx, e.JS, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory}); err != nil {
 		b.Fatal(err)
 	}
 	rc := dialRaw(b, p.URL())
@@ -193,11 +193,11 @@ func BenchmarkRawCeilingPut128(b *testing.B) {
 func BenchmarkRawCeilingGet128(b *testing.B) {
 	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
-	bk, err := kv.CreateBucket(e.ctx, e.js, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
+	bk, err := kv.CreateBucket(e.Ctx, e.JS, kv.Config{Bucket: "bench", Storage: jsapi.StorageMemory})
 	if err != nil {
 		b.Fatal(err)
 	}
-	bk.Put(e.ctx, "key.1", make([]byte, 128))
+	bk.Put(e.Ctx, "key.1", make([]byte, 128))
 	rc := dialRaw(b, p.URL())
 	req := []byte("PUB $JS.API.DIRECT.GET.KV_bench.$KV.bench.key.1 _R.x 0\r\n\r\n")
 	b.ReportAllocs()

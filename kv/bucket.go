@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,7 +266,7 @@ func (b *Bucket) get(ctx context.Context, key string, revision uint64) (*Entry, 
 		return nil, err
 	}
 	// One server of the stream's direct-get queue group answers, once.
-	connx.ReuseReply(b.nc, m)
+	b.nc.ReuseReply(m)
 	// One pass over the reply's header: its status and the fields.
 	var r directget.Reply
 	r.Parse(m.Header.Block(), opHeader, jsapi.HeaderMarkerReason)
@@ -339,8 +337,7 @@ func (b *Bucket) getFromLeader(ctx context.Context, key string, revision uint64)
 	return e, nil
 }
 
-// acks receive the PubAcks of puts (a PubAck passed to jsx.ParsePubAck
-// must live on the heap).
+// acks receive the PubAcks of puts.
 var acks = sync.Pool{New: func() any { return new(jsapi.PubAck) }}
 
 // headers holds reusable headers for puts with options.
@@ -375,7 +372,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 		if kh.op != "" {
 			h.Add(opHeader, kh.op)
 		}
-		if err := jsx.ApplyPubOpts(ctx, b.js, h, opts); err != nil {
+		if err := b.js.ApplyPubOpts(ctx, h, opts...); err != nil {
 			return 0, err
 		}
 		if kh.ttl != 0 {
@@ -388,7 +385,7 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 	ap := acks.Get().(*jsapi.PubAck)
 	defer func() { *ap = jsapi.PubAck{}; acks.Put(ap) }()
 	var ack jsapi.PubAck
-	if jsx.Observer(b.js) != nil { // jsapi reports the put to the Observer
+	if b.js.Observer() != nil { // jsapi reports the put to the Observer
 		ack, err := b.js.PublishMsg(ctx, view(subj), h, value)
 		if errors.Is(err, jsapi.ErrNoStreamResponse) {
 			err = wrap(ErrBucketNotFound, err)
@@ -397,9 +394,12 @@ func (b *Bucket) publish(ctx context.Context, key string, value []byte, kh kvHea
 	}
 	m, err := b.nc.RequestMsg(ctx, view(subj), h, value)
 	if err == nil {
-		err = jsx.ParsePubAck(m.Data, ap)
+		err = jsapi.ParsePubAck(m.Data, ap)
 		ack = *ap
-		jsx.ReuseAckReply(b.nc, m, err)
+		// A PubAck or a JetStream error: the only reply to this subject.
+		if _, api := errors.AsType[*jsapi.APIError](err); err == nil || api {
+			b.nc.ReuseReply(m)
+		}
 	}
 	if errors.Is(err, conn.ErrNoResponders) || errors.Is(err, jsapi.ErrTooManyRequests) {
 		ack, err = b.js.PublishMsg(ctx, view(subj), h, value) // h holds the options' headers
@@ -426,14 +426,19 @@ func (b *Bucket) PutString(ctx context.Context, key, value string) (uint64, erro
 	return b.Put(ctx, key, []byte(value))
 }
 
-// CreateOpt is an option of Create.
-type CreateOpt struct{ ttl time.Duration }
+// CreateOpt is an option of Create, made by KeyTTL. The zero CreateOpt
+// is invalid: it fails Create with an error matching conn.ErrInvalidOption,
+// before sending.
+type CreateOpt struct {
+	ttl time.Duration
+	set bool
+}
 
 // KeyTTL makes the server remove the key (leaving a purge marker) d after
 // it is created; d is a whole number of seconds, at least one (anything
 // else fails Create with an error matching conn.ErrInvalidOption and
 // jsapi.ErrInvalidTTL, before sending). The bucket needs LimitMarkerTTL.
-func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d} }
+func KeyTTL(d time.Duration) CreateOpt { return CreateOpt{ttl: d, set: true} }
 
 // checkTTL validates a per-message TTL (see kvHeaders): the server keeps
 // whole seconds, so a fraction is refused rather than dropped.
@@ -456,12 +461,13 @@ func (b *Bucket) Create(ctx context.Context, key string, value []byte, opts ...C
 	}
 	var kh kvHeaders
 	for _, o := range opts {
-		if o.ttl != 0 {
-			if err := checkTTL(o.ttl); err != nil {
-				return 0, err
-			}
-			kh.ttl = o.ttl
+		if !o.set {
+			return 0, fmt.Errorf("%w: zero CreateOpt", conn.ErrInvalidOption)
 		}
+		if err := checkTTL(o.ttl); err != nil {
+			return 0, err
+		}
+		kh.ttl = o.ttl
 	}
 	var pub [1]jsapi.PubOpt
 	pub[0] = jsapi.ExpectLastSubjectSeq(0)
@@ -494,35 +500,60 @@ func (b *Bucket) Update(ctx context.Context, key string, value []byte, revision 
 	return rev, err
 }
 
-// DeleteOpt is an option of Delete and Purge.
+// DeleteOpt is an option of Delete, made by LastRevision. The zero
+// DeleteOpt is invalid: it fails Delete with an error matching
+// conn.ErrInvalidOption, before sending.
 type DeleteOpt struct {
+	rev uint64
+	set bool
+}
+
+// LastRevision makes Delete conditional: it fails with
+// ErrRevisionMismatch unless the key's latest revision is revision.
+func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, set: true} }
+
+// PurgeOpt is an option of Purge, made by PurgeLastRevision or PurgeTTL.
+// The zero PurgeOpt is invalid: it fails Purge with an error matching
+// conn.ErrInvalidOption, before sending.
+type PurgeOpt struct {
 	rev   uint64
 	ttl   time.Duration
 	isRev bool
+	isTTL bool
 }
 
-// LastRevision makes Delete or Purge conditional: it fails with
+// PurgeLastRevision makes Purge conditional: it fails with
 // ErrRevisionMismatch unless the key's latest revision is revision.
-func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, isRev: true} }
+func PurgeLastRevision(revision uint64) PurgeOpt { return PurgeOpt{rev: revision, isRev: true} }
 
 // PurgeTTL makes the purge marker itself expire after d (a whole number of
 // seconds, at least one, as KeyTTL), so the key disappears entirely; the
-// bucket needs LimitMarkerTTL. Purge only.
-func PurgeTTL(d time.Duration) DeleteOpt { return DeleteOpt{ttl: d} }
+// bucket needs LimitMarkerTTL.
+func PurgeTTL(d time.Duration) PurgeOpt { return PurgeOpt{ttl: d, isTTL: true} }
 
 // Delete marks key deleted (a KV-Operation: DEL entry); its history is
 // kept.
 func (b *Bucket) Delete(ctx context.Context, key string, opts ...DeleteOpt) error {
-	return b.remove(ctx, key, false, opts)
+	var po [1]PurgeOpt // at most one condition: the first
+	n := 0
+	for _, o := range opts {
+		if !o.set {
+			return fmt.Errorf("%w: zero DeleteOpt", conn.ErrInvalidOption)
+		}
+		if n == 0 {
+			po[0], n = PurgeLastRevision(o.rev), 1
+		}
+	}
+	return b.remove(ctx, key, false, po[:n])
 }
 
 // Purge replaces all revisions of key with a single purge marker
 // (KV-Operation: PURGE with a subject rollup).
-func (b *Bucket) Purge(ctx context.Context, key string, opts ...DeleteOpt) error {
+func (b *Bucket) Purge(ctx context.Context, key string, opts ...PurgeOpt) error {
 	return b.remove(ctx, key, true, opts)
 }
 
-func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []DeleteOpt) error {
+func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []PurgeOpt) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
@@ -542,10 +573,7 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 				n++
 				hasRev = true
 			}
-		case o.ttl != 0:
-			if !purge {
-				return ErrTTLOnDelete
-			}
+		case o.isTTL:
 			if err := checkTTL(o.ttl); err != nil {
 				return err
 			}
@@ -553,6 +581,8 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 				kh.ttl = o.ttl
 				hasTTL = true
 			}
+		default:
+			return fmt.Errorf("%w: zero PurgeOpt", conn.ErrInvalidOption)
 		}
 	}
 	_, err := b.publish(ctx, key, nil, kh, pub[:n]...)
@@ -566,10 +596,7 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 func (b *Bucket) Status(ctx context.Context) (*Status, error) {
 	info, err := b.stream.Info(ctx)
 	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
-		return nil, err
+		return nil, kind.Err(err)
 	}
 	return newStatus(b.name, info), nil
 }

@@ -22,15 +22,15 @@ func TestReplicatedConflicts(t *testing.T) {
 	if _, err := cl.WaitStreamLeader("KV_r3"); err != nil {
 		t.Fatal(err)
 	}
-	r1, err := b.Put(e.ctx, "k", []byte("1"))
+	r1, err := b.Put(e.Ctx, "k", []byte("1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Put(e.ctx, "k", []byte("2")); err != nil {
+	if _, err := b.Put(e.Ctx, "k", []byte("2")); err != nil {
 		t.Fatal(err)
 	}
 	codes := map[int]bool{}
-	_, err = b.Update(e.ctx, "k", []byte("x"), r1)
+	_, err = b.Update(e.Ctx, "k", []byte("x"), r1)
 	if !errors.Is(err, kv.ErrRevisionMismatch) || !errors.Is(err, jsapi.ErrWrongLastSequence) {
 		t.Fatalf("stale Update on R3: %v", err)
 	}
@@ -38,19 +38,19 @@ func TestReplicatedConflicts(t *testing.T) {
 	if errors.As(err, &ae) {
 		codes[ae.ErrorCode] = true
 	}
-	_, err = b.Create(e.ctx, "k", []byte("x"))
+	_, err = b.Create(e.Ctx, "k", []byte("x"))
 	if !errors.Is(err, kv.ErrKeyExists) {
 		t.Fatalf("Create of an existing key on R3: %v", err)
 	}
 	if errors.As(err, &ae) {
 		codes[ae.ErrorCode] = true
 	}
-	if err := b.Delete(e.ctx, "k", kv.LastRevision(r1)); !errors.Is(err, kv.ErrRevisionMismatch) {
+	if err := b.Delete(e.Ctx, "k", kv.LastRevision(r1)); !errors.Is(err, kv.ErrRevisionMismatch) {
 		t.Fatalf("stale conditional delete on R3: %v", err)
 	}
 	// Concurrent writers on a replicated stream also meet subjects with a
 	// write in flight, which the server reports as 10164.
-	race := casRace(t, e.ctx, b, 4, 100)
+	race := casRace(t, e.Ctx, b, 4, 100)
 	for c, n := range race {
 		codes[c] = n > 0
 	}

@@ -22,10 +22,10 @@ func TestCodecBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	cb := kv.WithCodecs(b, keys, kv.Base64Codec())
-	ctx := e.ctx
+	ctx := e.Ctx
 
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return cb.Watch(ctx, "/home/>") })
-	w.marker()
+	w.Marker()
 
 	if _, err := cb.PutString(ctx, "/home/my docs/a b_txt", "first"); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestCodecBucket(t *testing.T) {
 
 	// The watch sees the /home keys decoded, not /etc.
 	for _, want := range [][2]string{{"/home/my docs/a b_txt", "first"}, {"/home/ünïcode", "second"}, {"/home/my docs/a b_txt", "changed"}} {
-		got := w.entry()
+		got := w.Entry()
 		if got.Key != want[0] || string(got.Value) != want[1] {
 			t.Fatalf("watch: %q=%q, want %q=%q", got.Key, got.Value, want[0], want[1])
 		}
@@ -102,7 +102,7 @@ func TestCodecBucket(t *testing.T) {
 	if err := cb.Purge(ctx, "/home/ünïcode"); err != nil {
 		t.Fatal(err)
 	}
-	d := w.entry()
+	d := w.Entry()
 	if d.Key != "/home/ünïcode" || d.Operation != kv.OpPurge || len(d.Value) != 0 {
 		t.Fatalf("watch of the purge: %+v", d)
 	}
@@ -115,7 +115,7 @@ func TestCodecBucketForeignEntries(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "FOREIGN"})
 	cb := kv.WithCodecs(b, kv.Base64Codec(), kv.Base64Codec())
-	ctx := e.ctx
+	ctx := e.Ctx
 	mustPut(t, b, "plain=key", "raw value") // '=' is no unpadded base64
 	if _, err := cb.Put(ctx, "ok key", []byte("v")); err != nil {
 		t.Fatal(err)
@@ -128,8 +128,8 @@ func TestCodecBucketForeignEntries(t *testing.T) {
 		t.Errorf("UndecodedEntries after Keys: %d", n)
 	}
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return cb.WatchAll(ctx) })
-	first, second := w.entry(), w.entry()
-	w.marker()
+	first, second := w.Entry(), w.Entry()
+	w.Marker()
 	if first.Key != "plain=key" || string(first.Value) != "raw value" || second.Key != "ok key" || string(second.Value) != "v" {
 		t.Fatalf("watch: %+v %+v", first, second)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -65,61 +66,47 @@ type Config struct {
 	Metadata map[string]string
 }
 
+// kind is the bucket's stream: KV_<bucket> on $KV.<bucket>.>.
+var kind = &streamstore.Kind{
+	Prefix:      streamPrefix,
+	List:        subjectPrefix + "*.>",
+	InvalidName: ErrInvalidBucketName,
+	NotFound:    ErrBucketNotFound,
+	Exists:      ErrBucketExists,
+}
+
 // streamConfig maps cfg to its stream configuration.
 func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamConfig, error) {
-	if err := ValidateBucketName(cfg.Bucket); err != nil {
-		return jsapi.StreamConfig{}, err
+	sc, err := kind.StreamConfig(streamstore.Base{
+		Name:        cfg.Bucket,
+		Description: cfg.Description,
+		TTL:         cfg.TTL,
+		MaxBytes:    cfg.MaxBytes,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+		Placement:   cfg.Placement,
+		Compression: cfg.Compression,
+		Metadata:    cfg.Metadata,
+	})
+	if err != nil {
+		return sc, err
 	}
-	history := int64(1)
-	if cfg.History > 0 {
-		if cfg.History > MaxHistory {
-			return jsapi.StreamConfig{}, ErrHistoryTooLarge
-		}
-		history = int64(cfg.History)
+	if cfg.History > MaxHistory {
+		return jsapi.StreamConfig{}, ErrHistoryTooLarge
 	}
-	if cfg.TTL < 0 || cfg.MaxBytes < -1 || cfg.MaxValueSize < -1 || cfg.Replicas < 0 {
+	if cfg.MaxValueSize < -1 {
 		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", conn.ErrInvalidOption)
 	}
-	replicas := cfg.Replicas
-	if replicas == 0 {
-		replicas = 1
-	}
-	maxBytes := cfg.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = -1
-	}
-	maxMsgSize := cfg.MaxValueSize
-	if maxMsgSize == 0 {
-		maxMsgSize = -1
-	}
+	sc.MaxMsgsPerSubject = int64(max(cfg.History, 1))
+	sc.MaxMsgSize = streamstore.Unlimited(cfg.MaxValueSize)
+	sc.DenyDelete = true
 	// The duplicate window is 2 minutes, or the TTL when shorter.
-	dupWindow := 2 * time.Minute
-	if cfg.TTL > 0 && cfg.TTL < dupWindow {
-		dupWindow = cfg.TTL
+	sc.DuplicateWindow = 2 * time.Minute
+	if cfg.TTL > 0 && cfg.TTL < sc.DuplicateWindow {
+		sc.DuplicateWindow = cfg.TTL
 	}
-	sc := jsapi.StreamConfig{
-		Name:              streamPrefix + cfg.Bucket,
-		Description:       cfg.Description,
-		MaxMsgsPerSubject: history,
-		MaxBytes:          maxBytes,
-		MaxAge:            cfg.TTL,
-		MaxMsgSize:        maxMsgSize,
-		Storage:           cfg.Storage,
-		Replicas:          replicas,
-		Placement:         cfg.Placement,
-		AllowRollup:       true,
-		DenyDelete:        true,
-		DuplicateWindow:   dupWindow,
-		MaxMsgs:           -1,
-		MaxConsumers:      -1,
-		AllowDirect:       true,
-		RePublish:         cfg.RePublish,
-		Discard:           jsapi.DiscardNew,
-		Metadata:          cfg.Metadata,
-	}
-	if cfg.Compression {
-		sc.Compression = jsapi.CompressionS2
-	}
+	sc.MaxMsgs, sc.MaxConsumers = -1, -1
+	sc.RePublish = cfg.RePublish
 	if cfg.LimitMarkerTTL != 0 {
 		if cfg.LimitMarkerTTL < time.Second {
 			return jsapi.StreamConfig{}, fmt.Errorf("%w: LimitMarkerTTL %v is below one second", conn.ErrInvalidOption, cfg.LimitMarkerTTL)
@@ -133,30 +120,29 @@ func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamCo
 		sc.AllowMsgTTL = true
 		sc.SubjectDeleteMarkerTTL = cfg.LimitMarkerTTL
 	}
-	switch {
-	case cfg.Mirror != nil:
+	if cfg.Mirror != nil {
 		m := *cfg.Mirror
 		if !strings.HasPrefix(m.Name, streamPrefix) {
 			m.Name = streamPrefix + m.Name
 		}
 		sc.Mirror = &m
 		sc.MirrorDirect = true
-	default:
-		for _, src := range cfg.Sources {
-			if len(src.SubjectTransforms) == 0 {
-				origin := strings.TrimPrefix(src.Name, streamPrefix)
-				src.Name = streamPrefix + origin
-				if src.External == nil || origin != cfg.Bucket {
-					src.SubjectTransforms = []jsapi.SubjectTransformConfig{{
-						Source:      subjectPrefix + origin + ".>",
-						Destination: subjectPrefix + cfg.Bucket + ".>",
-					}}
-				}
-			}
-			sc.Sources = append(sc.Sources, src)
-		}
-		sc.Subjects = []string{subjectPrefix + cfg.Bucket + ".>"}
+		return sc, nil
 	}
+	for _, src := range cfg.Sources {
+		if len(src.SubjectTransforms) == 0 {
+			origin := strings.TrimPrefix(src.Name, streamPrefix)
+			src.Name = streamPrefix + origin
+			if src.External == nil || origin != cfg.Bucket {
+				src.SubjectTransforms = []jsapi.SubjectTransformConfig{{
+					Source:      subjectPrefix + origin + ".>",
+					Destination: subjectPrefix + cfg.Bucket + ".>",
+				}}
+			}
+		}
+		sc.Sources = append(sc.Sources, src)
+	}
+	sc.Subjects = []string{subjectPrefix + cfg.Bucket + ".>"}
 	return sc, nil
 }
 
@@ -164,62 +150,31 @@ func streamConfig(ctx context.Context, js *jsapi.JS, cfg Config) (jsapi.StreamCo
 // same configuration returns it; with a different one it fails with
 // ErrBucketExists.
 func CreateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
-	sc, err := streamConfig(ctx, js, cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.CreateStream(ctx, sc)
-	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNameInUse) {
-			err = wrap(ErrBucketExists, err)
-		}
-		return nil, err
-	}
-	return newBucket(js, st), nil
+	return makeBucket(ctx, js, cfg, kind.Create)
 }
 
 // UpdateBucket changes the configuration of an existing bucket; it fails
 // with ErrBucketNotFound when there is none.
 func UpdateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
-	sc, err := streamConfig(ctx, js, cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.UpdateStream(ctx, sc)
-	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
-		return nil, err
-	}
-	return newBucket(js, st), nil
+	return makeBucket(ctx, js, cfg, kind.Update)
 }
 
 // CreateOrUpdateBucket makes the bucket exist with cfg.
 func CreateOrUpdateBucket(ctx context.Context, js *jsapi.JS, cfg Config) (*Bucket, error) {
+	return makeBucket(ctx, js, cfg, kind.CreateOrUpdate)
+}
+
+func makeBucket(ctx context.Context, js *jsapi.JS, cfg Config, op streamstore.Op) (*Bucket, error) {
 	sc, err := streamConfig(ctx, js, cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.CreateOrUpdateStream(ctx, sc)
-	if err != nil {
-		return nil, err
-	}
-	return newBucket(js, st), nil
+	return streamstore.Open(ctx, js, op, sc, err, func(st *jsapi.Stream) *Bucket { return newBucket(js, st) })
 }
 
 // Bind returns a handle on an existing bucket. It fails with
 // ErrBucketNotFound when there is none and with ErrBadBucket when the
 // stream does not look like a bucket.
 func Bind(ctx context.Context, js *jsapi.JS, bucket string) (*Bucket, error) {
-	if err := ValidateBucketName(bucket); err != nil {
-		return nil, err
-	}
-	st, err := js.Stream(ctx, streamPrefix+bucket)
+	st, err := kind.Bind(ctx, js, bucket)
 	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
 		return nil, err
 	}
 	if st.CachedInfo().Config.MaxMsgsPerSubject < 1 {
@@ -230,52 +185,19 @@ func Bind(ctx context.Context, js *jsapi.JS, bucket string) (*Bucket, error) {
 
 // DeleteBucket deletes a bucket with all its keys and history.
 func DeleteBucket(ctx context.Context, js *jsapi.JS, bucket string) error {
-	if err := ValidateBucketName(bucket); err != nil {
-		return err
-	}
-	if err := js.DeleteStream(ctx, streamPrefix+bucket); err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
-		return err
-	}
-	return nil
+	return kind.Delete(ctx, js, bucket)
 }
 
 // BucketNames yields the names of the account's buckets (streams KV_* on
 // $KV.*.>; mirrors, which have no subjects, are not listed). A failure is
 // yielded as a final ("", err).
 func BucketNames(ctx context.Context, js *jsapi.JS) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		for name, err := range js.StreamNames(ctx, subjectPrefix+"*.>") {
-			if err != nil {
-				yield("", err)
-				return
-			}
-			if b, ok := strings.CutPrefix(name, streamPrefix); ok {
-				if !yield(b, nil) {
-					return
-				}
-			}
-		}
-	}
+	return kind.Names(ctx, js)
 }
 
 // Buckets yields the status of the account's buckets, like BucketNames.
 func Buckets(ctx context.Context, js *jsapi.JS) iter.Seq2[*Status, error] {
-	return func(yield func(*Status, error) bool) {
-		for info, err := range js.Streams(ctx, subjectPrefix+"*.>") {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if b, ok := strings.CutPrefix(info.Config.Name, streamPrefix); ok {
-				if !yield(newStatus(b, info), nil) {
-					return
-				}
-			}
-		}
-	}
+	return streamstore.Statuses(ctx, js, kind, newStatus)
 }
 
 // Status is a bucket's configuration and state.
@@ -310,7 +232,7 @@ func newStatus(bucket string, info *jsapi.StreamInfo) *Status {
 		RePublish:      c.RePublish,
 		Mirror:         c.Mirror,
 		Sources:        c.Sources,
-		Compression:    c.Compression != "" && c.Compression != jsapi.CompressionNone,
+		Compression:    streamstore.Compressed(c),
 		LimitMarkerTTL: c.SubjectDeleteMarkerTTL,
 		Metadata:       c.Metadata,
 	}

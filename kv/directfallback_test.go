@@ -16,25 +16,25 @@ func TestGetFallsBackWhenDirectGetIsGone(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "fb"})
 	mustPut(t, b, "k", "v")
-	st, err := e.js.Stream(e.ctx, "KV_fb")
+	st, err := e.JS.Stream(e.Ctx, "KV_fb")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := st.CachedInfo().Config
 	cfg.AllowDirect = false
-	if _, err := e.js.UpdateStream(e.ctx, cfg); err != nil {
+	if _, err := e.JS.UpdateStream(e.Ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if ent, err := b.Get(e.ctx, "k"); err != nil || string(ent.Value) != "v" {
+	if ent, err := b.Get(e.Ctx, "k"); err != nil || string(ent.Value) != "v" {
 		t.Fatalf("Get after allow_direct was turned off: %+v, %v; want v", ent, err)
 	}
-	if ent, err := b.GetRevision(e.ctx, "k", 1); err != nil || string(ent.Value) != "v" {
+	if ent, err := b.GetRevision(e.Ctx, "k", 1); err != nil || string(ent.Value) != "v" {
 		t.Fatalf("GetRevision after allow_direct was turned off: %+v, %v; want v", ent, err)
 	}
-	if err := e.js.DeleteStream(e.ctx, "KV_fb"); err != nil {
+	if err := e.JS.DeleteStream(e.Ctx, "KV_fb"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Get(e.ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) || errors.Is(err, jsapi.ErrNotEnabled) {
+	if _, err := b.Get(e.Ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) || errors.Is(err, jsapi.ErrNotEnabled) {
 		t.Fatalf("Get of a deleted bucket: %v; want ErrBucketNotFound", err)
 	}
 }

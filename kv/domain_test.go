@@ -28,7 +28,7 @@ func exerciseBucket(t *testing.T, ctx context.Context, js *jsapi.JS) *kv.Bucket 
 		t.Fatalf("CreateBucket: %v", err)
 	}
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
-	w.marker() // empty bucket: no initial values
+	w.Marker() // empty bucket: no initial values
 
 	r1, err := b.Put(ctx, "a", []byte("a1"))
 	if err != nil || r1 != 1 {
@@ -69,7 +69,7 @@ func exerciseBucket(t *testing.T, ctx context.Context, js *jsapi.JS) *kv.Bucket 
 		op       kv.Op
 	}{{"a", "a1", 1, kv.OpPut}, {"a", "a2", 2, kv.OpPut}, {"b", "b1", 3, kv.OpPut}, {"b", "", 4, kv.OpDelete}}
 	for _, x := range want {
-		got := w.entry()
+		got := w.Entry()
 		if got.Key != x.key || string(got.Value) != x.val || got.Revision != x.rev || got.Operation != x.op || got.Bucket != "dom" {
 			t.Fatalf("watch: %s=%q rev %d %v, want %s=%q rev %d %v", got.Key, got.Value, got.Revision, got.Operation,
 				x.key, x.val, x.rev, x.op)
@@ -80,7 +80,7 @@ func exerciseBucket(t *testing.T, ctx context.Context, js *jsapi.JS) *kv.Bucket 
 	if err != nil || !slices.Equal(keys, []string{"a", "c.d"}) {
 		t.Fatalf("Keys: %v %v", keys, err)
 	}
-	w.stop()
+	w.Stop()
 	return b
 }
 
@@ -108,42 +108,42 @@ func TestKVThroughDomainFromLeafNode(t *testing.T) {
 		return hub.Server().NumLeafNodes() == 1 && leaf.Server().NumLeafNodes() == 1
 	})
 
-	js, err := jsapi.New(e.nc, jsapi.Domain("hub"))
+	js, err := jsapi.New(e.Conn, jsapi.Domain("hub"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The hub's API may be reachable a moment after the leaf connects
 	// (interest propagation).
 	waitUntil(t, 20*time.Second, "the hub's JetStream to answer through the leaf", func() bool {
-		ctx, cancel := context.WithTimeout(e.ctx, 500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(e.Ctx, 500*time.Millisecond)
 		defer cancel()
 		_, err := js.Stream(ctx, "NONE")
 		return errors.Is(err, jsapi.ErrStreamNotFound)
 	})
 
-	b := exerciseBucket(t, e.ctx, js)
+	b := exerciseBucket(t, e.Ctx, js)
 	if b.StreamName() != "KV_dom" {
 		t.Fatalf("stream %q", b.StreamName())
 	}
 
 	// The bucket lives in the hub only.
-	local, _ := jsapi.New(e.nc)
-	if _, err := local.Stream(e.ctx, "KV_dom"); !errors.Is(err, jsapi.ErrStreamNotFound) {
+	local, _ := jsapi.New(e.Conn)
+	if _, err := local.Stream(e.Ctx, "KV_dom"); !errors.Is(err, jsapi.ErrStreamNotFound) {
 		t.Fatalf("the leaf's own JetStream: %v; want stream not found", err)
 	}
-	ncHub, err := conn.Connect(e.ctx, hub.URL())
+	ncHub, err := conn.Connect(e.Ctx, hub.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ncHub.Close()
 	jsHub, _ := jsapi.New(ncHub)
-	st, err := jsHub.Stream(e.ctx, "KV_dom")
+	st, err := jsHub.Stream(e.Ctx, "KV_dom")
 	if err != nil || st.CachedInfo().State.Msgs != 5 {
 		t.Fatalf("the hub's stream: %+v %v", st, err)
 	}
 	// On the leaf, an unprefixed $KV write reaches no stream: the Put
 	// above must have gone through the domain prefix.
-	if _, err := e.nc.Request(e.ctx, "$KV.dom.x", []byte("v")); !errors.Is(err, conn.ErrNoResponders) {
+	if _, err := e.Conn.Request(e.Ctx, "$KV.dom.x", []byte("v")); !errors.Is(err, conn.ErrNoResponders) {
 		t.Fatalf("plain $KV publish on the leaf: %v; want no responders", err)
 	}
 }

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 
+	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -33,11 +34,12 @@ var (
 	ErrKeyNotFound = errors.New("kv: key not found")
 	// ErrKeyDeleted: the key's latest entry is a delete or purge marker.
 	// errors.Is(ErrKeyDeleted, ErrKeyNotFound) is true.
-	ErrKeyDeleted error = &childError{msg: "kv: key was deleted", parent: ErrKeyNotFound}
+	ErrKeyDeleted = streamstore.Child("kv: key was deleted", ErrKeyNotFound)
 	// ErrKeyExists: Create found a value for the key. It also matches
 	// jsapi.ErrWrongLastSequence.
 	ErrKeyExists = errors.New("kv: key exists")
-	// ErrRevisionMismatch: Update (or Delete/Purge with LastRevision) found
+	// ErrRevisionMismatch: Update (or Delete with LastRevision, Purge with
+	// PurgeLastRevision) found
 	// another latest revision — a compare-and-set conflict. Both server
 	// codes (10071 and 10164) produce it; it also matches
 	// jsapi.ErrWrongLastSequence.
@@ -48,7 +50,10 @@ var (
 	// with it; watches, ListKeys, Keys, History and PurgeDeletes skip the
 	// entry and count it (Bucket.SkippedEntries).
 	ErrUnknownOperation = errors.New("kv: entry with an unknown KV-Operation")
-	// ErrTTLOnDelete: a TTL was given to Delete (only Purge takes one).
+	// ErrTTLOnDelete: a TTL given to Delete. Delete takes a DeleteOpt,
+	// which has no TTL (PurgeTTL is a PurgeOpt), so the compiler refuses
+	// it and no call returns this error; it is kept for code that
+	// compares with it.
 	ErrTTLOnDelete = errors.New("kv: TTL is not supported on delete")
 	// ErrLimitMarkerTTLNotSupported: the server's JetStream API level is
 	// below 1 (server < 2.11), so per-key TTLs and limit markers are not
@@ -58,26 +63,9 @@ var (
 	ErrLimitMarkerTTLNotSupported = errors.New("kv: limit marker TTLs not supported by server")
 )
 
-// childError is a sentinel that also matches its parent.
-type childError struct {
-	msg    string
-	parent error
-}
-
-func (e *childError) Error() string        { return e.msg }
-func (e *childError) Is(target error) bool { return target == e.parent }
-
-// kvError joins a KV sentinel with the error that caused it, so that both
+// wrap joins a KV error value with the error that caused it, so that both
 // match with errors.Is and the message says what the server said.
-type kvError struct {
-	kind  error
-	cause error
-}
-
-func (e *kvError) Error() string   { return e.kind.Error() + ": " + e.cause.Error() }
-func (e *kvError) Unwrap() []error { return []error{e.kind, e.cause} }
-
-func wrap(kind, cause error) error { return &kvError{kind: kind, cause: cause} }
+func wrap(kind, cause error) error { return streamstore.Wrap(kind, cause) }
 
 // isWrongLastSeq reports whether err is a wrong-last-sequence API error
 // (either code: jsapi matches 10071 and 10164 to the same sentinel).

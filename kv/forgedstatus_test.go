@@ -35,18 +35,18 @@ func TestForgedStatusDoesNotEndWatch(t *testing.T) {
 			e := newEnv(t)
 			b := e.bucket(t, kv.Config{Bucket: "forged"})
 			mustPut(t, b, "k", "0")
-			spy := testutil.NewPullSpy(t, e.s.URL())
+			spy := testutil.NewPullSpy(t, e.Server.URL())
 			w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 				return b.WatchAll(ctx)
 			})
-			if got := w.entry(); string(got.Value) != "0" {
+			if got := w.Entry(); string(got.Value) != "0" {
 				t.Fatalf("initial value %+v", got)
 			}
-			w.marker()
+			w.Marker()
 			reply := spy.NextPull(t)
-			forgeStatus(t, e.s.URL(), reply, status)
+			forgeStatus(t, e.Server.URL(), reply, status)
 			mustPut(t, b, "k", "1")
-			ent, err, ok := w.next()
+			ent, err, ok := w.Next()
 			if !ok || err != nil || ent == nil || string(ent.Value) != "1" {
 				t.Fatalf("after a forged %q: got %+v, %v (open %v); want k=1", status, ent, err, ok)
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 )
@@ -44,18 +44,18 @@ func TestValidation(t *testing.T) {
 func TestNoIOOnInvalidInput(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "v"})
-	e.nc.Close()
+	e.Conn.Close()
 	ctx := context.Background()
-	if _, err := kv.CreateBucket(ctx, e.js, kv.Config{Bucket: "bad.name"}); !errors.Is(err, kv.ErrInvalidBucketName) {
+	if _, err := kv.CreateBucket(ctx, e.JS, kv.Config{Bucket: "bad.name"}); !errors.Is(err, kv.ErrInvalidBucketName) {
 		t.Fatalf("CreateBucket: %v", err)
 	}
-	if _, err := kv.CreateBucket(ctx, e.js, kv.Config{Bucket: "h", History: 65}); !errors.Is(err, kv.ErrHistoryTooLarge) {
+	if _, err := kv.CreateBucket(ctx, e.JS, kv.Config{Bucket: "h", History: 65}); !errors.Is(err, kv.ErrHistoryTooLarge) {
 		t.Fatalf("history: %v", err)
 	}
-	if _, err := kv.Bind(ctx, e.js, "a b"); !errors.Is(err, kv.ErrInvalidBucketName) {
+	if _, err := kv.Bind(ctx, e.JS, "a b"); !errors.Is(err, kv.ErrInvalidBucketName) {
 		t.Fatalf("Bind: %v", err)
 	}
-	if err := kv.DeleteBucket(ctx, e.js, ""); !errors.Is(err, kv.ErrInvalidBucketName) {
+	if err := kv.DeleteBucket(ctx, e.JS, ""); !errors.Is(err, kv.ErrInvalidBucketName) {
 		t.Fatalf("DeleteBucket: %v", err)
 	}
 	if _, err := b.Put(ctx, "a..b", nil); !errors.Is(err, kv.ErrInvalidKey) {
@@ -79,9 +79,6 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 	if _, err := b.Create(ctx, "x", nil, kv.KeyTTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Create with short TTL: %v", err)
 	}
-	if err := b.Delete(ctx, "x", kv.PurgeTTL(time.Hour)); !errors.Is(err, kv.ErrTTLOnDelete) {
-		t.Fatalf("Delete with TTL: %v", err)
-	}
 	for _, f := range []string{"a.>.b", "a*", "", "a..b", ".a"} {
 		for _, err := range b.Watch(ctx, f) {
 			if !errors.Is(err, kv.ErrInvalidKey) {
@@ -101,7 +98,7 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 
 func TestBucketLifecycle(t *testing.T) {
 	e := newEnv(t)
-	ctx := e.ctx
+	ctx := e.Ctx
 	cfg := kv.Config{Bucket: "life", Description: "d", History: 5, TTL: time.Hour, MaxValueSize: 1024,
 		MaxBytes: 1 << 20, Storage: jsapi.StorageMemory, Compression: false, Metadata: map[string]string{"team": "x"}}
 	b := e.bucket(t, cfg)
@@ -110,16 +107,16 @@ func TestBucketLifecycle(t *testing.T) {
 	}
 	// Creating again with the same configuration is fine; with another
 	// one it is ErrBucketExists.
-	if _, err := kv.CreateBucket(ctx, e.js, cfg); err != nil {
+	if _, err := kv.CreateBucket(ctx, e.JS, cfg); err != nil {
 		t.Fatalf("idempotent create: %v", err)
 	}
 	other := cfg
 	other.History = 2
-	if _, err := kv.CreateBucket(ctx, e.js, other); !errors.Is(err, kv.ErrBucketExists) || !errors.Is(err, jsapi.ErrStreamNameInUse) {
+	if _, err := kv.CreateBucket(ctx, e.JS, other); !errors.Is(err, kv.ErrBucketExists) || !errors.Is(err, jsapi.ErrStreamNameInUse) {
 		t.Fatalf("create with other config: %v", err)
 	}
 	// The stream has the layout nats.go uses.
-	st, err := e.js.Stream(ctx, "KV_life")
+	st, err := e.JS.Stream(ctx, "KV_life")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,67 +143,41 @@ func TestBucketLifecycle(t *testing.T) {
 	// Update and CreateOrUpdate.
 	other.Compression = true
 	other.Storage = jsapi.StorageMemory
-	if _, err := kv.UpdateBucket(ctx, e.js, other); err != nil {
+	if _, err := kv.UpdateBucket(ctx, e.JS, other); err != nil {
 		t.Fatalf("UpdateBucket: %v", err)
 	}
 	if st2, _ = b.Status(ctx); st2.History != 2 || !st2.Compressed {
 		t.Fatalf("status after update %+v", st2)
 	}
-	if _, err := kv.UpdateBucket(ctx, e.js, kv.Config{Bucket: "nope"}); !errors.Is(err, kv.ErrBucketNotFound) {
+	if _, err := kv.UpdateBucket(ctx, e.JS, kv.Config{Bucket: "nope"}); !errors.Is(err, kv.ErrBucketNotFound) {
 		t.Fatalf("UpdateBucket missing: %v", err)
 	}
-	if _, err := kv.CreateOrUpdateBucket(ctx, e.js, kv.Config{Bucket: "second", TTL: time.Second}); err != nil {
+	if _, err := kv.CreateOrUpdateBucket(ctx, e.JS, kv.Config{Bucket: "second", TTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = e.js.Stream(ctx, "KV_second")
+	st, _ = e.JS.Stream(ctx, "KV_second")
 	if st.CachedInfo().Config.DuplicateWindow != time.Second {
 		t.Fatalf("duplicate window follows a short TTL: %v", st.CachedInfo().Config.DuplicateWindow)
 	}
-	if _, err := kv.CreateOrUpdateBucket(ctx, e.js, kv.Config{Bucket: "second", History: 3}); err != nil {
+	if _, err := kv.CreateOrUpdateBucket(ctx, e.JS, kv.Config{Bucket: "second", History: 3}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Bind, listing, delete.
-	if _, err := kv.Bind(ctx, e.js, "life"); err != nil {
+	if _, err := e.JS.CreateStream(ctx, jsapi.StreamConfig{Name: "KV_plain", Subjects: []string{"plain.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Bind(ctx, e.js, "missing"); !errors.Is(err, kv.ErrBucketNotFound) {
-		t.Fatalf("Bind missing: %v", err)
-	}
-	if _, err := e.js.CreateStream(ctx, jsapi.StreamConfig{Name: "KV_plain", Subjects: []string{"plain.>"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kv.Bind(ctx, e.js, "plain"); !errors.Is(err, kv.ErrBadBucket) {
+	if _, err := kv.Bind(ctx, e.JS, "plain"); !errors.Is(err, kv.ErrBadBucket) {
 		t.Fatalf("Bind non-KV stream: %v", err)
 	}
-	var names []string
-	for n, err := range kv.BucketNames(ctx, e.js) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if !slices.Equal(names, []string{"life", "second"}) {
-		t.Fatalf("BucketNames %v", names)
-	}
-	n := 0
-	for s, err := range kv.Buckets(ctx, e.js) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Bucket != "life" && s.Bucket != "second" {
-			t.Fatalf("Buckets yielded %q", s.Bucket)
-		}
-		n++
-	}
-	if n != 2 {
-		t.Fatalf("Buckets yielded %d", n)
-	}
-	if err := kv.DeleteBucket(ctx, e.js, "life"); err != nil {
+	testutil.CheckStores(t, e.JSEnv, testutil.Stores[*kv.Bucket, *kv.Status]{
+		Bind: kv.Bind, Names: kv.BucketNames, Statuses: kv.Buckets,
+		Name: func(s *kv.Status) string { return s.Bucket }, NotFound: kv.ErrBucketNotFound,
+	}, "life", "second")
+	if err := kv.DeleteBucket(ctx, e.JS, "life"); err != nil {
 		t.Fatal(err)
 	}
-	if err := kv.DeleteBucket(ctx, e.js, "life"); !errors.Is(err, kv.ErrBucketNotFound) {
+	if err := kv.DeleteBucket(ctx, e.JS, "life"); !errors.Is(err, kv.ErrBucketNotFound) {
 		t.Fatalf("DeleteBucket again: %v", err)
 	}
 	if _, err := b.Get(ctx, "k"); !errors.Is(err, kv.ErrBucketNotFound) {
@@ -223,7 +194,7 @@ func TestBucketLifecycle(t *testing.T) {
 func TestPutGet(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "pg", History: 10})
-	ctx := e.ctx
+	ctx := e.Ctx
 	before := time.Now().Add(-time.Second)
 	r1 := mustPut(t, b, "a.b", "one")
 	r2, err := b.PutString(ctx, "a.b", "two")
@@ -270,12 +241,12 @@ func TestPutGet(t *testing.T) {
 func TestMaxValueSizeAndMaxBytes(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "lim", MaxValueSize: 16, MaxBytes: 4096, Storage: jsapi.StorageMemory})
-	if _, err := b.Put(e.ctx, "k", make([]byte, 17)); !errors.Is(err, jsapi.ErrMessageTooLarge) {
+	if _, err := b.Put(e.Ctx, "k", make([]byte, 17)); !errors.Is(err, jsapi.ErrMessageTooLarge) {
 		t.Fatalf("value over MaxValueSize: %v", err)
 	}
 	var err error
 	for i := 0; i < 1000 && err == nil; i++ {
-		_, err = b.Put(e.ctx, fmt.Sprint("k", i), make([]byte, 16))
+		_, err = b.Put(e.Ctx, fmt.Sprint("k", i), make([]byte, 16))
 	}
 	var ae *jsapi.APIError
 	if !errors.As(err, &ae) {
@@ -286,7 +257,7 @@ func TestMaxValueSizeAndMaxBytes(t *testing.T) {
 func TestCreate(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "cr", History: 5})
-	ctx := e.ctx
+	ctx := e.Ctx
 	r1, err := b.Create(ctx, "lock", []byte("me"))
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +288,7 @@ func TestCreate(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "up"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	// Revision 0 means "no entry yet".
 	r1, err := b.Update(ctx, "k", []byte("1"), 0)
 	if err != nil {
@@ -341,7 +312,7 @@ func TestUpdate(t *testing.T) {
 	if err := b.Delete(ctx, "k", kv.LastRevision(r2)); err != nil {
 		t.Fatalf("conditional delete: %v", err)
 	}
-	if err := b.Purge(ctx, "k", kv.LastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
+	if err := b.Purge(ctx, "k", kv.PurgeLastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
 		t.Fatalf("stale conditional purge: %v", err)
 	}
 }
@@ -349,7 +320,7 @@ func TestUpdate(t *testing.T) {
 func TestDeletePurgeHistory(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "dp", History: 3})
-	ctx := e.ctx
+	ctx := e.Ctx
 	for i := range 5 {
 		mustPut(t, b, "k", fmt.Sprint(i))
 	}
@@ -402,7 +373,7 @@ func TestDeletePurgeHistory(t *testing.T) {
 func TestKeys(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "keys", History: 4})
-	ctx := e.ctx
+	ctx := e.Ctx
 	if keys, err := b.Keys(ctx); err != nil || len(keys) != 0 {
 		t.Fatalf("Keys of empty bucket: %v %v", keys, err)
 	}
@@ -453,7 +424,7 @@ func TestKeys(t *testing.T) {
 func TestPurgeDeletes(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "pd", History: 10})
-	ctx := e.ctx
+	ctx := e.Ctx
 	for _, k := range []string{"a", "a", "b", "c"} {
 		mustPut(t, b, k, "v")
 	}
@@ -491,7 +462,7 @@ func TestPurgeDeletes(t *testing.T) {
 func TestConcurrentCAS(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "cas", Storage: jsapi.StorageMemory})
-	codes := casRace(t, e.ctx, b, 4, 200)
+	codes := casRace(t, e.Ctx, b, 4, 200)
 	t.Logf("conflict codes: %v", codes)
 }
 
@@ -581,7 +552,7 @@ func casRace(t *testing.T, ctx context.Context, b *kv.Bucket, writers, wins int)
 
 func TestMirrorAndSources(t *testing.T) {
 	e := newEnv(t)
-	ctx := e.ctx
+	ctx := e.Ctx
 	origin := e.bucket(t, kv.Config{Bucket: "origin", History: 3})
 	mustPut(t, origin, "a", "1")
 	mirror := e.bucket(t, kv.Config{Bucket: "replica", History: 3, Mirror: &jsapi.StreamSource{Name: "origin"}})
@@ -596,7 +567,7 @@ func TestMirrorAndSources(t *testing.T) {
 	// The mirror catches up: watch it until it holds b.
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return mirror.Watch(ctx, "b") })
 	for {
-		e, err, ok := w.next()
+		e, err, ok := w.Next()
 		if !ok || err != nil {
 			t.Fatalf("mirror watch: %v", err)
 		}
@@ -611,7 +582,7 @@ func TestMirrorAndSources(t *testing.T) {
 	agg := e.bucket(t, kv.Config{Bucket: "agg", Sources: []jsapi.StreamSource{{Name: "origin"}}})
 	w2 := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return agg.Watch(ctx, "b") })
 	for {
-		e, err, ok := w2.next()
+		e, err, ok := w2.Next()
 		if !ok || err != nil {
 			t.Fatalf("sourced watch: %v", err)
 		}
@@ -622,7 +593,7 @@ func TestMirrorAndSources(t *testing.T) {
 			break
 		}
 	}
-	st, _ := e.js.Stream(ctx, "KV_agg")
+	st, _ := e.JS.Stream(ctx, "KV_agg")
 	src := st.CachedInfo().Config.Sources
 	if len(src) != 1 || src[0].Name != "KV_origin" || len(src[0].SubjectTransforms) != 1 ||
 		src[0].SubjectTransforms[0].Source != "$KV.origin.>" || src[0].SubjectTransforms[0].Destination != "$KV.agg.>" {
@@ -633,15 +604,15 @@ func TestMirrorAndSources(t *testing.T) {
 func TestRePublish(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "rp", RePublish: &jsapi.RePublish{Source: "$KV.rp.>", Destination: "events.>"}})
-	sub, err := e.nc.Subscribe("events.>")
+	sub, err := e.Conn.Subscribe("events.>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.nc.Flush(e.ctx); err != nil {
+	if err := e.Conn.Flush(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	mustPut(t, b, "x", "hello")
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(e.Ctx, 5*time.Second)
 	defer cancel()
 	m, err := sub.NextMsg(ctx)
 	if err != nil || m.Subject != "events.$KV.rp.x" && !strings.HasPrefix(m.Subject, "events.") || string(m.Data) != "hello" {
@@ -652,27 +623,27 @@ func TestRePublish(t *testing.T) {
 // TestLeaderGet reads a bucket whose stream does not allow Direct Get.
 func TestLeaderGet(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "KV_old", Subjects: []string{"$KV.old.>"},
+	if _, err := e.JS.CreateStream(e.Ctx, jsapi.StreamConfig{Name: "KV_old", Subjects: []string{"$KV.old.>"},
 		MaxMsgsPerSubject: 2, AllowRollup: true, DenyDelete: true}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := kv.Bind(e.ctx, e.js, "old")
+	b, err := kv.Bind(e.Ctx, e.JS, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r1 := mustPut(t, b, "k", "1")
 	mustPut(t, b, "k", "2")
-	if got, err := b.Get(e.ctx, "k"); err != nil || string(got.Value) != "2" {
+	if got, err := b.Get(e.Ctx, "k"); err != nil || string(got.Value) != "2" {
 		t.Fatalf("Get: %+v %v", got, err)
 	}
-	if got, err := b.GetRevision(e.ctx, "k", r1); err != nil || string(got.Value) != "1" {
+	if got, err := b.GetRevision(e.Ctx, "k", r1); err != nil || string(got.Value) != "1" {
 		t.Fatalf("GetRevision: %+v %v", got, err)
 	}
-	if _, err := b.Get(e.ctx, "nope"); !errors.Is(err, kv.ErrKeyNotFound) {
+	if _, err := b.Get(e.Ctx, "nope"); !errors.Is(err, kv.ErrKeyNotFound) {
 		t.Fatalf("Get missing: %v", err)
 	}
-	b.Delete(e.ctx, "k")
-	if _, err := b.Get(e.ctx, "k"); !errors.Is(err, kv.ErrKeyDeleted) {
+	b.Delete(e.Ctx, "k")
+	if _, err := b.Get(e.Ctx, "k"); !errors.Is(err, kv.ErrKeyDeleted) {
 		t.Fatalf("Get deleted: %v", err)
 	}
 }

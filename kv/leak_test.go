@@ -3,54 +3,50 @@ package kv_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/natsio/natsio/internal/leakcheck"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
-	"github.com/natsio/natsio/natstest"
 )
 
 // Puts, gets, key listings, a history and watches ended by break and by
 // cancel leave no goroutine of natsio running once the connection closes.
 func TestNoGoroutineLeak(t *testing.T) {
-	s := natstest.NewServer(t)
-	before := leakcheck.Snapshot()
-	e := envOn(t, s, s.URL())
-	b := e.bucket(t, kv.Config{Bucket: "leak", History: 5})
-	for i := range 10 {
-		mustPut(t, b, "k"+string(rune('a'+i)), "v")
-	}
-	mustPut(t, b, "ka", "v2")
-	if _, err := b.Get(e.ctx, "ka"); err != nil {
-		t.Fatal(err)
-	}
-	if keys, err := b.Keys(e.ctx); err != nil || len(keys) != 10 {
-		t.Fatalf("keys %v %v", keys, err)
-	}
-	if _, err := b.History(e.ctx, "ka"); err != nil {
-		t.Fatal(err)
-	}
-	for range b.ListKeys(e.ctx) {
-		break
-	}
-	for _, err := range b.WatchAll(e.ctx) {
-		if err != nil {
+	testutil.NoLeak(t, nil, func(j testutil.JSEnv) {
+		e := &env{j}
+		b := e.bucket(t, kv.Config{Bucket: "leak", History: 5})
+		for i := range 10 {
+			mustPut(t, b, "k"+string(rune('a'+i)), "v")
+		}
+		mustPut(t, b, "ka", "v2")
+		if _, err := b.Get(e.Ctx, "ka"); err != nil {
 			t.Fatal(err)
 		}
-		break
-	}
-	ctx, cancel := context.WithCancel(e.ctx)
-	n := 0
-	for ent, err := range b.WatchAll(ctx) {
-		if err != nil {
+		if keys, err := b.Keys(e.Ctx); err != nil || len(keys) != 10 {
+			t.Fatalf("keys %v %v", keys, err)
+		}
+		if _, err := b.History(e.Ctx, "ka"); err != nil {
+			t.Fatal(err)
+		}
+		for range b.ListKeys(e.Ctx) {
 			break
 		}
-		_ = ent
-		if n++; n == 10 {
-			cancel() // waiting for updates: the cancel ends it
+		for _, err := range b.WatchAll(e.Ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
 		}
-	}
-	cancel()
-	e.nc.Close()
-	leakcheck.Wait(t, before, 10*time.Second)
+		ctx, cancel := context.WithCancel(e.Ctx)
+		n := 0
+		for ent, err := range b.WatchAll(ctx) {
+			if err != nil {
+				break
+			}
+			_ = ent
+			if n++; n == 10 {
+				cancel() // waiting for updates: the cancel ends it
+			}
+		}
+		cancel()
+	})
 }

@@ -19,7 +19,7 @@ func storeRaw(t *testing.T, e *env, subject, op, value string) uint64 {
 	t.Helper()
 	h := &proto.Header{}
 	h.Add("KV-Operation", op)
-	m, err := e.nc.RequestMsg(e.ctx, subject, h, []byte(value))
+	m, err := e.Conn.RequestMsg(e.Ctx, subject, h, []byte(value))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,22 +47,22 @@ func TestUnknownKVOperationIsSkipped(t *testing.T) {
 	mustPut(t, b, "k", "v1")
 	mustPut(t, b, "other", "o1")
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
-	if got := w.entry(); got.Key != "k" || string(got.Value) != "v1" {
+	if got := w.Entry(); got.Key != "k" || string(got.Value) != "v1" {
 		t.Fatalf("initial value %+v", got)
 	}
-	if got := w.entry(); got.Key != "other" {
+	if got := w.Entry(); got.Key != "other" {
 		t.Fatalf("initial value %+v", got)
 	}
-	w.marker()
+	w.Marker()
 
 	rev := storeRaw(t, e, "$KV.op.k", "NOPE", "not a value")
 	storeRaw(t, e, "$KV.op.bad", "NOPE", "not a value either")
-	st, _ := b.Status(e.ctx)
+	st, _ := b.Status(e.Ctx)
 	t.Logf("stream after the poisoned entries: %d messages, %d skipped so far", st.Values, b.SkippedEntries())
 
 	// The running watch skips both and yields what follows.
 	after := mustPut(t, b, "k2", "after")
-	if got, err, ok := w.next(); !ok || err != nil || got == nil || got.Key != "k2" || got.Revision != after {
+	if got, err, ok := w.Next(); !ok || err != nil || got == nil || got.Key != "k2" || got.Revision != after {
 		t.Fatalf("watch after the poisoned entries: %+v %v (open %v); want k2", got, err, ok)
 	}
 	if n := b.SkippedEntries(); n != 2 {
@@ -70,32 +70,32 @@ func TestUnknownKVOperationIsSkipped(t *testing.T) {
 	}
 
 	// Readers of the key itself get the typed error.
-	if got, err := b.Get(e.ctx, "k"); got != nil || !errors.Is(err, kv.ErrUnknownOperation) {
+	if got, err := b.Get(e.Ctx, "k"); got != nil || !errors.Is(err, kv.ErrUnknownOperation) {
 		t.Fatalf("Get: %+v %v; want ErrUnknownOperation", got, err)
 	}
-	if got, err := b.GetRevision(e.ctx, "k", rev); got != nil || !errors.Is(err, kv.ErrUnknownOperation) {
+	if got, err := b.GetRevision(e.Ctx, "k", rev); got != nil || !errors.Is(err, kv.ErrUnknownOperation) {
 		t.Fatalf("GetRevision: %+v %v; want ErrUnknownOperation", got, err)
 	}
 	// Earlier revisions are still fine.
-	if got, err := b.GetRevision(e.ctx, "k", 1); err != nil || string(got.Value) != "v1" {
+	if got, err := b.GetRevision(e.Ctx, "k", 1); err != nil || string(got.Value) != "v1" {
 		t.Fatalf("GetRevision(1): %+v %v", got, err)
 	}
 
 	// A new watch of the key: the poisoned latest entry is skipped, the
 	// watch reaches its marker and goes on.
 	w2 := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.Watch(ctx, "k") })
-	w2.marker()
+	w2.Marker()
 	// A new watch with history: the older value, the marker.
 	w3 := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 		return b.Watch(ctx, "k", kv.IncludeHistory())
 	})
-	if got := w3.entry(); string(got.Value) != "v1" {
+	if got := w3.Entry(); string(got.Value) != "v1" {
 		t.Fatalf("history watch: %+v", got)
 	}
-	w3.marker()
+	w3.Marker()
 	v3 := mustPut(t, b, "k", "v3")
 	for i, x := range []*watch{w, w2, w3} {
-		if got, err, ok := x.next(); !ok || err != nil || got == nil || got.Revision != v3 {
+		if got, err, ok := x.Next(); !ok || err != nil || got == nil || got.Revision != v3 {
 			t.Fatalf("watch %d after a new Put: %+v %v (open %v)", i, got, err, ok)
 		}
 	}
@@ -103,12 +103,12 @@ func TestUnknownKVOperationIsSkipped(t *testing.T) {
 
 	// Keys, ListKeys: the poisoned key "bad" and "k" (latest poisoned)
 	// are not values.
-	keys, err := b.Keys(e.ctx)
+	keys, err := b.Keys(e.Ctx)
 	if err != nil || !slices.Equal(keys, []string{"k2", "other"}) {
 		t.Fatalf("Keys: %q %v; want [k2 other]", keys, err)
 	}
 	var listed []string
-	for k, err := range b.ListKeys(e.ctx) {
+	for k, err := range b.ListKeys(e.Ctx) {
 		if err != nil {
 			t.Fatalf("ListKeys: %v", err)
 		}
@@ -118,27 +118,27 @@ func TestUnknownKVOperationIsSkipped(t *testing.T) {
 		t.Fatalf("ListKeys: %q", listed)
 	}
 	// History: the values and nothing else.
-	h, err := b.History(e.ctx, "k")
+	h, err := b.History(e.Ctx, "k")
 	if err != nil || len(h) != 2 || string(h[0].Value) != "v1" || string(h[1].Value) != "v3" {
 		t.Fatalf("History: %d entries, %v; want v1, v3", len(h), err)
 	}
-	if h, err := b.History(e.ctx, "bad"); !errors.Is(err, kv.ErrKeyNotFound) {
+	if h, err := b.History(e.Ctx, "bad"); !errors.Is(err, kv.ErrKeyNotFound) {
 		t.Fatalf("History of a key with only a poisoned entry: %d entries, %v; want ErrKeyNotFound", len(h), err)
 	}
-	if err := b.PurgeDeletes(e.ctx); err != nil {
+	if err := b.PurgeDeletes(e.Ctx); err != nil {
 		t.Fatalf("PurgeDeletes: %v", err)
 	}
-	st, _ = b.Status(e.ctx)
+	st, _ = b.Status(e.Ctx)
 	t.Logf("stream at the end: %d messages, keys %q, %d skipped", st.Values, keys, b.SkippedEntries())
 
 	// An explicit PUT is a value.
 	storeRaw(t, e, "$KV.op.p", "PUT", "explicit")
-	if got, err := b.Get(e.ctx, "p"); err != nil || string(got.Value) != "explicit" || got.Operation != kv.OpPut {
+	if got, err := b.Get(e.Ctx, "p"); err != nil || string(got.Value) != "explicit" || got.Operation != kv.OpPut {
 		t.Fatalf("Get of an explicit PUT: %+v %v", got, err)
 	}
 	// A new value for the key replaces the bad entry as the latest.
 	mustPut(t, b, "k", "v4")
-	if got, err := b.Get(e.ctx, "k"); err != nil || string(got.Value) != "v4" {
+	if got, err := b.Get(e.Ctx, "k"); err != nil || string(got.Value) != "v4" {
 		t.Fatalf("Get after a new Put: %+v %v", got, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestDirectGetStoredServerFieldsKV(t *testing.T) {
 	h.Add("Nats-Subject", "$KV.sp.victim")
 	h.Add("Nats-Sequence", "999")
 	h.Add("Nats-Time-Stamp", "2001-01-01T00:00:00Z")
-	m, err := e.nc.RequestMsg(e.ctx, "$KV.sp.evil", h, []byte("evil"))
+	m, err := e.Conn.RequestMsg(e.Ctx, "$KV.sp.evil", h, []byte("evil"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,14 +166,14 @@ func TestDirectGetStoredServerFieldsKV(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &ack); err != nil || ack.Seq == 0 {
 		t.Fatalf("publish: %s %v", m.Data, err)
 	}
-	got, err := b.Get(e.ctx, "evil")
+	got, err := b.Get(e.Ctx, "evil")
 	if err != nil || got.Revision != ack.Seq || got.Created.Year() == 2001 {
 		t.Fatalf("Get(evil): %+v %v; want revision %d", got, err, ack.Seq)
 	}
-	if got, err := b.GetRevision(e.ctx, "victim", ack.Seq); !errors.Is(err, kv.ErrKeyNotFound) {
+	if got, err := b.GetRevision(e.Ctx, "victim", ack.Seq); !errors.Is(err, kv.ErrKeyNotFound) {
 		t.Fatalf("GetRevision(victim, %d): %+v %v; want ErrKeyNotFound", ack.Seq, got, err)
 	}
-	if got, err := b.Get(e.ctx, "victim"); err != nil || string(got.Value) != "v" || got.Revision != 1 {
+	if got, err := b.Get(e.Ctx, "victim"); err != nil || string(got.Value) != "v" || got.Revision != 1 {
 		t.Fatalf("Get(victim): %+v %v", got, err)
 	}
 }

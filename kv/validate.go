@@ -6,18 +6,7 @@ const MaxHistory = 64
 // ValidateBucketName reports whether name is a valid bucket name: not
 // empty, only a-z, A-Z, 0-9, '_' and '-'. It returns ErrInvalidBucketName
 // otherwise.
-func ValidateBucketName(name string) error {
-	if name == "" {
-		return ErrInvalidBucketName
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !isAlnum(c) && c != '_' && c != '-' {
-			return ErrInvalidBucketName
-		}
-	}
-	return nil
-}
+func ValidateBucketName(name string) error { return kind.CheckName(name) }
 
 // ValidateKey reports whether key is a valid key: not empty, only a-z,
 // A-Z, 0-9 and "-/_=.", not starting or ending with '.', no "..". It

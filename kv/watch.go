@@ -2,106 +2,48 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/deadline"
-	"github.com/natsio/natsio/internal/watchx"
+	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
-	"github.com/natsio/natsio/ordered"
 )
 
 // WatchOpt is an option of the watches, Keys, ListKeys and History.
-type WatchOpt struct {
-	kind watchKind
-	rev  uint64
-	d    time.Duration
-}
-
-type watchKind uint8
-
-const (
-	watchIncludeHistory watchKind = iota + 1
-	watchIgnoreDeletes
-	watchMetaOnly
-	watchUpdatesOnly
-	watchResume
-	watchHeartbeat
-)
+type WatchOpt struct{ o streamstore.WatchOpt }
 
 // IncludeHistory delivers every kept revision of the matching keys first,
 // not only the latest. It excludes UpdatesOnly.
-func IncludeHistory() WatchOpt { return WatchOpt{kind: watchIncludeHistory} }
+func IncludeHistory() WatchOpt { return WatchOpt{streamstore.IncludeHistory()} }
 
 // IgnoreDeletes leaves out delete and purge entries.
-func IgnoreDeletes() WatchOpt { return WatchOpt{kind: watchIgnoreDeletes} }
+func IgnoreDeletes() WatchOpt { return WatchOpt{streamstore.IgnoreDeletes()} }
 
 // MetaOnly delivers entries without their values (the server sends
 // headers only).
-func MetaOnly() WatchOpt { return WatchOpt{kind: watchMetaOnly} }
+func MetaOnly() WatchOpt { return WatchOpt{streamstore.MetaOnly()} }
 
 // UpdatesOnly skips the current values: only entries written after the
 // watch started are delivered. It excludes IncludeHistory.
-func UpdatesOnly() WatchOpt { return WatchOpt{kind: watchUpdatesOnly} }
+func UpdatesOnly() WatchOpt { return WatchOpt{streamstore.UpdatesOnly()} }
 
 // ResumeFromRevision starts with the entries at and after revision (all of
 // them, history included): the initial values are what was written since.
 // A watcher that remembers the last revision it processed resumes with
 // that revision + 1.
-func ResumeFromRevision(revision uint64) WatchOpt { return WatchOpt{kind: watchResume, rev: revision} }
+func ResumeFromRevision(revision uint64) WatchOpt {
+	return WatchOpt{streamstore.Resume(revision)}
+}
 
 // WatchHeartbeat sets the idle heartbeat the watch's consumer asks of the
 // server (default 5 s, ordered.DefaultHeartbeat). Two missed heartbeats
 // make the watch recreate its consumer, so a shorter one notices a lost
 // consumer (a server restart, a cluster node gone) sooner, at the price of
 // a small message per interval while the bucket is idle. At least 100 ms.
-func WatchHeartbeat(d time.Duration) WatchOpt { return WatchOpt{kind: watchHeartbeat, d: d} }
-
-type watchOpts struct {
-	history, ignoreDeletes, metaOnly, updatesOnly bool
-	resume                                        uint64
-	heartbeat                                     time.Duration
-}
-
-func resolveWatch(opts []WatchOpt) (watchOpts, error) {
-	var o watchOpts
-	for _, opt := range opts {
-		switch opt.kind {
-		case watchIncludeHistory:
-			o.history = true
-		case watchIgnoreDeletes:
-			o.ignoreDeletes = true
-		case watchMetaOnly:
-			o.metaOnly = true
-		case watchUpdatesOnly:
-			o.updatesOnly = true
-		case watchResume:
-			if opt.rev == 0 {
-				return o, fmt.Errorf("%w: resume from revision 0", conn.ErrInvalidOption)
-			}
-			o.resume = opt.rev
-		case watchHeartbeat:
-			if opt.d < 100*time.Millisecond {
-				return o, fmt.Errorf("%w: watch heartbeat %v below 100ms", conn.ErrInvalidOption, opt.d)
-			}
-			o.heartbeat = opt.d
-		default:
-			return o, fmt.Errorf("%w: zero WatchOpt", conn.ErrInvalidOption)
-		}
-	}
-	if o.history && o.updatesOnly {
-		return o, fmt.Errorf("%w: IncludeHistory with UpdatesOnly", conn.ErrInvalidOption)
-	}
-	if o.resume > 0 && o.updatesOnly {
-		return o, fmt.Errorf("%w: ResumeFromRevision with UpdatesOnly", conn.ErrInvalidOption)
-	}
-	return o, nil
-}
+func WatchHeartbeat(d time.Duration) WatchOpt { return WatchOpt{streamstore.Heartbeat(d)} }
 
 // Watch watches the keys matching filter, a key whose tokens may also be
 // "*" (one token) or a final ">" (the rest); see WatchFiltered.
@@ -147,145 +89,57 @@ func (b *Bucket) WatchAll(ctx context.Context, opts ...WatchOpt) iter.Seq2[*Entr
 // I/O). Ranging over the iterator again starts a new watch, which begins
 // when that loop starts.
 func (b *Bucket) WatchFiltered(ctx context.Context, filters []string, opts ...WatchOpt) iter.Seq2[*Entry, error] {
-	first := b.begin(ctx, filters, opts)
-	var ranged atomic.Bool
-	return func(yield func(*Entry, error) bool) {
-		w := first
-		if ranged.Swap(true) {
-			w = b.begin(ctx, filters, opts)
+	return streamstore.Watch(ctx, b.source(), b.prepare(filters, opts), b.entry)
+}
+
+// source is the bucket's stream as watches read it.
+func (b *Bucket) source() *streamstore.Source {
+	return &streamstore.Source{Kind: kind, JS: b.js, Stream: b.stream, OnSkip: b.countSkip}
+}
+
+// prepare checks a watch's filters and options and returns its subjects
+// and spec.
+func (b *Bucket) prepare(filters []string, opts []WatchOpt) streamstore.Prepare {
+	return func() ([]string, streamstore.Spec, error) {
+		var spec streamstore.Spec
+		for _, o := range opts {
+			if err := spec.Add(o.o); err != nil {
+				return nil, spec, err
+			}
 		}
-		b.read(w, yield)
-	}
-}
-
-// watch is a watch that has begun, or the failure to begin it.
-type watch struct {
-	live *watchx.Live
-	o    watchOpts
-	err  error
-}
-
-// begin begins a watch: it validates it, creates its consumer and starts
-// reading it (watchx.Start).
-func (b *Bucket) begin(ctx context.Context, filters []string, opts []WatchOpt) watch {
-	cfg, o, err := b.watcher(ctx, filters, opts)
-	if err != nil {
-		return watch{err: err}
-	}
-	oc, err := b.newWatch(ctx, cfg)
-	if err != nil {
-		return watch{err: err}
-	}
-	live, err := watchx.Start(ctx, oc, b.readOpts(o))
-	if err != nil {
-		return watch{err: b.watchErr(err)}
-	}
-	return watch{live: live, o: o}
-}
-
-// readOpts are the options of a watch's reads.
-func (b *Bucket) readOpts(o watchOpts) []ordered.Opt {
-	opts := []ordered.Opt{ordered.OnSkip(b.countSkip)}
-	if o.heartbeat > 0 {
-		opts = append(opts, ordered.Heartbeat(o.heartbeat))
-	}
-	return opts
-}
-
-// watcher validates a watch and returns the configuration of its ordered
-// consumer.
-func (b *Bucket) watcher(ctx context.Context, filters []string, opts []WatchOpt) (ordered.Config, watchOpts, error) {
-	if ctx == nil {
-		return ordered.Config{}, watchOpts{}, conn.ErrNilContext
-	}
-	o, err := resolveWatch(opts)
-	if err != nil {
-		return ordered.Config{}, o, err
-	}
-	subjects := make([]string, 0, max(len(filters), 1))
-	for _, f := range filters {
-		if err := validateFilter(f); err != nil {
-			return ordered.Config{}, o, fmt.Errorf("%w: filter %q", err, f)
+		if err := spec.Check(); err != nil {
+			return nil, spec, err
 		}
-		subjects = append(subjects, b.pre+f)
-	}
-	if len(subjects) == 0 {
-		subjects = append(subjects, b.pre+">")
-	}
-	cfg := ordered.Config{FilterSubjects: subjects, HeadersOnly: o.metaOnly}
-	switch {
-	case o.resume > 0:
-		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, o.resume
-	case o.updatesOnly:
-		// Everything stored after this point is an update: start right
-		// after the stream's last sequence (a consumer recreated before
-		// its first message resumes there too, which DeliverNew would
-		// not).
-		info, err := b.stream.Info(ctx)
-		if err != nil {
-			return ordered.Config{}, o, b.watchErr(err)
+		subjects := make([]string, 0, max(len(filters), 1))
+		for _, f := range filters {
+			if err := validateFilter(f); err != nil {
+				return nil, spec, fmt.Errorf("%w: filter %q", err, f)
+			}
+			subjects = append(subjects, b.pre+f)
 		}
-		cfg.DeliverPolicy, cfg.OptStartSeq = jsapi.DeliverByStartSequence, info.State.LastSeq+1
-	case o.history:
-		cfg.DeliverPolicy = jsapi.DeliverAll
-	default:
-		cfg.DeliverPolicy = jsapi.DeliverLastPerSubject
-	}
-	return cfg, o, nil
-}
-
-// newWatch makes the watch's ordered consumer. New creates the
-// server-side consumer the first read then uses: no more requests than a
-// read that creates it.
-func (b *Bucket) newWatch(ctx context.Context, cfg ordered.Config) (*ordered.Consumer, error) {
-	oc, err := ordered.New(ctx, b.js, b.stream.Name(), cfg)
-	if err != nil {
-		return nil, b.watchErr(err)
-	}
-	return oc, nil
-}
-
-// read yields the entries of a watch that has begun, with the marker
-// after its initial values.
-func (b *Bucket) read(w watch, yield func(*Entry, error) bool) {
-	if w.err != nil {
-		yield(nil, w.err)
-		return
-	}
-	err := w.live.Read(func(m *jsapi.Msg, md jsapi.Metadata) bool {
-		e := b.entry(m, md, w.o)
-		return e == nil || yield(e, nil)
-	}, func() bool { return yield(nil, nil) })
-	if err != nil {
-		yield(nil, b.watchErr(err))
+		if len(subjects) == 0 {
+			subjects = append(subjects, b.pre+">")
+		}
+		return subjects, spec, nil
 	}
 }
 
-// watchErr is the error a watch or listing yields for err: a missing
-// stream is ErrBucketNotFound, a passed deadline also matches
-// conn.ErrTimeout.
-func (b *Bucket) watchErr(err error) error {
-	if errors.Is(err, jsapi.ErrStreamNotFound) {
-		return wrap(ErrBucketNotFound, err)
-	}
-	return deadline.Err(err)
-}
-
-// entry converts a consumer message; nil when it is skipped. An entry
-// with an unknown KV-Operation is skipped and counted (SkippedEntries):
-// it is not a value, and one such entry, which any client allowed to
-// publish to the bucket can store, must not end every reader's watch.
-func (b *Bucket) entry(m *jsapi.Msg, md jsapi.Metadata, o watchOpts) *Entry {
+// entry converts a consumer message; skip when it is not yielded. An
+// entry with an unknown KV-Operation is skipped and counted
+// (SkippedEntries): it is not a value, and one such entry, which any
+// client allowed to publish to the bucket can store, must not end every
+// reader's watch.
+func (b *Bucket) entry(m *jsapi.Msg, md jsapi.Metadata, spec streamstore.Spec) (*Entry, bool) {
 	if len(m.Subject) <= len(b.pre) {
-		return nil
+		return nil, true
 	}
 	op, err := opOf(&m.Header)
 	if err != nil {
 		b.skipped.Add(1)
-		return nil
+		return nil, true
 	}
-	if o.ignoreDeletes && op != OpPut {
-		return nil
+	if spec.IgnoreDeletes && op != OpPut {
+		return nil, true
 	}
 	e := &Entry{
 		Bucket:    b.name,
@@ -295,10 +149,10 @@ func (b *Bucket) entry(m *jsapi.Msg, md jsapi.Metadata, o watchOpts) *Entry {
 		Delta:     md.NumPending,
 		Operation: op,
 	}
-	if !o.metaOnly {
+	if !spec.MetaOnly {
 		e.Value = m.Data
 	}
-	return e
+	return e, false
 }
 
 // SkippedEntries returns how many entries the watches, ListKeys, Keys,
@@ -317,23 +171,7 @@ func (b *Bucket) countSkip(error) { b.skipped.Add(1) }
 // initial yields the initial values of a watch that begins now, and
 // ends.
 func (b *Bucket) initial(ctx context.Context, filters []string, opts []WatchOpt, yield func(*Entry, error) bool) {
-	cfg, o, err := b.watcher(ctx, filters, opts)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	oc, err := b.newWatch(ctx, cfg)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	err = watchx.ReadInitial(ctx, oc, b.readOpts(o), func(m *jsapi.Msg, md jsapi.Metadata) bool {
-		e := b.entry(m, md, o)
-		return e == nil || yield(e, nil)
-	})
-	if err != nil {
-		yield(nil, b.watchErr(err))
-	}
+	streamstore.Initial(ctx, b.source(), b.prepare(filters, opts), b.entry, yield)
 }
 
 // ListKeys yields the keys that have a value (deleted and purged keys are
@@ -396,7 +234,10 @@ func (b *Bucket) History(ctx context.Context, filter string, opts ...WatchOpt) (
 	return out, nil
 }
 
-// PurgeDeletesOpt is an option of PurgeDeletes.
+// PurgeDeletesOpt is an option of PurgeDeletes, made by
+// DeleteMarkersOlderThan. The zero PurgeDeletesOpt is invalid: it fails
+// PurgeDeletes with an error matching conn.ErrInvalidOption, before
+// anything is sent.
 type PurgeDeletesOpt struct{ olderThan time.Duration }
 
 // DefaultMarkerThreshold is how old a delete or purge marker must be for
@@ -406,7 +247,7 @@ const DefaultMarkerThreshold = 30 * time.Minute
 
 // DeleteMarkersOlderThan sets the age beyond which PurgeDeletes removes
 // markers (default DefaultMarkerThreshold); a negative d removes every
-// marker.
+// marker. A d of 0 is invalid (conn.ErrInvalidOption).
 func DeleteMarkersOlderThan(d time.Duration) PurgeDeletesOpt {
 	return PurgeDeletesOpt{olderThan: d}
 }
@@ -417,9 +258,10 @@ func DeleteMarkersOlderThan(d time.Duration) PurgeDeletesOpt {
 func (b *Bucket) PurgeDeletes(ctx context.Context, opts ...PurgeDeletesOpt) error {
 	olderThan := DefaultMarkerThreshold
 	for _, o := range opts {
-		if o.olderThan != 0 {
-			olderThan = o.olderThan
+		if o.olderThan == 0 {
+			return fmt.Errorf("%w: zero PurgeDeletesOpt", conn.ErrInvalidOption)
 		}
+		olderThan = o.olderThan
 	}
 	var limit time.Time
 	if olderThan > 0 {
@@ -441,12 +283,12 @@ func (b *Bucket) PurgeDeletes(ctx context.Context, opts ...PurgeDeletesOpt) erro
 		return ferr
 	}
 	for _, e := range markers {
-		popts := []jsapi.PurgeOption{jsapi.PurgeSubject(b.pre + e.Key)}
+		popts := []jsapi.PurgeOpt{jsapi.PurgeSubject(b.pre + e.Key)}
 		if olderThan > 0 && e.Created.After(limit) {
 			popts = append(popts, jsapi.PurgeKeep(1))
 		}
 		if _, err := b.stream.Purge(ctx, popts...); err != nil {
-			return b.watchErr(err)
+			return kind.Err(err)
 		}
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/natstest"
@@ -35,33 +34,33 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 			e := envOn(t, s, p.URL())
 			wr := envOn(t, s, s.URL())
 			b := e.bucket(t, kv.Config{Bucket: "hb"})
-			wb, err := kv.Bind(wr.ctx, wr.js, "hb")
+			wb, err := kv.Bind(wr.Ctx, wr.JS, "hb")
 			if err != nil {
 				t.Fatal(err)
 			}
 			var creates atomic.Int64
 			// Counted on the reader: after a Flush, every create the server
 			// sent before it is counted.
-			sub, err := connx.SubscribeInline(wr.nc, "$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
+			sub, err := wr.Conn.SubscribeInlineUnsafe("$JS.API.CONSUMER.CREATE.KV_hb.>", func(*conn.Msg) { creates.Add(1) })
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { sub.Unsubscribe() })
-			if err := wr.nc.Flush(wr.ctx); err != nil {
+			if err := wr.Conn.Flush(wr.Ctx); err != nil {
 				t.Fatal(err)
 			}
 
 			mustPut(t, wb, "k", "1")
 			w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx, tc.opts...) })
-			last := w.entry().Revision
-			w.marker()
+			last := w.Entry().Revision
+			w.Marker()
 			// One live entry: the watch's consumer for updates exists.
 			rev := mustPut(t, wb, "k", "2")
-			if ent := w.entry(); ent.Revision != rev || rev != last+1 {
+			if ent := w.Entry(); ent.Revision != rev || rev != last+1 {
 				t.Fatalf("live revision %d (put %d) after %d", ent.Revision, rev, last)
 			}
 			last = rev
-			if err := wr.nc.Flush(wr.ctx); err != nil {
+			if err := wr.Conn.Flush(wr.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			before := creates.Load()
@@ -72,13 +71,13 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 
 			for i := range 3 {
 				rev := mustPut(t, wb, "k", "after")
-				ent := w.entry()
+				ent := w.Entry()
 				if ent.Revision != rev || ent.Revision != last+1 {
 					t.Fatalf("put %d: revision %d (last %d, put %d): gap or duplicate", i, ent.Revision, last, rev)
 				}
 				last = ent.Revision
 			}
-			if err := wr.nc.Flush(wr.ctx); err != nil {
+			if err := wr.Conn.Flush(wr.Ctx); err != nil {
 				t.Fatal(err)
 			}
 			if got := creates.Load() > before; got != tc.recreate {
@@ -91,7 +90,7 @@ func TestWatchHeartbeatDetectsSilence(t *testing.T) {
 func TestWatchHeartbeatValidated(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "hbv"})
-	for _, err := range b.WatchAll(e.ctx, kv.WatchHeartbeat(10*time.Millisecond)) {
+	for _, err := range b.WatchAll(e.Ctx, kv.WatchHeartbeat(10*time.Millisecond)) {
 		if !errors.Is(err, conn.ErrInvalidOption) {
 			t.Fatalf("10ms heartbeat: %v, want ErrInvalidOption", err)
 		}

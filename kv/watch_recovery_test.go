@@ -34,7 +34,7 @@ func newProxy(t *testing.T, s *natstest.Server) *faultproxy.Proxy {
 // connection.
 func (e *env) reconnects(t *testing.T) <-chan struct{} {
 	ch := make(chan struct{}, 16)
-	t.Cleanup(e.nc.OnReconnect(func() {
+	t.Cleanup(e.Conn.OnReconnect(func() {
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -64,7 +64,7 @@ func TestRegressionNatsGo1777WatchRecoversAfterConnectionLoss(t *testing.T) {
 	e := envOn(t, s, p.URL())  // the watcher, proxied
 	wr := envOn(t, s, s.URL()) // a writer with its own link
 	b := e.bucket(t, kv.Config{Bucket: "w"})
-	wb, err := kv.Bind(wr.ctx, wr.js, "w")
+	wb, err := kv.Bind(wr.Ctx, wr.JS, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +75,16 @@ func TestRegressionNatsGo1777WatchRecoversAfterConnectionLoss(t *testing.T) {
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
 	var last uint64
 	for range 5 {
-		ent := w.entry()
+		ent := w.Entry()
 		if ent.Revision != last+1 {
 			t.Fatalf("initial revision %d after %d", ent.Revision, last)
 		}
 		last = ent.Revision
 	}
-	w.marker()
+	w.Marker()
 	next := func(what string) {
 		t.Helper()
-		ent := w.entry() // fails if the watch ended or stalled
+		ent := w.Entry() // fails if the watch ended or stalled
 		if ent.Revision != last+1 {
 			t.Fatalf("%s: revision %d after %d: gap or duplicate", what, ent.Revision, last)
 		}
@@ -95,7 +95,7 @@ func TestRegressionNatsGo1777WatchRecoversAfterConnectionLoss(t *testing.T) {
 
 	p.Refuse(true)
 	p.CutAll()
-	waitUntil(t, 10*time.Second, "the watcher to notice the cut", func() bool { return !e.nc.IsConnected() })
+	waitUntil(t, 10*time.Second, "the watcher to notice the cut", func() bool { return !e.Conn.IsConnected() })
 	for i := range 5 {
 		mustPut(t, wb, fmt.Sprint("gone.", i), "v") // while the watcher is away
 	}
@@ -109,7 +109,7 @@ func TestRegressionNatsGo1777WatchRecoversAfterConnectionLoss(t *testing.T) {
 	for i := range 5 {
 		mustPut(t, wb, fmt.Sprint("after.", i), "v")
 	}
-	if _, err := b.Put(e.ctx, "own", []byte("v")); err != nil { // the watcher's own link works too
+	if _, err := b.Put(e.Ctx, "own", []byte("v")); err != nil { // the watcher's own link works too
 		t.Fatal(err)
 	}
 	for range 6 {
@@ -139,6 +139,11 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // handoffWatch ranges over a watch in the background and hands each item
 // over an unbuffered channel: while the test does not take it, the
 // iterator is parked in yield — a watch that is not being read.
+type item struct {
+	e   *kv.Entry
+	err error
+}
+
 type handoffWatch struct {
 	ch   chan item
 	stop func()
@@ -194,7 +199,7 @@ func TestRegressionNatsRs1596KVWatchIdleRestart(t *testing.T) {
 	b := e.bucket(t, kv.Config{Bucket: "w"}) // file storage
 	r1 := mustPut(t, b, "a", "1")
 	w := startHandoffWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second)
 	if ent, err := w.next(t, ctx); err != nil || ent == nil || ent.Revision != r1 {
 		t.Fatalf("initial value: %+v %v", ent, err)
 	}
@@ -205,13 +210,13 @@ func TestRegressionNatsRs1596KVWatchIdleRestart(t *testing.T) {
 	r2 := mustPut(t, b, "b", "2") // taken by the watch, not read by the test
 
 	reconnected := e.reconnects(t)
-	if err := e.s.Restart(); err != nil {
+	if err := e.Server.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	waitSignal(t, reconnected, 10*time.Second, "reconnect")
 	// The watch stays unread for a while after the restart.
 	time.Sleep(time.Second) // holding the fault: nobody reads
-	pctx, pcancel := context.WithTimeout(e.ctx, 10*time.Second)
+	pctx, pcancel := context.WithTimeout(e.Ctx, 10*time.Second)
 	r3, err := b.Put(pctx, "c", []byte("3"))
 	pcancel()
 	if err != nil {
@@ -219,7 +224,7 @@ func TestRegressionNatsRs1596KVWatchIdleRestart(t *testing.T) {
 	}
 
 	resumed := time.Now()
-	rctx, rcancel := context.WithTimeout(e.ctx, 5*time.Second)
+	rctx, rcancel := context.WithTimeout(e.Ctx, 5*time.Second)
 	defer rcancel()
 	for _, want := range []struct {
 		key string

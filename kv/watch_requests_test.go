@@ -3,8 +3,7 @@ package kv_test
 import (
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/server"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
 )
 
@@ -17,20 +16,13 @@ func TestWatchRequests(t *testing.T) {
 	b := e.bucket(t, kv.Config{Bucket: "req"})
 	mustPut(t, b, "a", "1")
 	mustPut(t, b, "b", "1")
-	total := func() uint64 {
-		t.Helper()
-		info, err := e.s.Server().Jsz(&server.JSzOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.API.Total
-	}
+	total := func() uint64 { return testutil.APITotal(t, e.Server) }
 	// watch ranges over the watch until the marker and then updates more
 	// entries, putting each first.
 	watch := func(t *testing.T, updates int, opts ...kv.WatchOpt) {
 		t.Helper()
 		marker, got := false, 0
-		for ent, err := range b.WatchAll(e.ctx, opts...) {
+		for ent, err := range b.WatchAll(e.Ctx, opts...) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +52,7 @@ func TestWatchRequests(t *testing.T) {
 		{"UpdatesOnly, one update", func(t *testing.T) { watch(t, 1, kv.UpdatesOnly()) }, 3},
 		{"UpdatesOnly, ended at the marker", func(t *testing.T) { watch(t, 0, kv.UpdatesOnly()) }, 3},
 		{"ListKeys", func(t *testing.T) {
-			for _, err := range b.ListKeys(e.ctx) {
+			for _, err := range b.ListKeys(e.Ctx) {
 				if err != nil {
 					t.Fatal(err)
 				}

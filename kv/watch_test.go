@@ -21,7 +21,7 @@ func seedWatch(t *testing.T) (*env, *kv.Bucket, []uint64) {
 		mustPut(t, b, "a", "a2"),   // 3
 		mustPut(t, b, "c.x", "c1"), // 4
 	}
-	if err := b.Delete(e.ctx, "b"); err != nil { // 5
+	if err := b.Delete(e.Ctx, "b"); err != nil { // 5
 		t.Fatal(err)
 	}
 	return e, b, revs
@@ -33,12 +33,12 @@ type expect struct {
 }
 
 func (w *watch) expect(want ...expect) []*kv.Entry {
-	w.t.Helper()
+	w.T.Helper()
 	var got []*kv.Entry
 	for _, x := range want {
-		e := w.entry()
+		e := w.Entry()
 		if e.Key != x.key || string(e.Value) != x.val || e.Operation != x.op || e.Bucket != "w" {
-			w.t.Fatalf("got %s=%q %v, want %s=%q %v", e.Key, e.Value, e.Operation, x.key, x.val, x.op)
+			w.T.Fatalf("got %s=%q %v, want %s=%q %v", e.Key, e.Value, e.Operation, x.key, x.val, x.op)
 		}
 		got = append(got, e)
 	}
@@ -52,16 +52,16 @@ func TestWatchInitialValuesAndUpdates(t *testing.T) {
 	if init[0].Revision != 3 || init[1].Revision != 4 || init[2].Revision != 5 || init[2].Delta != 0 || init[0].Delta == 0 {
 		t.Fatalf("initial revisions/deltas %+v %+v %+v", init[0], init[1], init[2])
 	}
-	w.marker()
+	w.Marker()
 	mustPut(t, b, "d", "d1")
-	b.Purge(e.ctx, "a")
+	b.Purge(e.Ctx, "a")
 	up := w.expect(expect{"d", "d1", kv.OpPut}, expect{"a", "", kv.OpPurge})
 	if up[0].Revision != 6 || up[1].Revision != 7 || up[0].Created.IsZero() {
 		t.Fatalf("updates %+v %+v", up[0], up[1])
 	}
 	// The watch's consumer goes away with the watch.
-	w.stop()
-	st, _ := e.js.Stream(e.ctx, "KV_w")
+	w.Stop()
+	st, _ := e.JS.Stream(e.Ctx, "KV_w")
 	if n := st.CachedInfo().State.Consumers; n != 0 {
 		t.Fatalf("%d consumers left after the watch", n)
 	}
@@ -74,79 +74,79 @@ func TestWatchOptions(t *testing.T) {
 	}
 	t.Run("IgnoreDeletes", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx, kv.IgnoreDeletes()) })
-		w.t = t
+		w.T = t
 		w.expect(expect{"a", "a2", kv.OpPut}, expect{"c.x", "c1", kv.OpPut})
-		w.marker()
-		b.Delete(e.ctx, "c.x")
+		w.Marker()
+		b.Delete(e.Ctx, "c.x")
 		mustPut(t, b, "z", "z1")
 		w.expect(expect{"z", "z1", kv.OpPut})
-		w.stop()
-		b.Put(e.ctx, "c.x", []byte("c1"))
-		b.Delete(e.ctx, "z")
+		w.Stop()
+		b.Put(e.Ctx, "c.x", []byte("c1"))
+		b.Delete(e.Ctx, "z")
 	})
 	t.Run("MetaOnly", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.Watch(ctx, "a", kv.MetaOnly()) })
-		w.t = t
-		if got := w.entry(); got.Key != "a" || len(got.Value) != 0 || got.Revision == 0 {
+		w.T = t
+		if got := w.Entry(); got.Key != "a" || len(got.Value) != 0 || got.Revision == 0 {
 			t.Fatalf("meta-only %+v", got)
 		}
-		w.marker()
-		w.stop()
+		w.Marker()
+		w.Stop()
 	})
 	t.Run("IncludeHistory", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 			return b.WatchFiltered(ctx, []string{"a", "b"}, kv.IncludeHistory())
 		})
-		w.t = t
+		w.T = t
 		w.expect(expect{"a", "a1", kv.OpPut}, expect{"b", "b1", kv.OpPut}, expect{"a", "a2", kv.OpPut}, expect{"b", "", kv.OpDelete})
-		w.marker()
-		w.stop()
+		w.Marker()
+		w.Stop()
 	})
 	t.Run("UpdatesOnly", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx, kv.UpdatesOnly()) })
-		w.t = t
-		w.marker()
+		w.T = t
+		w.Marker()
 		mustPut(t, b, "new", "n1")
 		w.expect(expect{"new", "n1", kv.OpPut})
-		w.stop()
+		w.Stop()
 	})
 	t.Run("ResumeFromRevision", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 			return b.WatchAll(ctx, kv.ResumeFromRevision(3))
 		})
-		w.t = t
+		w.T = t
 		got := w.expect(expect{"a", "a2", kv.OpPut}, expect{"c.x", "c1", kv.OpPut}, expect{"b", "", kv.OpDelete})
 		if got[0].Revision != 3 {
 			t.Fatalf("resumed at %d", got[0].Revision)
 		}
 		// Whatever was written after, up to now, is initial too.
 		for {
-			e := w.entry()
+			e := w.Entry()
 			if e.Delta == 0 {
 				break
 			}
 		}
-		w.marker()
-		w.stop()
+		w.Marker()
+		w.Stop()
 	})
 	t.Run("Wildcard", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.Watch(ctx, "c.*") })
-		w.t = t
+		w.T = t
 		w.expect(expect{"c.x", "c1", kv.OpPut})
-		w.marker()
+		w.Marker()
 		mustPut(t, b, "c.y", "y")
 		mustPut(t, b, "cc", "not me")
 		mustPut(t, b, "c.z", "z")
 		w.expect(expect{"c.y", "y", kv.OpPut}, expect{"c.z", "z", kv.OpPut})
-		w.stop()
+		w.Stop()
 	})
 	t.Run("NoMatch", func(t *testing.T) {
 		w := run(func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.Watch(ctx, "nothing.>") })
-		w.t = t
-		w.marker()
+		w.T = t
+		w.Marker()
 		mustPut(t, b, "nothing.here", "1")
 		w.expect(expect{"nothing.here", "1", kv.OpPut})
-		w.stop()
+		w.Stop()
 	})
 }
 
@@ -154,7 +154,7 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w"})
 	n := 0
-	for ent, err := range b.WatchAll(e.ctx) {
+	for ent, err := range b.WatchAll(e.Ctx) {
 		if err != nil || ent != nil {
 			t.Fatalf("empty bucket: %+v %v", ent, err)
 		}
@@ -164,7 +164,7 @@ func TestWatchEmptyBucketAndBreak(t *testing.T) {
 	if n != 1 {
 		t.Fatal("no marker")
 	}
-	st, _ := e.js.Stream(e.ctx, "KV_w")
+	st, _ := e.JS.Stream(e.Ctx, "KV_w")
 	if c := st.CachedInfo().State.Consumers; c != 0 {
 		t.Fatalf("%d consumers left after breaking out", c)
 	}
@@ -185,15 +185,15 @@ func TestWatchEndsWhenBucketDeleted(t *testing.T) {
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] {
 		return b.WatchAll(ctx, kv.WatchHeartbeat(500*time.Millisecond))
 	})
-	w.marker()
-	if err := kv.DeleteBucket(e.ctx, e.js, "w"); err != nil {
+	w.Marker()
+	if err := kv.DeleteBucket(e.Ctx, e.JS, "w"); err != nil {
 		t.Fatal(err)
 	}
-	_, err, ok := w.next()
+	_, err, ok := w.Next()
 	if !ok || !errors.Is(err, kv.ErrBucketNotFound) {
 		t.Fatalf("watch of a deleted bucket: %v (open %v)", err, ok)
 	}
-	if _, _, ok := w.next(); ok {
+	if _, _, ok := w.Next(); ok {
 		t.Fatal("watch went on after its terminal error")
 	}
 }
@@ -201,7 +201,7 @@ func TestWatchEndsWhenBucketDeleted(t *testing.T) {
 func TestWatchContextEnds(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "w"})
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(e.Ctx)
 	defer cancel()
 	var last error
 	for ent, err := range b.WatchAll(ctx) {
@@ -227,20 +227,20 @@ func TestWatchSurvivesRestart(t *testing.T) {
 		mustPut(t, b, fmt.Sprint("k.", i), fmt.Sprint(i))
 	}
 	reconnected := make(chan time.Time, 4)
-	defer e.nc.OnReconnect(func() { reconnected <- time.Now() })()
+	defer e.Conn.OnReconnect(func() { reconnected <- time.Now() })()
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
 	var last uint64
 	for range 20 {
-		ent := w.entry()
+		ent := w.Entry()
 		if ent.Revision <= last {
 			t.Fatalf("initial revision %d after %d", ent.Revision, last)
 		}
 		last = ent.Revision
 	}
-	w.marker()
+	w.Marker()
 
 	// Phase 1: how quickly the watch resumes.
-	if err := e.s.Restart(); err != nil {
+	if err := e.Server.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	var t0 time.Time
@@ -249,13 +249,13 @@ func TestWatchSurvivesRestart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reconnect")
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second)
 	rev, err := b.Put(ctx, "after", []byte("restart"))
 	cancel()
 	if err != nil {
 		t.Fatalf("put after restart: %v", err)
 	}
-	ent := w.entry()
+	ent := w.Entry()
 	resume := time.Since(t0)
 	if ent.Key != "after" || ent.Revision != rev || rev != last+1 {
 		t.Fatalf("first entry after restart %+v (put rev %d, last %d)", ent, rev, last)
@@ -278,7 +278,7 @@ func TestWatchSurvivesRestart(t *testing.T) {
 				return
 			default:
 			}
-			ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
+			ctx, cancel := context.WithTimeout(e.Ctx, 2*time.Second)
 			rev, err := b.Put(ctx, fmt.Sprint("c.", i), []byte("v"))
 			cancel()
 			if err == nil {
@@ -289,7 +289,7 @@ func TestWatchSurvivesRestart(t *testing.T) {
 	seen := map[uint64]bool{}
 	read := func(until func() bool) {
 		for !until() {
-			ent := w.entry()
+			ent := w.Entry()
 			if ent.Revision != last+1 {
 				t.Fatalf("revision %d after %d: gap or duplicate", ent.Revision, last)
 			}
@@ -298,7 +298,7 @@ func TestWatchSurvivesRestart(t *testing.T) {
 		}
 	}
 	read(func() bool { return len(seen) >= 200 })
-	if err := e.s.Restart(); err != nil {
+	if err := e.Server.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	<-reconnected
@@ -321,40 +321,40 @@ func TestWatchSurvivesRestart(t *testing.T) {
 func TestPerKeyTTL(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "ttl", LimitMarkerTTL: time.Second, History: 2})
-	st, _ := e.js.Stream(e.ctx, "KV_ttl")
+	st, _ := e.JS.Stream(e.Ctx, "KV_ttl")
 	if c := st.CachedInfo().Config; !c.AllowMsgTTL || c.SubjectDeleteMarkerTTL != time.Second {
 		t.Fatalf("marker config %+v", c)
 	}
-	status, _ := b.Status(e.ctx)
+	status, _ := b.Status(e.Ctx)
 	if status.LimitMarkerTTL != time.Second {
 		t.Fatalf("status marker ttl %v", status.LimitMarkerTTL)
 	}
 	w := startWatch(t, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.Watch(ctx, "session") })
-	w.marker()
+	w.Marker()
 	created := time.Now()
-	if _, err := b.Create(e.ctx, "session", []byte("s1"), kv.KeyTTL(time.Second)); err != nil {
+	if _, err := b.Create(e.Ctx, "session", []byte("s1"), kv.KeyTTL(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.entry(); got.Operation != kv.OpPut {
+	if got := w.Entry(); got.Operation != kv.OpPut {
 		t.Fatalf("created %+v", got)
 	}
-	got := w.entry() // the server's marker when the TTL expires
+	got := w.Entry() // the server's marker when the TTL expires
 	if got.Operation != kv.OpPurge || got.Key != "session" || time.Since(created) < 900*time.Millisecond {
 		t.Fatalf("expiry %+v after %v", got, time.Since(created))
 	}
-	if _, err := b.Get(e.ctx, "session"); !errors.Is(err, kv.ErrKeyNotFound) {
+	if _, err := b.Get(e.Ctx, "session"); !errors.Is(err, kv.ErrKeyNotFound) {
 		t.Fatalf("Get after expiry: %v", err)
 	}
 	// The key can be created again; a purge can carry a TTL.
-	if _, err := b.Create(e.ctx, "session", []byte("s2")); err != nil {
+	if _, err := b.Create(e.Ctx, "session", []byte("s2")); err != nil {
 		t.Fatalf("Create after expiry: %v", err)
 	}
-	w.entry()
-	if err := b.Purge(e.ctx, "session", kv.PurgeTTL(time.Hour)); err != nil {
+	w.Entry()
+	if err := b.Purge(e.Ctx, "session", kv.PurgeTTL(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	pm := w.entry()
-	raw, err := st.GetMsg(e.ctx, pm.Revision)
+	pm := w.Entry()
+	raw, err := st.GetMsg(e.Ctx, pm.Revision)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestPerKeyTTL(t *testing.T) {
 	}
 	// Without limit markers the server refuses per-key TTLs.
 	plain := e.bucket(t, kv.Config{Bucket: "plain"})
-	if _, err := plain.Create(e.ctx, "k", nil, kv.KeyTTL(time.Minute)); !errors.Is(err, jsapi.ErrTTLDisabled) {
+	if _, err := plain.Create(e.Ctx, "k", nil, kv.KeyTTL(time.Minute)); !errors.Is(err, jsapi.ErrTTLDisabled) {
 		t.Fatalf("TTL on a bucket without markers: %v", err)
 	}
 }

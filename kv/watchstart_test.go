@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/kv"
 )
 
@@ -49,7 +49,7 @@ func TestWatchBeginsWhenWatchReturns(t *testing.T) {
 				b := e.bucket(t, kv.Config{Bucket: "start", History: history})
 				mustPut(t, b, "k", "0")
 				mustPut(t, b, "k", "1")
-				ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second) // a guard, not a timing
+				ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second) // a guard, not a timing
 				defer cancel()
 				seq := tc.watch(ctx, b)
 				for _, v := range puts {
@@ -67,21 +67,8 @@ func TestWatchBeginsWhenWatchReturns(t *testing.T) {
 // returns what it read, the marker as "|".
 func readUntil(t *testing.T, seq iter.Seq2[*kv.Entry, error], last string) string {
 	t.Helper()
-	var got []string
-	for ent, err := range seq {
-		if err != nil {
-			t.Fatalf("after %q: %v", got, err)
-		}
-		if ent == nil {
-			got = append(got, "|")
-			continue
-		}
-		got = append(got, ent.Key+"="+string(ent.Value))
-		if string(ent.Value) == last {
-			break
-		}
-	}
-	return strings.Join(got, " ")
+	return testutil.ReadUntil(t, seq, func(e *kv.Entry) string { return e.Key + "=" + string(e.Value) },
+		func(e *kv.Entry) bool { return string(e.Value) == last })
 }
 
 // Ranging over a watch again starts a new watch: it begins at that range.
@@ -89,7 +76,7 @@ func TestWatchRangedAgainBeginsAgain(t *testing.T) {
 	e := newEnv(t)
 	b := e.bucket(t, kv.Config{Bucket: "again", History: 5})
 	mustPut(t, b, "k", "1")
-	seq := b.WatchAll(e.ctx)
+	seq := b.WatchAll(e.Ctx)
 	mustPut(t, b, "k", "2")
 	if got := readUntil(t, seq, "2"); got != "k=1 | k=2" {
 		t.Fatalf("first range read %q; want k=1 | k=2", got)
@@ -111,7 +98,7 @@ func TestWatchBeginsWithMoreInitialValuesThanItQueues(t *testing.T) {
 	for i := range n {
 		mustPut(t, b, fmt.Sprintf("k%d", i), "1")
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second) // a guard, not a timing
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second) // a guard, not a timing
 	defer cancel()
 	seq := b.WatchAll(ctx)
 	mustPut(t, b, "k0", "2")

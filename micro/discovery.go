@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 )
 
 // ServiceIdentity holds the fields every discovery response carries
@@ -111,9 +110,9 @@ func (s *Service) subscribeDiscoveryLocked() error {
 			var err error
 			switch verb {
 			case verbPing:
-				sub, err = connx.SubscribeInline(s.nc, subject, s.answerInline(ping))
+				sub, err = s.nc.SubscribeInlineUnsafe(subject, s.answerInline(ping))
 			case verbInfo:
-				sub, err = connx.SubscribeInline(s.nc, subject, s.answerInline(info))
+				sub, err = s.nc.SubscribeInlineUnsafe(subject, s.answerInline(info))
 			default:
 				sub, err = s.nc.SubscribeFunc(subject, s.answerStats)
 			}

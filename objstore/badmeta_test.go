@@ -16,7 +16,7 @@ import (
 func TestHostilePlantedMetaRemovable(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "planted"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	if _, err := s.PutString(ctx, "victim", "the victim's data"); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestHostilePlantedMetaRemovable(t *testing.T) {
 		`{"name":"someone-else","bucket":"planted","nuid":"0123456789abcdefghijkl"}`,
 		`not json`,
 	} {
-		if _, err := e.js.Publish(ctx, subject, []byte(planted), jsapi.Rollup("sub")); err != nil {
+		if _, err := e.JS.Publish(ctx, subject, []byte(planted), jsapi.Rollup("sub")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PutString(ctx, "victim", "new"); !errors.Is(err, objstore.ErrBadObjectMeta) {

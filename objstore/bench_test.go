@@ -15,7 +15,7 @@ const benchSize = 64 << 20
 func benchStore(b *testing.B, storage jsapi.StorageType) (*env, *objstore.Store, []byte) {
 	p := natstest.NewProcess(b, true)
 	e := envOn(b, nil, p.URL())
-	s, err := objstore.CreateStore(e.ctx, e.js, objstore.Config{Bucket: "bench", Storage: storage})
+	s, err := objstore.CreateStore(e.Ctx, e.JS, objstore.Config{Bucket: "bench", Storage: storage})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func benchPut(b *testing.B, storage jsapi.StorageType) {
 	b.ReportAllocs()
 	b.SetBytes(benchSize)
 	for b.Loop() {
-		if _, err := s.Put(e.ctx, objstore.Meta{Name: "obj"}, bytes.NewReader(data)); err != nil {
+		if _, err := s.Put(e.Ctx, objstore.Meta{Name: "obj"}, bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -36,13 +36,13 @@ func benchPut(b *testing.B, storage jsapi.StorageType) {
 
 func benchGet(b *testing.B, storage jsapi.StorageType) {
 	e, s, data := benchStore(b, storage)
-	if _, err := s.PutBytes(e.ctx, "obj", data); err != nil {
+	if _, err := s.PutBytes(e.Ctx, "obj", data); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.SetBytes(benchSize)
 	for b.Loop() {
-		r, err := s.Get(e.ctx, "obj")
+		r, err := s.Get(e.Ctx, "obj")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,10 @@
 package objstore
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/natsio/natsio/internal/streamstore"
+)
 
 // Errors of the object store, matched with errors.Is. Server errors with
 // no object-store meaning are returned as the *jsapi.APIError (wrapped).
@@ -28,7 +32,7 @@ var (
 	// publish to $O.<bucket>.M.> can store such meta; the call that found
 	// it did nothing (no chunk was purged, no meta written).
 	// errors.Is(ErrMetaMismatch, ErrBadObjectMeta) is true.
-	ErrMetaMismatch error = &childError{msg: "objstore: meta does not belong to the object", parent: ErrBadObjectMeta}
+	ErrMetaMismatch = streamstore.Child("objstore: meta does not belong to the object", ErrBadObjectMeta)
 	// ErrDigestMismatch: the data read does not have the object's SHA-256
 	// digest.
 	ErrDigestMismatch = errors.New("objstore: object digest mismatch")
@@ -49,22 +53,5 @@ var (
 	ErrUpdateMetaDeleted = errors.New("objstore: cannot update meta of a deleted object")
 )
 
-// childError is a sentinel that also matches its parent.
-type childError struct {
-	msg    string
-	parent error
-}
-
-func (e *childError) Error() string        { return e.msg }
-func (e *childError) Is(target error) bool { return target == e.parent }
-
-// storeError joins a sentinel with the error that caused it.
-type storeError struct {
-	kind  error
-	cause error
-}
-
-func (e *storeError) Error() string   { return e.kind.Error() + ": " + e.cause.Error() }
-func (e *storeError) Unwrap() []error { return []error{e.kind, e.cause} }
-
-func wrap(kind, cause error) error { return &storeError{kind: kind, cause: cause} }
+// wrap joins an object-store error value with the error that caused it.
+func wrap(kind, cause error) error { return streamstore.Wrap(kind, cause) }

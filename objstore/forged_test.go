@@ -1,8 +1,9 @@
 package objstore_test
 
 import (
+	"context"
+	"iter"
 	"testing"
-	"time"
 
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
@@ -16,53 +17,23 @@ import (
 func TestForgedPlainMessageWatch(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "forged"})
-	spy := testutil.NewPullSpy(t, e.s.URL())
-	type item struct {
-		info *objstore.Info
-		err  error
-	}
-	items := make(chan item, 64)
-	go func() {
-		defer close(items)
-		// UpdatesOnly: one read, so the first pull the attacker sees is
-		// the one whose inbox the watch keeps.
-		for info, err := range s.Watch(e.ctx, objstore.UpdatesOnly()) {
-			items <- item{info, err}
-			if err != nil {
-				return
-			}
-			if info != nil && info.Name == "last" {
-				return
-			}
-		}
-	}()
-	next := func() item {
-		t.Helper()
-		select {
-		case it := <-items:
-			return it
-		case <-time.After(10 * time.Second):
-			t.Fatal("the watch yielded nothing")
-			return item{}
-		}
-	}
-	if it := next(); it.info != nil || it.err != nil {
-		t.Fatalf("want the end-of-initial-values marker, got %+v %v", it.info, it.err)
-	}
+	spy := testutil.NewPullSpy(t, e.Server.URL())
+	// UpdatesOnly: one read, so the first pull the attacker sees is the
+	// one whose inbox the watch keeps.
+	w := testutil.StartWatch(t, func(ctx context.Context) iter.Seq2[*objstore.Info, error] {
+		return s.Watch(ctx, objstore.UpdatesOnly())
+	})
+	w.Marker()
 	reply := spy.NextPull(t)
 	h := &proto.Header{}
 	h.Add("X-Forged", "1")
-	spy.Publish(t, reply, []byte(`{"name":"forged","bucket":"forged","nuid":"x"}`), []testutil.Forged{
-		{Reply: "", Header: h},
-		{Reply: "_INBOX.attacker", Header: h},
-		{Reply: "JS.ACK.OBJ_forged.C.1.1.1.1700000000000000000.0", Header: h},
-	}...)
+	spy.PublishStrays(t, reply, "OBJ_forged", h, []byte(`{"name":"forged","bucket":"forged","nuid":"x"}`))
 	for _, name := range []string{"first", "last"} {
-		if _, err := s.PutBytes(e.ctx, name, []byte("data of "+name)); err != nil {
+		if _, err := s.PutBytes(e.Ctx, name, []byte("data of "+name)); err != nil {
 			t.Fatal(err)
 		}
-		if it := next(); it.err != nil || it.info == nil || it.info.Name != name {
-			t.Fatalf("watch yielded %+v %v; want the info of %q", it.info, it.err, name)
+		if info := w.Entry(); info.Name != name {
+			t.Fatalf("watch yielded %+v; want the info of %q", info, name)
 		}
 	}
 }

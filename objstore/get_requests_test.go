@@ -5,8 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/server"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
 )
 
@@ -18,21 +17,14 @@ func TestGetRequests(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "req"})
 	data := bytes.Repeat([]byte("x"), 300_000)
-	if _, err := s.PutBytes(e.ctx, "o", data); err != nil {
+	if _, err := s.PutBytes(e.Ctx, "o", data); err != nil {
 		t.Fatal(err)
 	}
-	total := func() uint64 {
-		t.Helper()
-		info, err := e.s.Server().Jsz(&server.JSzOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.API.Total
-	}
+	total := func() uint64 { return testutil.APITotal(t, e.Server) }
 	consumers := func() int {
 		t.Helper()
 		n := 0
-		for _, err := range e.js.ConsumerNames(e.ctx, "OBJ_req") {
+		for _, err := range e.JS.ConsumerNames(e.Ctx, "OBJ_req") {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,14 +33,14 @@ func TestGetRequests(t *testing.T) {
 		return n
 	}
 	before := total()
-	got, err := s.GetBytes(e.ctx, "o")
+	got, err := s.GetBytes(e.Ctx, "o")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("GetBytes: %d bytes, %v", len(got), err)
 	}
 	if n := total() - before; n != 2 {
 		t.Fatalf("a Get read through: %d JetStream API requests, want 2", n)
 	}
-	r, err := s.Get(e.ctx, "o")
+	r, err := s.Get(e.Ctx, "o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +50,7 @@ func TestGetRequests(t *testing.T) {
 	if n := consumers(); n != 0 {
 		t.Fatalf("%d consumers left by a Reader closed unread", n)
 	}
-	r, err = s.Get(e.ctx, "o")
+	r, err = s.Get(e.Ctx, "o")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func TestGetFileMode(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "mode"})
-	if _, err := s.PutString(e.ctx, "doc", "content"); err != nil {
+	if _, err := s.PutString(e.Ctx, "doc", "content"); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -37,7 +37,7 @@ func TestGetFileMode(t *testing.T) {
 	}{{0o022, 0o644}, {0o027, 0o640}, {0o002, 0o664}} {
 		syscall.Umask(c.umask)
 		path := filepath.Join(dir, "new"+c.want.String())
-		if err := s.GetFile(e.ctx, "doc", path); err != nil {
+		if err := s.GetFile(e.Ctx, "doc", path); err != nil {
 			t.Fatal(err)
 		}
 		ref := filepath.Join(dir, "ref"+c.want.String())
@@ -60,7 +60,7 @@ func TestGetFileMode(t *testing.T) {
 	if err := os.Chmod(path, 0o604); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.GetFile(e.ctx, "doc", path); err != nil {
+	if err := s.GetFile(e.Ctx, "doc", path); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "content" {

@@ -1,14 +1,12 @@
 package objstore_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
 	"testing"
 
-	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
@@ -20,28 +18,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type env struct {
-	s   *natstest.Server
-	nc  *conn.Conn
-	js  *jsapi.JS
-	ctx context.Context
-}
+// env is the shared JetStream set-up with the store helpers.
+type env struct{ testutil.JSEnv }
 
-func newEnv(t testing.TB) *env {
-	t.Helper()
-	s := natstest.NewServer(t)
-	return envOn(t, s, s.URL())
-}
+func newEnv(t testing.TB) *env { return &env{testutil.NewJSEnv(t)} }
 
 func envOn(t testing.TB, s *natstest.Server, url string) *env {
-	t.Helper()
-	j := testutil.JSEnvOn(t, s, url)
-	return &env{s: j.Server, nc: j.Conn, js: j.JS, ctx: j.Ctx}
+	return &env{testutil.JSEnvOn(t, s, url)}
 }
 
 func (e *env) store(t testing.TB, cfg objstore.Config) *objstore.Store {
 	t.Helper()
-	s, err := objstore.CreateStore(e.ctx, e.js, cfg)
+	s, err := objstore.CreateStore(e.Ctx, e.JS, cfg)
 	if err != nil {
 		t.Fatalf("CreateStore(%s): %v", cfg.Bucket, err)
 	}
@@ -51,11 +39,11 @@ func (e *env) store(t testing.TB, cfg objstore.Config) *objstore.Store {
 // chunkMsgs counts the messages on the store's chunk subjects.
 func (e *env) chunkMsgs(t testing.TB, bucket string) map[string]uint64 {
 	t.Helper()
-	st, err := e.js.Stream(e.ctx, "OBJ_"+bucket)
+	st, err := e.JS.Stream(e.Ctx, "OBJ_"+bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.Info(e.ctx, jsapi.SubjectsFilter("$O."+bucket+".C.>"))
+	info, err := st.Info(e.Ctx, jsapi.SubjectsFilter("$O."+bucket+".C.>"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ type storeState struct {
 
 func (e *env) state(t *testing.T, bucket string) storeState {
 	t.Helper()
-	st, err := e.js.Stream(e.ctx, "OBJ_"+bucket)
+	st, err := e.JS.Stream(e.Ctx, "OBJ_"+bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.Info(e.ctx, jsapi.SubjectsFilter(">"))
+	info, err := st.Info(e.Ctx, jsapi.SubjectsFilter(">"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func (s storeState) String() string {
 func TestHostileMetaRefused(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "h"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	small := &objstore.MetaOptions{ChunkSize: 8}
 	dataA := []byte("the data of object a, in several chunks")
 	a, err := s.Put(ctx, objstore.Meta{Name: "a", Opts: small}, bytes.NewReader(dataA))
@@ -76,7 +76,7 @@ func TestHostileMetaRefused(t *testing.T) {
 		t.Helper()
 		data, _ := json.Marshal(map[string]any{"name": name, "bucket": bucket, "nuid": nuid,
 			"size": 10, "chunks": 1, "mtime": "0001-01-01T00:00:00Z", "digest": a.Digest})
-		if _, err := e.js.Publish(ctx, victimSubj, data, jsapi.Rollup("sub")); err != nil {
+		if _, err := e.JS.Publish(ctx, victimSubj, data, jsapi.Rollup("sub")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,7 +164,7 @@ func TestHostileMetaRefused(t *testing.T) {
 func TestMetaOfOwnObjectsAccepted(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "own"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	info, err := s.PutString(ctx, "obj", "data")
 	if err != nil {
 		t.Fatal(err)

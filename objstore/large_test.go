@@ -37,7 +37,7 @@ func roundTrip(t *testing.T, s *objstore.Store, e *env, size int64) {
 	t.Helper()
 	src := &hashingReader{r: newRand(7, size), h: sha256.New()}
 	start := time.Now()
-	info, err := s.Put(e.ctx, objstore.Meta{Name: "large"}, src)
+	info, err := s.Put(e.Ctx, objstore.Meta{Name: "large"}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func roundTrip(t *testing.T, s *objstore.Store, e *env, size int64) {
 		t.Fatalf("put info %+v, want digest %s", info, want)
 	}
 	start = time.Now()
-	r, err := s.Get(e.ctx, "large")
+	r, err := s.Get(e.Ctx, "large")
 	if err != nil {
 		t.Fatal(err)
 	}

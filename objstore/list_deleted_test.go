@@ -18,7 +18,7 @@ import (
 func TestRegressionNatsGo1610ListAllDeletedEnds(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "alldel"})
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(e.Ctx, 5*time.Second)
 	defer cancel()
 	const n = 5
 	for i := range n {

@@ -94,20 +94,26 @@ func (s *Store) metaSubject(name string) string {
 	return s.metaPre + base64.URLEncoding.EncodeToString([]byte(name))
 }
 
-// Opt is an option of Get, GetInfo and List.
+// Opt is an option of the Get calls, GetInfo and List, made by
+// ShowDeleted. The zero Opt is invalid: it fails the call with an error
+// matching conn.ErrInvalidOption, before anything is sent.
 type Opt struct{ showDeleted bool }
 
 // ShowDeleted includes deleted objects: GetInfo returns their info, Get an
 // empty reader, List lists them.
 func ShowDeleted() Opt { return Opt{showDeleted: true} }
 
-func showDeleted(opts []Opt) bool {
+// showDeleted reports whether opts hold ShowDeleted, or that one is the
+// zero Opt.
+func showDeleted(opts []Opt) (bool, error) {
+	show := false
 	for _, o := range opts {
-		if o.showDeleted {
-			return true
+		if !o.showDeleted {
+			return false, fmt.Errorf("%w: zero Opt", conn.ErrInvalidOption)
 		}
+		show = true
 	}
-	return false
+	return show, nil
 }
 
 // GetInfo returns an object's information. It fails with ErrObjectNotFound
@@ -120,6 +126,10 @@ func showDeleted(opts []Opt) bool {
 func (s *Store) GetInfo(ctx context.Context, name string, opts ...Opt) (*Info, error) {
 	if name == "" {
 		return nil, ErrNameRequired
+	}
+	show, err := showDeleted(opts)
+	if err != nil {
+		return nil, err
 	}
 	m, err := s.stream.GetLastMsgForSubject(ctx, s.metaSubject(name))
 	if err != nil {
@@ -135,7 +145,7 @@ func (s *Store) GetInfo(ctx context.Context, name string, opts ...Opt) (*Info, e
 	if err != nil {
 		return nil, err
 	}
-	if info.Deleted && !showDeleted(opts) {
+	if info.Deleted && !show {
 		return nil, ErrObjectNotFound
 	}
 	info.ModTime = m.Time
@@ -152,10 +162,7 @@ func (s *Store) publishMeta(ctx context.Context, info *Info) error {
 		return err
 	}
 	_, err = s.js.Publish(ctx, s.metaSubject(info.Name), data, jsapi.Rollup(jsapi.HeaderRollupValueSubject))
-	if err != nil && errors.Is(err, jsapi.ErrNoStreamResponse) {
-		err = wrap(ErrBucketNotFound, err)
-	}
-	return err
+	return kind.PubErr(err)
 }
 
 // purgeChunks removes the chunks of nuid, also when ctx has ended. It

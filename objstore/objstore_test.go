@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/proto"
@@ -31,16 +31,16 @@ func digest(b []byte) string {
 func TestNoIOOnInvalidInput(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "v"})
-	e.nc.Close()
+	e.Conn.Close()
 	ctx := context.Background()
 	for _, n := range []string{"", "a.b", "a b", "a*"} {
-		if _, err := objstore.CreateStore(ctx, e.js, objstore.Config{Bucket: n}); !errors.Is(err, objstore.ErrInvalidStoreName) {
+		if _, err := objstore.CreateStore(ctx, e.JS, objstore.Config{Bucket: n}); !errors.Is(err, objstore.ErrInvalidStoreName) {
 			t.Fatalf("CreateStore(%q): %v", n, err)
 		}
-		if _, err := objstore.Bind(ctx, e.js, n); !errors.Is(err, objstore.ErrInvalidStoreName) {
+		if _, err := objstore.Bind(ctx, e.JS, n); !errors.Is(err, objstore.ErrInvalidStoreName) {
 			t.Fatalf("Bind(%q): %v", n, err)
 		}
-		if err := objstore.DeleteStore(ctx, e.js, n); !errors.Is(err, objstore.ErrInvalidStoreName) {
+		if err := objstore.DeleteStore(ctx, e.JS, n); !errors.Is(err, objstore.ErrInvalidStoreName) {
 			t.Fatalf("DeleteStore(%q): %v", n, err)
 		}
 	}
@@ -72,21 +72,21 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 
 func TestStoreLifecycle(t *testing.T) {
 	e := newEnv(t)
-	ctx := e.ctx
+	ctx := e.Ctx
 	cfg := objstore.Config{Bucket: "art", Description: "d", TTL: time.Hour, MaxBytes: 1 << 30, Metadata: map[string]string{"k": "v"}}
 	s := e.store(t, cfg)
 	if s.Name() != "art" {
 		t.Fatal(s.Name())
 	}
-	if _, err := objstore.CreateStore(ctx, e.js, cfg); err != nil {
+	if _, err := objstore.CreateStore(ctx, e.JS, cfg); err != nil {
 		t.Fatalf("idempotent create: %v", err)
 	}
 	other := cfg
 	other.Description = "other"
-	if _, err := objstore.CreateStore(ctx, e.js, other); !errors.Is(err, objstore.ErrBucketExists) {
+	if _, err := objstore.CreateStore(ctx, e.JS, other); !errors.Is(err, objstore.ErrBucketExists) {
 		t.Fatalf("create with other config: %v", err)
 	}
-	st, _ := e.js.Stream(ctx, "OBJ_art")
+	st, _ := e.JS.Stream(ctx, "OBJ_art")
 	c := st.CachedInfo().Config
 	if !slices.Equal(c.Subjects, []string{"$O.art.C.>", "$O.art.M.>"}) || c.Discard != jsapi.DiscardNew || !c.AllowRollup ||
 		!c.AllowDirect || c.MaxAge != time.Hour || c.MaxBytes != 1<<30 || c.Description != "d" {
@@ -96,45 +96,22 @@ func TestStoreLifecycle(t *testing.T) {
 	if err != nil || status.Bucket != "art" || status.TTL != time.Hour || status.Sealed || status.Metadata["k"] != "v" || status.Replicas != 1 {
 		t.Fatalf("status %+v %v", status, err)
 	}
-	if _, err := objstore.UpdateStore(ctx, e.js, other); err != nil {
+	if _, err := objstore.UpdateStore(ctx, e.JS, other); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ = s.Status(ctx); status.Description != "other" {
 		t.Fatalf("after update %+v", status)
 	}
-	if _, err := objstore.UpdateStore(ctx, e.js, objstore.Config{Bucket: "nope"}); !errors.Is(err, objstore.ErrBucketNotFound) {
+	if _, err := objstore.UpdateStore(ctx, e.JS, objstore.Config{Bucket: "nope"}); !errors.Is(err, objstore.ErrBucketNotFound) {
 		t.Fatalf("update missing: %v", err)
 	}
-	if _, err := objstore.CreateOrUpdateStore(ctx, e.js, objstore.Config{Bucket: "two", Storage: jsapi.StorageMemory, Compression: false}); err != nil {
+	if _, err := objstore.CreateOrUpdateStore(ctx, e.JS, objstore.Config{Bucket: "two", Storage: jsapi.StorageMemory, Compression: false}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := objstore.Bind(ctx, e.js, "art"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := objstore.Bind(ctx, e.js, "missing"); !errors.Is(err, objstore.ErrBucketNotFound) {
-		t.Fatalf("Bind missing: %v", err)
-	}
-	var names []string
-	for n, err := range objstore.StoreNames(ctx, e.js) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if !slices.Equal(names, []string{"art", "two"}) {
-		t.Fatalf("StoreNames %v", names)
-	}
-	n := 0
-	for st, err := range objstore.Stores(ctx, e.js) {
-		if err != nil || (st.Bucket != "art" && st.Bucket != "two") {
-			t.Fatalf("Stores: %v %v", st, err)
-		}
-		n++
-	}
-	if n != 2 {
-		t.Fatalf("Stores yielded %d", n)
-	}
+	testutil.CheckStores(t, e.JSEnv, testutil.Stores[*objstore.Store, *objstore.Status]{
+		Bind: objstore.Bind, Names: objstore.StoreNames, Statuses: objstore.Stores,
+		Name: func(s *objstore.Status) string { return s.Bucket }, NotFound: objstore.ErrBucketNotFound,
+	}, "art", "two")
 	// Seal: read-only for good.
 	if _, err := s.PutString(ctx, "before", "x"); err != nil {
 		t.Fatal(err)
@@ -151,10 +128,10 @@ func TestStoreLifecycle(t *testing.T) {
 	if got, err := s.GetString(ctx, "before"); err != nil || got != "x" {
 		t.Fatalf("read from sealed store: %q %v", got, err)
 	}
-	if err := objstore.DeleteStore(ctx, e.js, "art"); err != nil {
+	if err := objstore.DeleteStore(ctx, e.JS, "art"); err != nil {
 		t.Fatal(err)
 	}
-	if err := objstore.DeleteStore(ctx, e.js, "art"); !errors.Is(err, objstore.ErrBucketNotFound) {
+	if err := objstore.DeleteStore(ctx, e.JS, "art"); !errors.Is(err, objstore.ErrBucketNotFound) {
 		t.Fatalf("delete again: %v", err)
 	}
 	if _, err := s.GetInfo(ctx, "before"); !errors.Is(err, objstore.ErrBucketNotFound) {
@@ -168,7 +145,7 @@ func TestStoreLifecycle(t *testing.T) {
 func TestPutGetAndMetaLayout(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "b"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	data := bytes.Repeat([]byte("0123456789"), 105) // 1050 bytes
 	// A name whose base64 needs padding and uses the URL alphabet.
 	name := "dir/ü?>~x"
@@ -193,7 +170,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 		t.Fatalf("GetInfo %+v", got)
 	}
 	// The meta message, byte for byte.
-	st, _ := e.js.Stream(ctx, "OBJ_b")
+	st, _ := e.JS.Stream(ctx, "OBJ_b")
 	subj := "$O.b.M." + base64.URLEncoding.EncodeToString([]byte(name))
 	if !strings.HasSuffix(subj, "=") {
 		t.Fatalf("test name should need padding: %s", subj)
@@ -266,7 +243,7 @@ func TestPutGetAndMetaLayout(t *testing.T) {
 func TestReplacePurgesOldChunks(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "r"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	opts := &objstore.MetaOptions{ChunkSize: 16}
 	first, err := s.Put(ctx, objstore.Meta{Name: "x", Opts: opts}, strings.NewReader(strings.Repeat("a", 100)))
 	if err != nil {
@@ -284,7 +261,7 @@ func TestReplacePurgesOldChunks(t *testing.T) {
 		t.Fatalf("replaced data %q", got)
 	}
 	// Only one meta message per name.
-	st, _ := e.js.Stream(ctx, "OBJ_r")
+	st, _ := e.JS.Stream(ctx, "OBJ_r")
 	info, _ := st.Info(ctx, jsapi.SubjectsFilter("$O.r.M.>"))
 	if len(info.State.Subjects) != 1 || info.State.Msgs != 5 {
 		t.Fatalf("stream after replace: %d msgs, meta %v", info.State.Msgs, info.State.Subjects)
@@ -297,7 +274,7 @@ func TestReplacePurgesOldChunks(t *testing.T) {
 func TestInterruptedPutLeavesNothing(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "i", MaxBytes: 2 << 20})
-	ctx := e.ctx
+	ctx := e.Ctx
 	orig, err := s.PutString(ctx, "kept", "original")
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +345,7 @@ func (c *cancelReader) Read(p []byte) (int, error) {
 func TestDelete(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "d"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	info, _ := s.Put(ctx, objstore.Meta{Name: "x", Opts: &objstore.MetaOptions{ChunkSize: 4}}, strings.NewReader("0123456789"))
 	if err := s.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
@@ -403,7 +380,7 @@ func TestDelete(t *testing.T) {
 
 func TestLinks(t *testing.T) {
 	e := newEnv(t)
-	ctx := e.ctx
+	ctx := e.Ctx
 	s := e.store(t, objstore.Config{Bucket: "a"})
 	other := e.store(t, objstore.Config{Bucket: "o"})
 	obj, _ := s.PutString(ctx, "obj", "payload")
@@ -463,7 +440,7 @@ func TestLinks(t *testing.T) {
 func TestUpdateMeta(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "u"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	orig, _ := s.PutString(ctx, "a", "data")
 	s.PutString(ctx, "b", "other")
 	if err := s.UpdateMeta(ctx, "a", objstore.Meta{Description: "new", Headers: proto.HeaderOf(map[string][]string{"H": {"1"}}), Metadata: map[string]string{"x": "y"}}); err != nil {
@@ -501,7 +478,7 @@ func TestUpdateMeta(t *testing.T) {
 func TestCorruptionDetected(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "c"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	info, _ := s.Put(ctx, objstore.Meta{Name: "x", Opts: &objstore.MetaOptions{ChunkSize: 8}}, strings.NewReader("some data to check"))
 	// Rewrite the meta with a wrong digest, then with a wrong size.
 	bad := *info
@@ -527,7 +504,7 @@ func publishMeta(t *testing.T, e *env, bucket string, info *objstore.Info) {
 	t.Helper()
 	data := fmt.Appendf(nil, `{"name":%q,"bucket":%q,"nuid":%q,"size":%d,"mtime":"0001-01-01T00:00:00Z","chunks":%d,"digest":%q,"options":{"max_chunk_size":8}}`,
 		info.Name, info.Bucket, info.NUID, info.Size, info.Chunks, info.Digest)
-	if _, err := e.js.Publish(e.ctx, "$O."+bucket+".M."+base64.URLEncoding.EncodeToString([]byte(info.Name)), data, jsapi.Rollup("sub")); err != nil {
+	if _, err := e.JS.Publish(e.Ctx, "$O."+bucket+".M."+base64.URLEncoding.EncodeToString([]byte(info.Name)), data, jsapi.Rollup("sub")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -541,22 +518,22 @@ func TestFiles(t *testing.T) {
 	if err := os.WriteFile(src, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.PutFile(e.ctx, "report.bin", src)
+	info, err := s.PutFile(e.Ctx, "report.bin", src)
 	if err != nil || info.Size != uint64(len(data)) {
 		t.Fatalf("PutFile %+v %v", info, err)
 	}
 	dst := filepath.Join(dir, "copy.bin")
-	if err := s.GetFile(e.ctx, "report.bin", dst); err != nil {
+	if err := s.GetFile(e.Ctx, "report.bin", dst); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(dst); !bytes.Equal(b, data) {
 		t.Fatal("file content differs")
 	}
-	if _, err := s.PutFile(e.ctx, "x", filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := s.PutFile(e.Ctx, "x", filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("PutFile missing: %v", err)
 	}
 	// A failed GetFile leaves neither the target nor a temporary file.
-	if err := s.GetFile(e.ctx, "missing", filepath.Join(dir, "none.bin")); !errors.Is(err, objstore.ErrObjectNotFound) {
+	if err := s.GetFile(e.Ctx, "missing", filepath.Join(dir, "none.bin")); !errors.Is(err, objstore.ErrObjectNotFound) {
 		t.Fatalf("GetFile missing: %v", err)
 	}
 	bad := *info
@@ -564,8 +541,8 @@ func TestFiles(t *testing.T) {
 	bad.Name = "report.bin"
 	data2 := fmt.Appendf(nil, `{"name":"report.bin","bucket":"f","nuid":%q,"size":%d,"mtime":"0001-01-01T00:00:00Z","chunks":%d,"digest":%q}`,
 		info.NUID, info.Size, info.Chunks, bad.Digest)
-	e.js.Publish(e.ctx, "$O.f.M."+base64.URLEncoding.EncodeToString([]byte("report.bin")), data2, jsapi.Rollup("sub"))
-	if err := s.GetFile(e.ctx, "report.bin", filepath.Join(dir, "corrupt.bin")); !errors.Is(err, objstore.ErrDigestMismatch) {
+	e.JS.Publish(e.Ctx, "$O.f.M."+base64.URLEncoding.EncodeToString([]byte("report.bin")), data2, jsapi.Rollup("sub"))
+	if err := s.GetFile(e.Ctx, "report.bin", filepath.Join(dir, "corrupt.bin")); !errors.Is(err, objstore.ErrDigestMismatch) {
 		t.Fatalf("GetFile corrupt: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -577,7 +554,7 @@ func TestFiles(t *testing.T) {
 func TestListAndWatch(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "lw"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	for info, err := range s.List(ctx) {
 		t.Fatalf("empty store listed %v %v", info, err)
 	}
@@ -669,10 +646,10 @@ func TestListAndWatch(t *testing.T) {
 func TestObjWatchSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "rs"})
-	ctx := e.ctx
+	ctx := e.Ctx
 	s.PutString(ctx, "before", "1")
 	reconnected := make(chan time.Time, 2)
-	defer e.nc.OnReconnect(func() { reconnected <- time.Now() })()
+	defer e.Conn.OnReconnect(func() { reconnected <- time.Now() })()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next, stop := pull(s.Watch(wctx))
@@ -683,7 +660,7 @@ func TestObjWatchSurvivesRestart(t *testing.T) {
 	if info, err, _ := next(); info != nil || err != nil {
 		t.Fatalf("marker %+v %v", info, err)
 	}
-	if err := e.s.Restart(); err != nil {
+	if err := e.Server.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	t0 := <-reconnected
@@ -709,10 +686,10 @@ func TestObjWatchSurvivesRestart(t *testing.T) {
 func TestReaderClose(t *testing.T) {
 	e := newEnv(t)
 	s := e.store(t, objstore.Config{Bucket: "rc", Storage: jsapi.StorageMemory})
-	if _, err := s.Put(e.ctx, objstore.Meta{Name: "x"}, newRand(4, 8<<20)); err != nil {
+	if _, err := s.Put(e.Ctx, objstore.Meta{Name: "x"}, newRand(4, 8<<20)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Get(e.ctx, "x")
+	r, err := s.Get(e.Ctx, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,7 +714,7 @@ func TestReaderClose(t *testing.T) {
 	if _, err := r.Read(buf); err == nil {
 		t.Fatal("Read after Close succeeded")
 	}
-	st, _ := e.js.Stream(e.ctx, "OBJ_rc")
+	st, _ := e.JS.Stream(e.Ctx, "OBJ_rc")
 	if n := st.CachedInfo().State.Consumers; n != 0 {
 		t.Fatalf("%d consumers after Close", n)
 	}

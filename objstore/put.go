@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nuid"
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pubwin"
 )
 
@@ -181,12 +180,7 @@ func (s *Store) putChunks(ctx context.Context, info *Info, r io.Reader, chunk ui
 	return nil
 }
 
-func (s *Store) pubErr(err error) error {
-	if err != nil && errors.Is(err, jsapi.ErrNoStreamResponse) {
-		return wrap(ErrBucketNotFound, err)
-	}
-	return err
-}
+func (s *Store) pubErr(err error) error { return kind.PubErr(err) }
 
 // PutBytes stores data as the object name.
 func (s *Store) PutBytes(ctx context.Context, name string, data []byte) (*Info, error) {

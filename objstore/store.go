@@ -2,14 +2,10 @@ package objstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
-	"strings"
 	"time"
 
-	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/deadline"
+	"github.com/natsio/natsio/internal/streamstore"
 
 	"github.com/natsio/natsio/jsapi"
 )
@@ -45,114 +41,63 @@ type Config struct {
 	Metadata    map[string]string
 }
 
-// ValidateStoreName reports whether name is a valid store name, and
-// ErrInvalidStoreName otherwise.
-func ValidateStoreName(name string) error {
-	if name == "" {
-		return ErrInvalidStoreName
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return ErrInvalidStoreName
-		}
-	}
-	return nil
+// kind is the store's stream: OBJ_<store> on $O.<store>.C.> and
+// $O.<store>.M.>.
+var kind = &streamstore.Kind{
+	Prefix:      streamPrefix,
+	List:        "$O.*.C.>",
+	InvalidName: ErrInvalidStoreName,
+	NotFound:    ErrBucketNotFound,
+	Exists:      ErrBucketExists,
 }
 
+// ValidateStoreName reports whether name is a valid store name, and
+// ErrInvalidStoreName otherwise.
+func ValidateStoreName(name string) error { return kind.CheckName(name) }
+
 func streamConfig(cfg Config) (jsapi.StreamConfig, error) {
-	if err := ValidateStoreName(cfg.Bucket); err != nil {
-		return jsapi.StreamConfig{}, err
-	}
-	if cfg.TTL < 0 || cfg.MaxBytes < -1 || cfg.Replicas < 0 {
-		return jsapi.StreamConfig{}, fmt.Errorf("%w: negative limit", conn.ErrInvalidOption)
-	}
-	replicas := cfg.Replicas
-	if replicas == 0 {
-		replicas = 1
-	}
-	maxBytes := cfg.MaxBytes
-	if maxBytes == 0 {
-		maxBytes = -1
-	}
-	sc := jsapi.StreamConfig{
-		Name:        streamPrefix + cfg.Bucket,
+	sc, err := kind.StreamConfig(streamstore.Base{
+		Name:        cfg.Bucket,
 		Description: cfg.Description,
-		Subjects:    []string{"$O." + cfg.Bucket + ".C.>", "$O." + cfg.Bucket + ".M.>"},
-		MaxAge:      cfg.TTL,
-		MaxBytes:    maxBytes,
+		TTL:         cfg.TTL,
+		MaxBytes:    cfg.MaxBytes,
 		Storage:     cfg.Storage,
-		Replicas:    replicas,
+		Replicas:    cfg.Replicas,
 		Placement:   cfg.Placement,
-		Discard:     jsapi.DiscardNew,
-		AllowRollup: true,
-		AllowDirect: true,
+		Compression: cfg.Compression,
 		Metadata:    cfg.Metadata,
-	}
-	if cfg.Compression {
-		sc.Compression = jsapi.CompressionS2
-	}
-	return sc, nil
+	})
+	sc.Subjects = []string{"$O." + cfg.Bucket + ".C.>", "$O." + cfg.Bucket + ".M.>"}
+	return sc, err
 }
 
 // CreateStore creates an object store. Creating one that exists with the
 // same configuration returns it; with a different one it fails with
 // ErrBucketExists.
 func CreateStore(ctx context.Context, js *jsapi.JS, cfg Config) (*Store, error) {
-	sc, err := streamConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.CreateStream(ctx, sc)
-	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNameInUse) {
-			err = wrap(ErrBucketExists, err)
-		}
-		return nil, err
-	}
-	return newStore(js, cfg.Bucket, st), nil
+	return makeStore(ctx, js, cfg, kind.Create)
 }
 
 // UpdateStore changes the configuration of an existing store; it fails
 // with ErrBucketNotFound when there is none.
 func UpdateStore(ctx context.Context, js *jsapi.JS, cfg Config) (*Store, error) {
-	sc, err := streamConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.UpdateStream(ctx, sc)
-	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
-		return nil, err
-	}
-	return newStore(js, cfg.Bucket, st), nil
+	return makeStore(ctx, js, cfg, kind.Update)
 }
 
 // CreateOrUpdateStore makes the store exist with cfg.
 func CreateOrUpdateStore(ctx context.Context, js *jsapi.JS, cfg Config) (*Store, error) {
+	return makeStore(ctx, js, cfg, kind.CreateOrUpdate)
+}
+
+func makeStore(ctx context.Context, js *jsapi.JS, cfg Config, op streamstore.Op) (*Store, error) {
 	sc, err := streamConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := js.CreateOrUpdateStream(ctx, sc)
-	if err != nil {
-		return nil, err
-	}
-	return newStore(js, cfg.Bucket, st), nil
+	return streamstore.Open(ctx, js, op, sc, err, func(st *jsapi.Stream) *Store { return newStore(js, cfg.Bucket, st) })
 }
 
 // Bind returns a handle on an existing store, or ErrBucketNotFound.
 func Bind(ctx context.Context, js *jsapi.JS, bucket string) (*Store, error) {
-	if err := ValidateStoreName(bucket); err != nil {
-		return nil, err
-	}
-	st, err := js.Stream(ctx, streamPrefix+bucket)
+	st, err := kind.Bind(ctx, js, bucket)
 	if err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
 		return nil, err
 	}
 	return newStore(js, bucket, st), nil
@@ -160,51 +105,18 @@ func Bind(ctx context.Context, js *jsapi.JS, bucket string) (*Store, error) {
 
 // DeleteStore deletes a store with all its objects.
 func DeleteStore(ctx context.Context, js *jsapi.JS, bucket string) error {
-	if err := ValidateStoreName(bucket); err != nil {
-		return err
-	}
-	if err := js.DeleteStream(ctx, streamPrefix+bucket); err != nil {
-		if errors.Is(err, jsapi.ErrStreamNotFound) {
-			err = wrap(ErrBucketNotFound, err)
-		}
-		return err
-	}
-	return nil
+	return kind.Delete(ctx, js, bucket)
 }
 
 // StoreNames yields the names of the account's object stores. A failure
 // is yielded as a final ("", err).
 func StoreNames(ctx context.Context, js *jsapi.JS) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		for name, err := range js.StreamNames(ctx, "$O.*.C.>") {
-			if err != nil {
-				yield("", err)
-				return
-			}
-			if b, ok := strings.CutPrefix(name, streamPrefix); ok {
-				if !yield(b, nil) {
-					return
-				}
-			}
-		}
-	}
+	return kind.Names(ctx, js)
 }
 
 // Stores yields the status of the account's object stores.
 func Stores(ctx context.Context, js *jsapi.JS) iter.Seq2[*Status, error] {
-	return func(yield func(*Status, error) bool) {
-		for info, err := range js.Streams(ctx, "$O.*.C.>") {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if b, ok := strings.CutPrefix(info.Config.Name, streamPrefix); ok {
-				if !yield(newStatus(b, info), nil) {
-					return
-				}
-			}
-		}
-	}
+	return streamstore.Statuses(ctx, js, kind, newStatus)
 }
 
 // Status is a store's configuration and state.
@@ -233,7 +145,7 @@ func newStatus(bucket string, info *jsapi.StreamInfo) *Status {
 		Replicas:    c.Replicas,
 		Sealed:      c.Sealed,
 		Size:        info.State.Bytes,
-		Compressed:  c.Compression != "" && c.Compression != jsapi.CompressionNone,
+		Compressed:  streamstore.Compressed(c),
 		Metadata:    c.Metadata,
 		StreamInfo:  info,
 	}
@@ -276,9 +188,4 @@ func (s *Store) Seal(ctx context.Context) error {
 	return s.streamErr(err)
 }
 
-func (s *Store) streamErr(err error) error {
-	if err != nil && errors.Is(err, jsapi.ErrStreamNotFound) {
-		return wrap(ErrBucketNotFound, err)
-	}
-	return deadline.Err(err) // a passed deadline also matches conn.ErrTimeout
-}
+func (s *Store) streamErr(err error) error { return kind.Err(err) }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"iter"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
 )
 
@@ -30,12 +30,12 @@ func TestObjectWatchBeginsWhenWatchReturns(t *testing.T) {
 			s := e.store(t, objstore.Config{Bucket: "start"})
 			put := func(data string) {
 				t.Helper()
-				if _, err := s.PutString(e.ctx, "o", data); err != nil {
+				if _, err := s.PutString(e.Ctx, "o", data); err != nil {
 					t.Fatal(err)
 				}
 			}
 			put("x")
-			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second) // a guard, not a timing
+			ctx, cancel := context.WithTimeout(e.Ctx, 10*time.Second) // a guard, not a timing
 			defer cancel()
 			seq := s.Watch(ctx, tc.opts...)
 			put("yy")
@@ -50,19 +50,6 @@ func TestObjectWatchBeginsWhenWatchReturns(t *testing.T) {
 // what it read as name:size, the marker as "|".
 func readInfos(t *testing.T, seq iter.Seq2[*objstore.Info, error], last uint64) string {
 	t.Helper()
-	var got []string
-	for info, err := range seq {
-		if err != nil {
-			t.Fatalf("after %q: %v", got, err)
-		}
-		if info == nil {
-			got = append(got, "|")
-			continue
-		}
-		got = append(got, info.Name+":"+strconv.FormatUint(info.Size, 10))
-		if info.Size == last {
-			break
-		}
-	}
-	return strings.Join(got, " ")
+	return testutil.ReadUntil(t, seq, func(i *objstore.Info) string { return i.Name + ":" + strconv.FormatUint(i.Size, 10) },
+		func(i *objstore.Info) bool { return i.Size == last })
 }

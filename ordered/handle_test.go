@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -25,7 +24,7 @@ func TestNew(t *testing.T) {
 	}
 	defer mon.Close()
 	var creates atomic.Int64
-	if _, err := connx.SubscribeInline(mon, "$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
+	if _, err := mon.SubscribeInlineUnsafe("$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := mon.Flush(e.ctx); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/consumectl"
 	"github.com/natsio/natsio/internal/deadline"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -425,7 +424,7 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 				final = err
 				return false
 			}
-			jsx.Process(jsx.Observer(c.js), handler, m) // the reader checked for Stop (reader.read)
+			consumectl.Process(c.js.Observer(), handler, m) // the reader checked for Stop (reader.read)
 			return true
 		})
 		r.cleanup()

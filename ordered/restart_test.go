@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -82,7 +81,7 @@ func TestMemoryStreamLostInRestartIsTerminal(t *testing.T) {
 	var creates atomic.Int64
 	// Counted on the monitor's reader (SubscribeInline): after mon.Flush
 	// every create the server sent before the PONG is counted.
-	if _, err := connx.SubscribeInline(mon, "$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
+	if _, err := mon.SubscribeInlineUnsafe("$JS.API.CONSUMER.CREATE.>", func(*conn.Msg) { creates.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := mon.Flush(ctx); err != nil {

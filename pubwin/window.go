@@ -1,18 +1,14 @@
 package pubwin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/deadline"
-	"github.com/natsio/natsio/internal/jsx"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
@@ -90,7 +86,7 @@ type Window struct {
 func New(js *jsapi.JS, opts ...Option) (*Window, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return nil, err
 		}
 	}
@@ -108,12 +104,12 @@ func New(js *jsapi.JS, opts ...Option) (*Window, error) {
 	// Acks are matched on the connection's reader as they are read: no
 	// copy of the ack, no hand-off to another goroutine (onAck keeps
 	// nothing of the borrowed message and never blocks).
-	sub, err := connx.SubscribeInline(nc, w.prefix+"*", w.onAck)
+	sub, err := nc.SubscribeInlineUnsafe(w.prefix+"*", w.onAck)
 	if err != nil {
 		return nil, err
 	}
 	w.sub = sub
-	w.obs = jsx.Observer(js)
+	w.obs = js.Observer()
 	w.timer = time.AfterFunc(time.Hour, w.expire)
 	w.timer.Stop()
 	w.undo = nc.OnDisconnect(func(reason error) { w.failAll(&lostError{reason}) })
@@ -263,7 +259,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 				ph.Add(k, v)
 			}
 		}
-		if err := jsx.ApplyPubOpts(ctx, w.js, ph, opts); err != nil {
+		if err := w.js.ApplyPubOpts(ctx, ph, opts...); err != nil {
 			return nil, err
 		}
 		hdr = ph
@@ -276,7 +272,7 @@ func (w *Window) PublishMsg(ctx context.Context, subject string, h *proto.Header
 	}
 	var observed func(*jsapi.PubAck, error)
 	if w.obs != nil {
-		hdr, observed = jsx.ObservePublish(w.obs, ctx, subject, hdr, len(data))
+		hdr, observed = jsapi.ObservePublish(w.obs, ctx, subject, hdr, len(data))
 	}
 	if err := w.acquire(ctx); err != nil {
 		if observed != nil {
@@ -328,9 +324,9 @@ func (w *Window) send(subject string, tok uint64, hdr *proto.Header, data []byte
 	r := strconv.AppendUint(append(rb[:0], w.prefix...), tok, 10)
 	reply := unsafe.String(&r[0], len(r))
 	if w.obs != nil {
-		// Reported to the Observer by PublishMsg: sent past it. The call
-		// is indirect (it would make the caller's memory escape): copies.
-		return connx.PublishUnobserved(w.nc, subject, strings.Clone(reply), hdr.Clone(), bytes.Clone(data))
+		// Reported to the Observer by Publish (jsapi.ObservePublish):
+		// sent past the connection's.
+		return w.nc.PublishUnobserved(subject, reply, hdr, data, conn.WriteQueued)
 	}
 	return w.nc.PublishMsg(subject, reply, hdr, data)
 }
@@ -381,7 +377,7 @@ func (w *Window) onAck(m *conn.Msg) {
 	if len(m.Data) == 0 && m.Status() == 503 {
 		err = jsapi.ErrNoStreamResponse
 	} else {
-		err = jsx.ParsePubAck(m.Data, ack)
+		err = jsapi.ParsePubAck(m.Data, ack)
 	}
 	if err != nil && w.retryLater(tok, err) {
 		return // still pending, sent again after the wait

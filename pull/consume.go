@@ -5,7 +5,6 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/consumectl"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -57,7 +56,7 @@ func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts .
 			if stopped() {
 				return false
 			}
-			jsx.Process(c.obs, handler, m)
+			consumectl.Process(c.obs, handler, m)
 			return true
 		})
 		// Ended by a terminal error or a drain, the pulls are withdrawn

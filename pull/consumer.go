@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/jsx"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -25,12 +24,12 @@ type Consumer struct {
 	pins map[string]string // pin id per priority group
 	// idleSub is the subscription a finished Fetch left for the next one,
 	// unsubscribed by idleTimer (fetchsub.go).
-	idleSub   *conn.Subscription
+	idleSub   *jsapi.Batches
 	idleTimer *time.Timer
 
 	count counters
 
-	obs jsapi.Observer // the connection's, if any (jsx.Observer)
+	obs jsapi.Observer // the connection's, if any (JS.Observer)
 }
 
 // FromInfo returns a handle on the consumer info describes, without a
@@ -66,7 +65,7 @@ func newConsumer(js *jsapi.JS, info *jsapi.ConsumerInfo) *Consumer {
 		name:   info.Name,
 		next:   js.Prefix() + "CONSUMER.MSG.NEXT." + info.Stream + "." + info.Name,
 		info:   info,
-		obs:    jsx.Observer(js),
+		obs:    js.Observer(),
 	}
 }
 
@@ -99,4 +98,13 @@ func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.info = info
 	c.mu.Unlock()
 	return info, nil
+}
+
+// receive reports m to o (nil: none) as handed to the application, and
+// returns m.
+func receive(o jsapi.Observer, m *jsapi.Msg) *jsapi.Msg {
+	if o != nil {
+		o.ReceiveJS(m)
+	}
+	return m
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pubwin"
 )
@@ -21,7 +20,7 @@ func TestDeadContextSendsNothing(t *testing.T) {
 	e.publish(t, 3)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	var seen []string
-	if _, err := connx.SubscribeInline(e.nc, ">", func(m *conn.Msg) { seen = append(seen, m.Subject) }); err != nil {
+	if _, err := e.nc.SubscribeInlineUnsafe(">", func(m *conn.Msg) { seen = append(seen, m.Subject) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.nc.Flush(e.ctx); err != nil {

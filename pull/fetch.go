@@ -3,8 +3,6 @@ package pull
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"sync/atomic"
 	"time"
 
@@ -46,7 +44,7 @@ const fetchMargin = 50 * time.Millisecond
 // fails at once (ErrFetchTimeout past its deadline, its cause when
 // canceled), and no pull is sent. A Fetch whose pull is over leaves its
 // subscription to the next Fetch of c for up to 5 s (fetchsub.go).
-func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
+func (c *Consumer) Fetch(ctx context.Context, n int, opts ...FetchOpt) ([]*jsapi.Msg, error) {
 	var empty error
 	return c.fetch(ctx, n, opts, &empty)
 }
@@ -54,7 +52,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 // fetch is Fetch. When the pull ended with no error, *empty says why it
 // ended with what arrived: ErrFetchTimeout (the wait reached its deadline) or
 // ErrNoMessages (the server had none for the pull), for Next.
-func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (out []*jsapi.Msg, err error) {
+func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *error) (out []*jsapi.Msg, err error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -69,7 +67,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 		}
 		return nil, context.Cause(ctx)
 	}
-	s, err := resolve("fetch", c.config(), opts)
+	s, err := resolveFetch(c.config(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +96,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 	defer func() { c.putFetchSub(ctx, sub, over) }()
 	body := appendPullRequest(nil, n, s.maxBytes, expires, s.hb, s.noWait, &s, c.pin(s.group))
 	sent := time.Now()
-	if err := connx.PublishNow(c.nc, c.next, sub.Subject, body); err != nil {
+	if err := c.nc.PublishUnobserved(c.next, sub.Subscription().Subject, nil, body, conn.WriteNow); err != nil {
 		return nil, err
 	}
 	c.count.pulls.Add(1)
@@ -118,7 +116,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 		wctx, stop = watchSilence(ctx, noWaitIdle, errNoWaitIdle, &activity)
 		defer stop()
 	}
-	var batch []*conn.Msg
+	var batch []*jsapi.Msg
 	confirmed := false // consumer info did not confirm a status claiming the end
 	out = make([]*jsapi.Msg, 0, min(n, 1024))
 	defer func() { c.count.messages.Add(uint64(len(out))) }()
@@ -126,7 +124,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 		// The context is looked at first: while messages keep arriving,
 		// some are always queued.
 		if err = wctx.Err(); err == nil {
-			batch, err = connx.NextBatch(sub, wctx, batch)
+			batch, err = sub.Next(wctx)
 		}
 		if err != nil {
 			switch cause := context.Cause(wctx); {
@@ -143,7 +141,8 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 			return out, err
 		}
 		activity.Add(1)
-		for i, m := range batch {
+		for i, jm := range batch {
+			m := &jm.Msg
 			if len(out) == n {
 				break // all n arrived: what follows (a status) is moot
 			}
@@ -208,7 +207,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 				continue
 			}
 			c.notePin(s.group, m)
-			out = append(out, jsx.Receive(c.obs, jsx.FromSlab(m)))
+			out = append(out, receive(c.obs, jm))
 			if len(out) == n {
 				// The whole batch: without MaxBytes the server ends the
 				// pull silently.
@@ -268,7 +267,7 @@ func watchSilence(ctx context.Context, d time.Duration, cause error, activity *a
 // and context.DeadlineExceeded) at ctx's deadline (DefaultFetchWait
 // without one), with ErrNoMessages when a NoWait pull found none, with an
 // error matching context.Canceled when ctx was canceled.
-func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
+func (c *Consumer) Next(ctx context.Context, opts ...FetchOpt) (*jsapi.Msg, error) {
 	var empty error
 	msgs, err := c.fetch(ctx, 1, opts, &empty)
 	if len(msgs) == 1 {

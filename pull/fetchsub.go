@@ -3,8 +3,6 @@ package pull
 import (
 	"context"
 
-	"github.com/natsio/natsio/internal/connx"
-	"github.com/natsio/natsio/internal/jsx"
 	"time"
 
 	"github.com/natsio/natsio/conn"
@@ -34,11 +32,11 @@ import (
 // Consumer handle that is dropped leaves nothing behind for long.
 //
 // Every Fetch writes
-// its pull itself (connx.PublishNow). The acknowledgements of the messages it
-// returns wait for the next write (jsx.NewSlab with lazy): in a loop they
+// its pull itself (conn.WriteNow). The acknowledgements of the messages it
+// returns wait for the next write (jsapi.SubscribeBatches with lazyAcks): in a loop they
 // travel with the next Fetch's pull, ahead of it in the same write, so the
 // server has them before it serves that pull, whatever MaxAckPending is;
-// outside a loop they go within connx.LazyDelay.
+// outside a loop they go within conn.LazyDelay.
 
 // fetchSubIdle is how long a kept fetch subscription waits for the next
 // Fetch before it is unsubscribed.
@@ -46,14 +44,14 @@ var fetchSubIdle = 5 * time.Second
 
 // takeFetchSub returns the kept fetch subscription, or a new one sized for
 // a batch of n.
-func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
+func (c *Consumer) takeFetchSub(n int) (*jsapi.Batches, error) {
 	c.mu.Lock()
 	sub := c.idleSub
 	c.idleSub = nil
 	c.mu.Unlock()
-	if sub == nil || !sub.IsValid() {
+	if sub == nil || !sub.Subscription().IsValid() {
 		var err error
-		sub, err = connx.SubscribeBatches(c.nc, c.nc.NewInbox(), slabAlloc(c.nc, n+1), nil)
+		sub, err = jsapi.SubscribeBatches(c.nc, c.nc.NewInbox(), n+1, true, false)
 		if err != nil {
 			return nil, err
 		}
@@ -66,12 +64,13 @@ func (c *Consumer) takeFetchSub(n int) (*conn.Subscription, error) {
 // withdrawn otherwise: while ctx lasts, the pull that may still be live at
 // the server is ended there before the Fetch returns (withdraw), so it
 // takes no later message.
-func (c *Consumer) putFetchSub(ctx context.Context, sub *conn.Subscription, over bool) {
+func (c *Consumer) putFetchSub(ctx context.Context, b *jsapi.Batches, over bool) {
+	sub := b.Subscription()
 	if over {
 		if queued, _ := sub.Pending(); queued == 0 && sub.IsValid() {
 			c.mu.Lock()
 			if c.idleSub == nil {
-				c.idleSub = sub
+				c.idleSub = b
 				if c.idleTimer == nil {
 					c.idleTimer = time.AfterFunc(fetchSubIdle, c.expireFetchSub)
 				} else {
@@ -118,13 +117,6 @@ func (c *Consumer) expireFetchSub() {
 	c.idleSub = nil
 	c.mu.Unlock()
 	if sub != nil {
-		_ = sub.Unsubscribe()
+		_ = sub.Subscription().Unsubscribe()
 	}
-}
-
-// slabAlloc returns the allocator of a slab of jsapi.Msgs whose
-// acknowledgements go out with the connection's next write.
-func slabAlloc(nc *conn.Conn, hint int) func() *conn.Msg {
-	alloc, _ := jsx.NewSlab(nc, hint, true)
-	return alloc
 }

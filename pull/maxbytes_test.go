@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -18,7 +17,7 @@ import (
 func countPulls(t *testing.T, e *env) *atomic.Int32 {
 	t.Helper()
 	var n atomic.Int32
-	if _, err := connx.SubscribeInline(e.nc, "$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
+	if _, err := e.nc.SubscribeInlineUnsafe("$JS.API.CONSUMER.MSG.NEXT.S.C", func(*conn.Msg) { n.Add(1) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.nc.Flush(e.ctx); err != nil {
@@ -44,14 +43,14 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	pulls := countPulls(t, e)
 
-	msgs, err := c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	msgs, err := c.Fetch(e.ctx, 10, pull.FetchMaxBytes(300))
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("fetch: %d messages, %v; want the 2 small ones", len(msgs), err)
 	}
 	for _, m := range msgs {
 		m.Ack()
 	}
-	msgs, err = c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	msgs, err = c.Fetch(e.ctx, 10, pull.FetchMaxBytes(300))
 	var se *jsapi.StatusError
 	if len(msgs) != 0 || !errors.Is(err, pull.ErrMessageTooLarge) || !errors.As(err, &se) || se.Code != 409 {
 		t.Fatalf("fetch of the large one: %d messages, %v; want ErrMessageTooLarge (409)", len(msgs), err)
@@ -84,7 +83,7 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 	}
 
 	// A MaxBytes that fits takes it.
-	msgs, err = c.Fetch(e.ctx, 1, pull.MaxBytes(4096))
+	msgs, err = c.Fetch(e.ctx, 1, pull.FetchMaxBytes(4096))
 	if err != nil || len(msgs) != 1 || len(msgs[0].Data) != 1024 {
 		t.Fatalf("fetch with room: %d messages, %v", len(msgs), err)
 	}

@@ -3,9 +3,7 @@ package pull
 import (
 	"context"
 	"errors"
-	"github.com/natsio/natsio/internal/connx"
 	"github.com/natsio/natsio/internal/deadline"
-	"github.com/natsio/natsio/internal/jsx"
 	"iter"
 	"strings"
 	"sync"
@@ -72,10 +70,11 @@ func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.M
 
 // engine is the state of one Messages iteration.
 type engine struct {
-	c      *Consumer
-	s      settings
-	sub    *conn.Subscription
-	prefix string // inbox prefix; pulls reply to prefix + epoch
+	c       *Consumer
+	s       settings
+	sub     *conn.Subscription
+	batches *jsapi.Batches // sub's messages
+	prefix  string         // inbox prefix; pulls reply to prefix + epoch
 
 	mu sync.Mutex
 	// epoch numbers the generation of pulls: every pull of one epoch
@@ -124,15 +123,13 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 	// Messages are built straight into jsapi.Msgs (no conn.Msg of their
 	// own to allocate and copy).
 	_, lazy := readMode(c.config(), s)
-	alloc, shell := jsx.NewSlab(c.nc, s.maxMsgs, lazy)
-	if !s.borrowed {
-		shell = nil
-	}
-	sub, err := connx.SubscribeBatches(c.nc, e.prefix+"*", alloc, shell)
+	b, err := jsapi.SubscribeBatches(c.nc, e.prefix+"*", s.maxMsgs, lazy, s.borrowed)
 	if err != nil {
 		e.endLife()
 		return nil, err
 	}
+	sub := b.Subscription()
+	e.batches = b
 	// The queue never holds more than what was requested, plus statuses.
 	// Its byte bound counts each message's subject, ack reply and
 	// per-message overhead besides the data (conn.PendingLimits): allow
@@ -165,7 +162,7 @@ func (c *Consumer) startEngine(ctx context.Context, s settings) (*engine, error)
 // and reports inline: whether the loop counts as one that waits on its
 // queue rather than working long per message (ReadAhead unset or off).
 //
-// Acknowledgements are queued lazily (jsx.NewSlab with lazy), so that they
+// Acknowledgements are queued lazily (jsapi.SubscribeBatches with lazyAcks), so that they
 // travel with the next pull rather than each batch of them waking the
 // connection's flusher. That is safe only when the server cannot stop for
 // want of those acknowledgements: with MaxAckPending at least twice
@@ -251,7 +248,7 @@ func (e *engine) topUpLocked(force bool) error {
 	e.pendingBytes += maxBytes
 	// Written by this goroutine when no write is under way: waking the
 	// flusher for one pull costs more than the write.
-	if err := connx.PublishNow(e.c.nc, e.c.next, e.reply, e.body); err != nil {
+	if err := e.c.nc.PublishUnobserved(e.c.next, e.reply, nil, e.body, conn.WriteNow); err != nil {
 		e.pendingMsgs -= batch
 		e.pendingBytes -= maxBytes
 		if errors.Is(err, conn.ErrClosed) {
@@ -378,7 +375,7 @@ func (e *engine) watch(ctx context.Context) {
 // time would let the server run dry whenever a read's worth of messages
 // waits in the queue.)
 func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
-	var batch []*conn.Msg
+	var batch []*jsapi.Msg
 	var endErr error // why the subscription ended
 	for {
 		// ctx first: while messages keep arriving the subscription always
@@ -388,7 +385,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			break
 		}
 		var err error
-		batch, err = connx.NextBatch(e.sub, ctx, batch)
+		batch, err = e.batches.Next(ctx)
 		if err != nil {
 			endErr = err
 			break
@@ -398,7 +395,8 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 		// nor count as activity: another client's messages must not hide
 		// missed heartbeats.
 		n, size, stray := 0, 0, 0
-		for _, m := range batch {
+		for _, jm := range batch {
+			m := &jm.Msg
 			switch {
 			case isStatus(m):
 			case !delivered(m):
@@ -423,7 +421,8 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 			_ = e.topUpLocked(false)
 			e.mu.Unlock()
 		}
-		for _, m := range batch {
+		for _, jm := range batch {
+			m := &jm.Msg
 			if st, ok := parseStatus(m); ok {
 				e.c.count.noteStatus(st)
 				if err := e.onStatus(ctx, m.Subject, st); err != nil {
@@ -440,7 +439,7 @@ func (e *engine) run(ctx context.Context, yield func(*jsapi.Msg, error) bool) {
 				break // the rest of the batch is redelivered after AckWait
 			}
 			e.c.notePin(e.s.group, m)
-			if !yield(jsx.Receive(e.c.obs, jsx.FromSlab(m)), nil) {
+			if !yield(receive(e.c.obs, jm), nil) {
 				return
 			}
 		}

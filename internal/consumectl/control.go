@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+
+	"github.com/natsio/natsio/jsapi"
 )
 
 // ErrStopped is the cause that ends a Consume's context on Stop.
@@ -68,4 +70,17 @@ func (c *Control) Err() error {
 	default:
 		return nil
 	}
+}
+
+// Process gives m to the Consume handler f, between o's ProcessJS and its
+// end when o (the connection's jsapi.Observer) is not nil.
+func Process(o jsapi.Observer, f func(*jsapi.Msg), m *jsapi.Msg) {
+	if o == nil {
+		f(m)
+		return
+	}
+	if end := o.ProcessJS(m); end != nil {
+		defer end()
+	}
+	f(m)
 }

@@ -2,8 +2,6 @@ package surface
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,22 +72,7 @@ var interfaceMethods = map[string]bool{
 // in dir's non-test files. Fields are left out: they belong to their type.
 func exportedNames(t *testing.T, dir string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, e := range entries {
-		if n := e.Name(); !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
+	files := parseDir(t, dir)
 	var names []string
 	for _, f := range files {
 		for _, d := range f.Decls {

@@ -292,6 +292,22 @@ func (c *counter) add(size int) {
 	}
 }
 
+// addN counts n messages at once, bad of them with a size other than the
+// expected one: a reader that counts a whole read's frames calls it once
+// per read.
+func (c *counter) addN(n, bad int64) {
+	if bad > 0 {
+		c.badSize.Add(bad)
+	}
+	v := c.n.Add(n)
+	if t := c.target.Load(); v >= t && v-n < t {
+		select {
+		case c.done <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // expect sets the target to n more messages than received so far; call it
 // before publishing them.
 func (c *counter) expect(n int) int64 {

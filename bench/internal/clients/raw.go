@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,9 +22,14 @@ type Raw struct{}
 func (Raw) Name() string { return "raw" }
 
 const (
-	rawReadBuf   = 256 << 10
-	rawMinWrite  = 64 << 10
-	rawIOTimeout = 30 * time.Second
+	rawReadBuf  = 256 << 10
+	rawScanBuf  = 1 << 20
+	rawMinWrite = 64 << 10
+	// rawPubSubWrite is the pub/sub publisher's write: larger than
+	// rawMinWrite, since its subscriber keeps the server busy too and
+	// every write that blocks costs a wake-up.
+	rawPubSubWrite = 256 << 10
+	rawIOTimeout   = 30 * time.Second
 )
 
 type rawConn struct {
@@ -173,30 +179,43 @@ func (Raw) NewPubSub(ctx context.Context, cfg Config) (Runner, error) {
 		p.sub.c.Close()
 		return nil, err
 	}
-	p.batch, p.frameLen, p.k = PubBatch(cfg.Subject, Payload(cfg.Size), rawMinWrite)
+	p.batch, p.frameLen, p.k = PubBatch(cfg.Subject, Payload(cfg.Size), rawPubSubWrite)
 	go p.read()
 	return p, nil
 }
 
 func (p *rawPubSub) read() {
 	defer close(p.readerDone)
+	// The subscription was made through p.sub.rd; anything that reader
+	// buffered after the PONG (nothing: no message is published before
+	// Run) would be lost to the scanner, so check.
+	if n := p.sub.rd.br.Buffered(); n > 0 {
+		p.async.set(fmt.Errorf("raw: %d bytes buffered before the scanner started", n))
+		return
+	}
+	sc := NewMsgScanner(p.sub.c, rawScanBuf, p.cnt.size)
+	control := func(line []byte) error {
+		switch {
+		case bytes.Equal(line, []byte("PING")):
+			_, err := p.sub.c.Write([]byte("PONG\r\n"))
+			return err
+		case bytes.Equal(line, []byte("PONG")), bytes.Equal(line, []byte("+OK")), bytes.HasPrefix(line, []byte("INFO ")):
+			return nil
+		case bytes.HasPrefix(line, []byte("-ERR")):
+			return fmt.Errorf("raw: server error %s", bytes.TrimSpace(line[4:]))
+		}
+		return fmt.Errorf("%w: unexpected line %q", ErrProtocol, line)
+	}
 	for {
-		op, err := p.sub.rd.Next(nil)
+		res, err := sc.Scan(control)
+		if res.Msgs > 0 {
+			p.cnt.addN(res.Msgs, res.BadSize)
+		}
 		if err != nil {
 			if !p.closing.Load() {
 				p.async.set(err)
 			}
 			return
-		}
-		switch op.Kind {
-		case OpMsg:
-			p.cnt.add(op.Size)
-		case OpPing:
-			if _, err := p.sub.c.Write([]byte("PONG\r\n")); err != nil && !p.closing.Load() {
-				p.async.set(err)
-			}
-		case OpErr:
-			p.async.set(fmt.Errorf("raw: server error %s", op.Text))
 		}
 	}
 }
