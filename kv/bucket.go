@@ -500,38 +500,60 @@ func (b *Bucket) Update(ctx context.Context, key string, value []byte, revision 
 	return rev, err
 }
 
-// DeleteOpt is an option of Delete and Purge, made by LastRevision or
-// PurgeTTL. The zero DeleteOpt is invalid: it fails the call with an error
-// matching conn.ErrInvalidOption, before sending.
+// DeleteOpt is an option of Delete, made by LastRevision. The zero
+// DeleteOpt is invalid: it fails Delete with an error matching
+// conn.ErrInvalidOption, before sending.
 type DeleteOpt struct {
+	rev uint64
+	set bool
+}
+
+// LastRevision makes Delete conditional: it fails with
+// ErrRevisionMismatch unless the key's latest revision is revision.
+func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, set: true} }
+
+// PurgeOpt is an option of Purge, made by PurgeLastRevision or PurgeTTL.
+// The zero PurgeOpt is invalid: it fails Purge with an error matching
+// conn.ErrInvalidOption, before sending.
+type PurgeOpt struct {
 	rev   uint64
 	ttl   time.Duration
 	isRev bool
 	isTTL bool
 }
 
-// LastRevision makes Delete or Purge conditional: it fails with
+// PurgeLastRevision makes Purge conditional: it fails with
 // ErrRevisionMismatch unless the key's latest revision is revision.
-func LastRevision(revision uint64) DeleteOpt { return DeleteOpt{rev: revision, isRev: true} }
+func PurgeLastRevision(revision uint64) PurgeOpt { return PurgeOpt{rev: revision, isRev: true} }
 
 // PurgeTTL makes the purge marker itself expire after d (a whole number of
 // seconds, at least one, as KeyTTL), so the key disappears entirely; the
-// bucket needs LimitMarkerTTL. Purge only.
-func PurgeTTL(d time.Duration) DeleteOpt { return DeleteOpt{ttl: d, isTTL: true} }
+// bucket needs LimitMarkerTTL.
+func PurgeTTL(d time.Duration) PurgeOpt { return PurgeOpt{ttl: d, isTTL: true} }
 
 // Delete marks key deleted (a KV-Operation: DEL entry); its history is
 // kept.
 func (b *Bucket) Delete(ctx context.Context, key string, opts ...DeleteOpt) error {
-	return b.remove(ctx, key, false, opts)
+	var po [1]PurgeOpt // at most one condition: the first
+	n := 0
+	for _, o := range opts {
+		if !o.set {
+			return fmt.Errorf("%w: zero DeleteOpt", conn.ErrInvalidOption)
+		}
+		if n == 0 {
+			po[0], n = PurgeLastRevision(o.rev), 1
+		}
+	}
+	return b.remove(ctx, key, false, po[:n])
 }
 
 // Purge replaces all revisions of key with a single purge marker
 // (KV-Operation: PURGE with a subject rollup).
-func (b *Bucket) Purge(ctx context.Context, key string, opts ...DeleteOpt) error {
+func (b *Bucket) Purge(ctx context.Context, key string, opts ...PurgeOpt) error {
 	return b.remove(ctx, key, true, opts)
 }
 
-func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []DeleteOpt) error {
+func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []PurgeOpt) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
@@ -552,9 +574,6 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 				hasRev = true
 			}
 		case o.isTTL:
-			if !purge {
-				return ErrTTLOnDelete
-			}
 			if err := checkTTL(o.ttl); err != nil {
 				return err
 			}
@@ -563,7 +582,7 @@ func (b *Bucket) remove(ctx context.Context, key string, purge bool, opts []Dele
 				hasTTL = true
 			}
 		default:
-			return fmt.Errorf("%w: zero DeleteOpt", conn.ErrInvalidOption)
+			return fmt.Errorf("%w: zero PurgeOpt", conn.ErrInvalidOption)
 		}
 	}
 	_, err := b.publish(ctx, key, nil, kh, pub[:n]...)

@@ -213,7 +213,7 @@ func (c *CodecBucket) Delete(ctx context.Context, key string, opts ...DeleteOpt)
 }
 
 // Purge removes key's history; see Bucket.Purge.
-func (c *CodecBucket) Purge(ctx context.Context, key string, opts ...DeleteOpt) error {
+func (c *CodecBucket) Purge(ctx context.Context, key string, opts ...PurgeOpt) error {
 	k, err := c.encodeKey(key)
 	if err != nil {
 		return err

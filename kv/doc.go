@@ -40,9 +40,10 @@
 // Names are validated before any I/O (ErrInvalidBucketName,
 // ErrInvalidKey). A missing key is ErrKeyNotFound; a deleted one
 // ErrKeyDeleted, which also matches ErrKeyNotFound. Create on a key with a
-// value fails with ErrKeyExists; a compare-and-set conflict (Update, or
-// Delete/Purge with LastRevision) with ErrRevisionMismatch — whichever of
-// the two wrong-last-sequence codes (10071, 10164) the server used. Both
+// value fails with ErrKeyExists; a compare-and-set conflict (Update,
+// Delete with LastRevision, Purge with PurgeLastRevision) with
+// ErrRevisionMismatch — whichever of the two wrong-last-sequence codes
+// (10071, 10164) the server used. Both
 // also match jsapi.ErrWrongLastSequence.
 //
 // # Codecs

@@ -38,7 +38,8 @@ var (
 	// ErrKeyExists: Create found a value for the key. It also matches
 	// jsapi.ErrWrongLastSequence.
 	ErrKeyExists = errors.New("kv: key exists")
-	// ErrRevisionMismatch: Update (or Delete/Purge with LastRevision) found
+	// ErrRevisionMismatch: Update (or Delete with LastRevision, Purge with
+	// PurgeLastRevision) found
 	// another latest revision — a compare-and-set conflict. Both server
 	// codes (10071 and 10164) produce it; it also matches
 	// jsapi.ErrWrongLastSequence.
@@ -49,7 +50,10 @@ var (
 	// with it; watches, ListKeys, Keys, History and PurgeDeletes skip the
 	// entry and count it (Bucket.SkippedEntries).
 	ErrUnknownOperation = errors.New("kv: entry with an unknown KV-Operation")
-	// ErrTTLOnDelete: a TTL was given to Delete (only Purge takes one).
+	// ErrTTLOnDelete: a TTL given to Delete. Delete takes a DeleteOpt,
+	// which has no TTL (PurgeTTL is a PurgeOpt), so the compiler refuses
+	// it and no call returns this error; it is kept for code that
+	// compares with it.
 	ErrTTLOnDelete = errors.New("kv: TTL is not supported on delete")
 	// ErrLimitMarkerTTLNotSupported: the server's JetStream API level is
 	// below 1 (server < 2.11), so per-key TTLs and limit markers are not

@@ -79,9 +79,6 @@ func TestNoIOOnInvalidInput(t *testing.T) {
 	if _, err := b.Create(ctx, "x", nil, kv.KeyTTL(time.Millisecond)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("Create with short TTL: %v", err)
 	}
-	if err := b.Delete(ctx, "x", kv.PurgeTTL(time.Hour)); !errors.Is(err, kv.ErrTTLOnDelete) {
-		t.Fatalf("Delete with TTL: %v", err)
-	}
 	for _, f := range []string{"a.>.b", "a*", "", "a..b", ".a"} {
 		for _, err := range b.Watch(ctx, f) {
 			if !errors.Is(err, kv.ErrInvalidKey) {
@@ -167,28 +164,16 @@ func TestBucketLifecycle(t *testing.T) {
 	}
 
 	// Bind, listing, delete.
-	if _, err := kv.Bind(ctx, e.JS, "life"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kv.Bind(ctx, e.JS, "missing"); !errors.Is(err, kv.ErrBucketNotFound) {
-		t.Fatalf("Bind missing: %v", err)
-	}
 	if _, err := e.JS.CreateStream(ctx, jsapi.StreamConfig{Name: "KV_plain", Subjects: []string{"plain.>"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kv.Bind(ctx, e.JS, "plain"); !errors.Is(err, kv.ErrBadBucket) {
 		t.Fatalf("Bind non-KV stream: %v", err)
 	}
-	if names := testutil.Sorted(t, kv.BucketNames(ctx, e.JS)); !slices.Equal(names, []string{"life", "second"}) {
-		t.Fatalf("BucketNames %v", names)
-	}
-	var statuses []string
-	for _, st := range testutil.Collect(t, kv.Buckets(ctx, e.JS)) {
-		statuses = append(statuses, st.Bucket)
-	}
-	if slices.Sort(statuses); !slices.Equal(statuses, []string{"life", "second"}) {
-		t.Fatalf("Buckets %v", statuses)
-	}
+	testutil.CheckStores(t, e.JSEnv, testutil.Stores[*kv.Bucket, *kv.Status]{
+		Bind: kv.Bind, Names: kv.BucketNames, Statuses: kv.Buckets,
+		Name: func(s *kv.Status) string { return s.Bucket }, NotFound: kv.ErrBucketNotFound,
+	}, "life", "second")
 	if err := kv.DeleteBucket(ctx, e.JS, "life"); err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +312,7 @@ func TestUpdate(t *testing.T) {
 	if err := b.Delete(ctx, "k", kv.LastRevision(r2)); err != nil {
 		t.Fatalf("conditional delete: %v", err)
 	}
-	if err := b.Purge(ctx, "k", kv.LastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
+	if err := b.Purge(ctx, "k", kv.PurgeLastRevision(r2)); !errors.Is(err, kv.ErrRevisionMismatch) {
 		t.Fatalf("stale conditional purge: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 )
@@ -34,7 +35,7 @@ func TestInvalidOptionsSendNothing(t *testing.T) {
 			return err
 		}},
 		{"Delete with a zero DeleteOpt", func() error { return b.Delete(e.Ctx, "kept", kv.DeleteOpt{}) }},
-		{"Purge with a zero DeleteOpt", func() error { return b.Purge(e.Ctx, "kept", kv.DeleteOpt{}) }},
+		{"Purge with a zero PurgeOpt", func() error { return b.Purge(e.Ctx, "kept", kv.PurgeOpt{}) }},
 		{"Purge with PurgeTTL(0)", func() error { return b.Purge(e.Ctx, "kept", kv.PurgeTTL(0)) }},
 		{"PurgeDeletes with a zero PurgeDeletesOpt", func() error { return b.PurgeDeletes(e.Ctx, kv.PurgeDeletesOpt{}) }},
 		{"PurgeDeletes with DeleteMarkersOlderThan(0)", func() error {
@@ -46,15 +47,7 @@ func TestInvalidOptionsSendNothing(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := e.Conn.Stats().OutMsgs
-			if err := tc.call(); !errors.Is(err, conn.ErrInvalidOption) {
-				t.Fatalf("err = %v; want conn.ErrInvalidOption", err)
-			}
-			if n := e.Conn.Stats().OutMsgs - before; n != 0 {
-				t.Fatalf("%d messages sent", n)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { testutil.Refused(t, e.Conn, conn.ErrInvalidOption, tc.call) })
 	}
 	if _, err := b.Create(e.Ctx, "new", []byte("x"), kv.KeyTTL(0)); !errors.Is(err, jsapi.ErrInvalidTTL) {
 		t.Fatalf("KeyTTL(0): %v; want jsapi.ErrInvalidTTL too", err)

@@ -108,22 +108,10 @@ func TestStoreLifecycle(t *testing.T) {
 	if _, err := objstore.CreateOrUpdateStore(ctx, e.JS, objstore.Config{Bucket: "two", Storage: jsapi.StorageMemory, Compression: false}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := objstore.Bind(ctx, e.JS, "art"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := objstore.Bind(ctx, e.JS, "missing"); !errors.Is(err, objstore.ErrBucketNotFound) {
-		t.Fatalf("Bind missing: %v", err)
-	}
-	if names := testutil.Sorted(t, objstore.StoreNames(ctx, e.JS)); !slices.Equal(names, []string{"art", "two"}) {
-		t.Fatalf("StoreNames %v", names)
-	}
-	var statuses []string
-	for _, st := range testutil.Collect(t, objstore.Stores(ctx, e.JS)) {
-		statuses = append(statuses, st.Bucket)
-	}
-	if slices.Sort(statuses); !slices.Equal(statuses, []string{"art", "two"}) {
-		t.Fatalf("Stores %v", statuses)
-	}
+	testutil.CheckStores(t, e.JSEnv, testutil.Stores[*objstore.Store, *objstore.Status]{
+		Bind: objstore.Bind, Names: objstore.StoreNames, Statuses: objstore.Stores,
+		Name: func(s *objstore.Status) string { return s.Bucket }, NotFound: objstore.ErrBucketNotFound,
+	}, "art", "two")
 	// Seal: read-only for good.
 	if _, err := s.PutString(ctx, "before", "x"); err != nil {
 		t.Fatal(err)

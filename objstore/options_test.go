@@ -1,10 +1,10 @@
 package objstore_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/objstore"
 )
 
@@ -33,14 +33,6 @@ func TestInvalidOptionsSendNothing(t *testing.T) {
 		{"Watch", func() error { return first(s.Watch(e.Ctx, objstore.WatchOpt{})) }},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := e.Conn.Stats().OutMsgs
-			if err := tc.call(); !errors.Is(err, conn.ErrInvalidOption) {
-				t.Fatalf("err = %v; want conn.ErrInvalidOption", err)
-			}
-			if n := e.Conn.Stats().OutMsgs - before; n != 0 {
-				t.Fatalf("%d messages sent", n)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { testutil.Refused(t, e.Conn, conn.ErrInvalidOption, tc.call) })
 	}
 }

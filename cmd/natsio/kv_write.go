@@ -110,7 +110,7 @@ confirmation unless --force.`,
 				return err
 			}
 			defer nc.Close()
-			var opts []kv.DeleteOpt
+			var opts []kv.PurgeOpt
 			if ttl > 0 {
 				opts = append(opts, kv.PurgeTTL(ttl))
 			}

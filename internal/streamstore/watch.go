@@ -106,14 +106,14 @@ type Source struct {
 	OnSkip func(error)
 }
 
-// Consumer makes the ordered consumer of a watch over subjects as spec
+// consumer makes the ordered consumer of a watch over subjects as spec
 // says: the latest message of each subject, every kept one (History),
 // from a sequence (Resume) or only those stored after now (UpdatesOnly:
 // a stream info first, and the consumer starts right after the last
 // sequence, so that one recreated before its first message resumes there
 // too, which DeliverNew would not). The consumer is created at the
 // server: the first read uses it.
-func (src *Source) Consumer(ctx context.Context, subjects []string, spec Spec) (*ordered.Consumer, error) {
+func (src *Source) consumer(ctx context.Context, subjects []string, spec Spec) (*ordered.Consumer, error) {
 	cfg := ordered.Config{FilterSubjects: subjects, HeadersOnly: spec.MetaOnly}
 	switch {
 	case spec.Resume > 0:
@@ -208,7 +208,7 @@ func (src *Source) open(ctx context.Context, prepare Prepare) (*ordered.Consumer
 	if err != nil {
 		return nil, spec, err
 	}
-	oc, err := src.Consumer(ctx, subjects, spec)
+	oc, err := src.consumer(ctx, subjects, spec)
 	return oc, spec, err
 }
 

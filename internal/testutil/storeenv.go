@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"slices"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/leakcheck"
+	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
@@ -185,4 +188,54 @@ func (s *PullSpy) PublishStrays(t testing.TB, reply, stream string, h *proto.Hea
 		{Reply: "_INBOX.attacker", Header: h},
 		{Reply: "JS.ACK." + stream + ".C.1.1.1.1700000000000000000.0", Header: h},
 	}...)
+}
+
+// Refused runs call and fails the test unless it returns an error
+// matching want with nothing sent on nc.
+func Refused(t testing.TB, nc *conn.Conn, want error, call func() error) {
+	t.Helper()
+	before := nc.Stats().OutMsgs
+	if err := call(); !errors.Is(err, want) {
+		t.Fatalf("err = %v; want %v", err, want)
+	}
+	if n := nc.Stats().OutMsgs - before; n != 0 {
+		t.Fatalf("%d messages sent", n)
+	}
+}
+
+// Stores are the account-level calls of a kind of store kept in a stream
+// (kv's buckets, objstore's stores), for CheckStores.
+type Stores[H, S any] struct {
+	Bind     func(ctx context.Context, js *jsapi.JS, name string) (H, error)
+	Names    func(ctx context.Context, js *jsapi.JS) iter.Seq2[string, error]
+	Statuses func(ctx context.Context, js *jsapi.JS) iter.Seq2[S, error]
+	// Name is the store's name in a status.
+	Name func(S) string
+	// NotFound is the error of a missing store.
+	NotFound error
+}
+
+// CheckStores fails the test unless want (sorted) are the account's stores
+// of the kind: each binds, a missing one is NotFound, and Names and
+// Statuses list exactly want.
+func CheckStores[H, S any](t testing.TB, e JSEnv, k Stores[H, S], want ...string) {
+	t.Helper()
+	for _, name := range want {
+		if _, err := k.Bind(e.Ctx, e.JS, name); err != nil {
+			t.Fatalf("Bind(%s): %v", name, err)
+		}
+	}
+	if _, err := k.Bind(e.Ctx, e.JS, "missing"); !errors.Is(err, k.NotFound) {
+		t.Fatalf("Bind(missing): %v; want %v", err, k.NotFound)
+	}
+	if names := Sorted(t, k.Names(e.Ctx, e.JS)); !slices.Equal(names, want) {
+		t.Fatalf("names %v; want %v", names, want)
+	}
+	var names []string
+	for _, st := range Collect(t, k.Statuses(e.Ctx, e.JS)) {
+		names = append(names, k.Name(st))
+	}
+	if slices.Sort(names); !slices.Equal(names, want) {
+		t.Fatalf("statuses of %v; want %v", names, want)
+	}
 }
