@@ -229,7 +229,7 @@ func runGated(t *testing.T, v version, s *server) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs, err := c.Fetch(ctx, 2, pull.Group("g"))
+		msgs, err := c.Fetch(ctx, 2, pull.FetchGroup("g"))
 		if err != nil || len(msgs) != 2 {
 			t.Fatalf("fetch: %d, %v", len(msgs), err)
 		}
@@ -387,7 +387,7 @@ func runGated(t *testing.T, v version, s *server) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs, err := c.Fetch(ctx, 2, pull.Group("g"), pull.Priority(1))
+		msgs, err := c.Fetch(ctx, 2, pull.FetchGroup("g"), pull.FetchPriority(1))
 		if err != nil || len(msgs) != 2 {
 			t.Fatalf("fetch: %d, %v", len(msgs), err)
 		}

@@ -37,13 +37,13 @@ func (s secret) reveal() string {
 // NKey authenticates with an nkey: pub is the user's public key ("U…") and
 // sign signs the server's nonce with the matching seed.
 func NKey(pub string, sign NonceSigner) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if pub == "" || sign == nil {
 			return invalid("nkey needs a public key and a signer")
 		}
 		o.nkeyPub, o.signer = pub, sign
 		return nil
-	}
+	}}
 }
 
 // NKeyFromSeedFile authenticates with the user nkey seed in path. The file
@@ -52,7 +52,7 @@ func NKey(pub string, sign NonceSigner) Option {
 // each use. Connect logs a warning (Logger) when the file is readable by
 // its group or by others.
 func NKeyFromSeedFile(path string) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		kp, err := loadSeedFile(path)
 		if err != nil {
 			return err
@@ -73,19 +73,19 @@ func NKeyFromSeedFile(path string) Option {
 			return kp.Sign(nonce)
 		}
 		return nil
-	}
+	}}
 }
 
 // UserJWT authenticates with a user JWT returned by jwt (called at every
 // connection attempt, so it may rotate) and a signer of the server's nonce.
 func UserJWT(jwt func() (string, error), sign NonceSigner) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if jwt == nil || sign == nil {
 			return invalid("user JWT needs a JWT callback and a signer")
 		}
 		o.userJWT, o.signer = jwt, sign
 		return nil
-	}
+	}}
 }
 
 // UserCredentials authenticates with a creds file holding a decorated user
@@ -94,7 +94,7 @@ func UserJWT(jwt func() (string, error), sign NonceSigner) Option {
 // are wiped after use. Connect logs a warning (Logger) when the file is
 // readable by its group or by others.
 func UserCredentials(path string) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		// Fail early on a file that cannot work.
 		if _, err := credsJWT(path); err != nil {
 			return err
@@ -110,7 +110,7 @@ func UserCredentials(path string) Option {
 			return kp.Sign(nonce)
 		}
 		return nil
-	}
+	}}
 }
 
 // warnReadableSecrets logs a warning for each seed or creds file that its

@@ -135,7 +135,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Conn, error) {
 	}
 	o := defaultOptions()
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return nil, err
 		}
 	}

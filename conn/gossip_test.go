@@ -147,15 +147,15 @@ func TestGossipCredentialMatrix(t *testing.T) {
 	creds := []struct {
 		name string
 		url  string // userinfo in the URL
-		opt  conn.Option
+		opt  []conn.Option
 		want []string // fields sent to the named server
 	}{
-		{"user-password", "", conn.UserInfo("alice", "s3cret"), []string{"user", "pass"}},
+		{"user-password", "", []conn.Option{conn.UserInfo("alice", "s3cret")}, []string{"user", "pass"}},
 		{"url-user-password", "alice:s3cret@", nil, []string{"user", "pass"}},
-		{"token", "", conn.Token("t0ken"), []string{"auth_token"}},
+		{"token", "", []conn.Option{conn.Token("t0ken")}, []string{"auth_token"}},
 		{"url-token", "t0ken@", nil, []string{"auth_token"}},
-		{"nkey", "", conn.NKey(pub, kp.Sign), []string{"nkey", "sig"}},
-		{"jwt", "", conn.UserJWT(func() (string, error) { return "eyJ.fake.jwt", nil }, kp.Sign), []string{"jwt", "sig"}},
+		{"nkey", "", []conn.Option{conn.NKey(pub, kp.Sign)}, []string{"nkey", "sig"}},
+		{"jwt", "", []conn.Option{conn.UserJWT(func() (string, error) { return "eyJ.fake.jwt", nil }, kp.Sign)}, []string{"jwt", "sig"}},
 	}
 	type mode struct {
 		name     string
@@ -212,9 +212,7 @@ func TestGossipCredentialMatrix(t *testing.T) {
 				if !m.tls {
 					opts[4] = conn.Name("plain") // no TLS option over plaintext
 				}
-				if cr.opt != nil {
-					opts = append(opts, cr.opt)
-				}
+				opts = append(opts, cr.opt...)
 				nc, err := conn.Connect(ctxT(t), scheme+cr.url+"nats.example:4222", opts...)
 				if err != nil {
 					t.Fatal(err)

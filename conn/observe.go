@@ -79,7 +79,7 @@ type Pub struct {
 // Observe installs o as the connection's Observer (nil: none, the
 // default).
 func Observe(o Observer) Option {
-	return func(opts *options) error { opts.observer = o; return nil }
+	return Option{func(opts *options) error { opts.observer = o; return nil }}
 }
 
 // observed starts the observation of a publish by o: it returns the header

@@ -33,7 +33,15 @@ const (
 )
 
 // Option configures a connection; pass options to Connect.
-type Option func(*options) error
+type Option struct{ f func(*options) error }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *options) error {
+	if o.f == nil {
+		return invalid("zero Option")
+	}
+	return o.f(c)
+}
 
 // DialFunc dials a server address ("host:port"). The default is a
 // net.Dialer's DialContext.
@@ -115,30 +123,30 @@ func invalid(format string, a ...any) error {
 
 // Name sets the client name the server shows in monitoring.
 func Name(name string) Option {
-	return func(o *options) error { o.name = name; return nil }
+	return Option{func(o *options) error { o.name = name; return nil }}
 }
 
 // UserInfo authenticates with a user name and password. It overrides
 // credentials in the URL.
 func UserInfo(user, password string) Option {
-	return func(o *options) error { o.user, o.pass = user, hide(password); return nil }
+	return Option{func(o *options) error { o.user, o.pass = user, hide(password); return nil }}
 }
 
 // Token authenticates with a token. It overrides a token in the URL.
 func Token(token string) Option {
-	return func(o *options) error { o.token = hide(token); return nil }
+	return Option{func(o *options) error { o.token = hide(token); return nil }}
 }
 
 // ConnectTimeout bounds each connection attempt as a whole: dial, TLS, the
 // INFO/CONNECT handshake and the first PONG. Default 5 s.
 func ConnectTimeout(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d <= 0 {
 			return invalid("connect timeout %v", d)
 		}
 		o.connectTimeout = d
 		return nil
-	}
+	}}
 }
 
 // RetryOnFailedConnect makes Connect return a connection even when no
@@ -153,12 +161,12 @@ func ConnectTimeout(d time.Duration) Option {
 // reconnecting. WaitConnected waits for the connection. Connect still
 // fails at once for invalid options or when ctx ends first.
 func RetryOnFailedConnect() Option {
-	return func(o *options) error { o.retryOnFailed = true; return nil }
+	return Option{func(o *options) error { o.retryOnFailed = true; return nil }}
 }
 
 // NoReconnect closes the connection when it is lost instead of reconnecting.
 func NoReconnect() Option {
-	return func(o *options) error { o.noReconnect = true; return nil }
+	return Option{func(o *options) error { o.noReconnect = true; return nil }}
 }
 
 // MaxReconnects caps reconnect attempts per server, counted since its last
@@ -167,7 +175,7 @@ func NoReconnect() Option {
 // 0 means no attempt at all (like NoReconnect); a negative value, the
 // default, retries forever.
 func MaxReconnects(n int) Option {
-	return func(o *options) error { o.maxReconnects = n; return nil }
+	return Option{func(o *options) error { o.maxReconnects = n; return nil }}
 }
 
 // ReconnectWait makes the delay before each attempt to reconnect to a
@@ -182,13 +190,13 @@ func MaxReconnects(n int) Option {
 // authorization violation or a connection limit, a TLS failure) waits 2 s
 // doubled after each further refusal, up to DefaultMaxReconnectWait (30 s).
 func ReconnectWait(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d < 0 {
 			return invalid("reconnect wait %v", d)
 		}
 		o.reconnectWait, o.maxReconnectWait, o.backoffAll = d, d, false
 		return nil
-	}
+	}}
 }
 
 // ReconnectBackoff sets the delay before the first attempt to reconnect to
@@ -196,39 +204,39 @@ func ReconnectWait(d time.Duration) Option {
 // max, plus the jitter (ReconnectJitter). Without it (see ReconnectWait)
 // only refusals double the wait, from 2 s to 30 s.
 func ReconnectBackoff(base, max time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if base < 0 || max < base {
 			return invalid("reconnect backoff %v to %v", base, max)
 		}
 		o.reconnectWait, o.maxReconnectWait, o.backoffAll = base, max, true
 		return nil
-	}
+	}}
 }
 
 // ReconnectJitter adds a random delay of up to j to each reconnect wait,
 // so that many clients losing one server do not return at the same
 // instant (default 500 ms; 0 for none).
 func ReconnectJitter(j time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if j < 0 {
 			return invalid("reconnect jitter %v", j)
 		}
 		o.reconnectJitter = j
 		return nil
-	}
+	}}
 }
 
 // ReconnectDelay replaces the backoff with f, given the number of the
 // attempt to the chosen server that it delays: 1 for the first attempt
 // after the connection was lost, k+1 after k failed attempts.
 func ReconnectDelay(f func(attempt int) time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if f == nil {
 			return invalid("nil reconnect delay")
 		}
 		o.reconnectDelay = f
 		return nil
-	}
+	}}
 }
 
 // ReconnectBuffer bounds the bytes of publishes buffered while
@@ -236,42 +244,42 @@ func ReconnectDelay(f func(attempt int) time.Duration) Option {
 // ErrReconnectBuffer. A negative size disables buffering: every publish
 // while disconnected fails.
 func ReconnectBuffer(size int) Option {
-	return func(o *options) error { o.reconnectBuf = size; return nil }
+	return Option{func(o *options) error { o.reconnectBuf = size; return nil }}
 }
 
 // PingInterval sets how often the client pings the server (default 10 s).
 // With MaxPingsOutstanding it bounds how long a dead link goes unnoticed:
 // interval × (max + 1), 30 s by default.
 func PingInterval(interval time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if interval <= 0 {
 			return invalid("ping interval %v", interval)
 		}
 		o.pingInterval = interval
 		return nil
-	}
+	}}
 }
 
 // MaxPingsOutstanding sets how many pings may go unanswered before the
 // link is declared dead and the client reconnects (default 2).
 func MaxPingsOutstanding(n int) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if n < 1 {
 			return invalid("max pings outstanding %d", n)
 		}
 		o.maxPingsOut = n
 		return nil
-	}
+	}}
 }
 
 // DontRandomize keeps the server list in the given order.
 func DontRandomize() Option {
-	return func(o *options) error { o.noRandomize = true; return nil }
+	return Option{func(o *options) error { o.noRandomize = true; return nil }}
 }
 
 // IgnoreDiscoveredServers ignores the servers a cluster gossips in INFO.
 func IgnoreDiscoveredServers() Option {
-	return func(o *options) error { o.ignoreDiscovered = true; return nil }
+	return Option{func(o *options) error { o.ignoreDiscovered = true; return nil }}
 }
 
 // SendCredentialsToDiscovered allows credentials to be sent to gossiped
@@ -280,7 +288,7 @@ func IgnoreDiscoveredServers() Option {
 // nkey and no nonce signature (a gossiped server could relay a signature
 // of its own nonce to another).
 func SendCredentialsToDiscovered() Option {
-	return func(o *options) error { o.discoveredCreds = true; return nil }
+	return Option{func(o *options) error { o.discoveredCreds = true; return nil }}
 }
 
 // PinDiscoveredServers verifies the TLS certificate of every gossiped
@@ -290,50 +298,50 @@ func SendCredentialsToDiscovered() Option {
 // issued for that name is accepted (and receives the credentials), and a
 // gossiped IP address against the first named server's name.
 func PinDiscoveredServers() Option {
-	return func(o *options) error { o.pinDiscovered = true; return nil }
+	return Option{func(o *options) error { o.pinDiscovered = true; return nil }}
 }
 
 // NoEcho stops the server from delivering this connection's own publishes
 // to its subscriptions.
 func NoEcho() Option {
-	return func(o *options) error { o.noEcho = true; return nil }
+	return Option{func(o *options) error { o.noEcho = true; return nil }}
 }
 
 // InboxPrefix sets the prefix of request inboxes (default "_INBOX"). It must
 // be a valid subject without wildcards.
 func InboxPrefix(prefix string) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if err := validateInboxPrefix(prefix); err != nil {
 			return err
 		}
 		o.inboxPrefix = prefix
 		return nil
-	}
+	}}
 }
 
 // Logger sets the logger for connection state changes (never per message).
 // Default: discard.
 func Logger(l *slog.Logger) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if l == nil {
 			return invalid("nil logger")
 		}
 		o.logger = l
 		return nil
-	}
+	}}
 }
 
 // OnEvent registers f for connection events. Events are delivered in order
 // from one goroutine; f should return quickly. Events that find the queue
 // full are dropped and counted (Stats.EventsDropped).
 func OnEvent(f func(Event)) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if f == nil {
 			return invalid("nil event handler")
 		}
 		o.onEvent = f
 		return nil
-	}
+	}}
 }
 
 // PendingLimits sets the default per-subscription bounds of messages held
@@ -341,13 +349,13 @@ func OnEvent(f func(Event)) Option {
 // its subject, reply, header and data plus 128 bytes. Beyond them
 // messages are dropped, counted and reported as a slow consumer.
 func PendingLimits(msgs, bytes int) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if msgs <= 0 || bytes <= 0 {
 			return invalid("pending limits %d msgs, %d bytes", msgs, bytes)
 		}
 		o.pendingMsgs, o.pendingBytes = msgs, bytes
 		return nil
-	}
+	}}
 }
 
 // ConnectionPendingLimit bounds the bytes queued in all subscriptions of
@@ -356,25 +364,25 @@ func PendingLimits(msgs, bytes int) Option {
 // subscriptions cannot exhaust memory. Beyond it messages are dropped,
 // counted and reported like a full subscription queue.
 func ConnectionPendingLimit(bytes int) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if bytes <= 0 {
 			return invalid("connection pending limit %d", bytes)
 		}
 		o.connPendingBytes = int64(bytes)
 		return nil
-	}
+	}}
 }
 
 // Dialer replaces how TCP connections are dialed (tests use it to insert
 // proxies or pipes).
 func Dialer(f DialFunc) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if f == nil {
 			return invalid("nil dialer")
 		}
 		o.dial = f
 		return nil
-	}
+	}}
 }
 
 // stdSocketIO makes the connection read and write its TCP socket through
@@ -384,24 +392,24 @@ func Dialer(f DialFunc) Option {
 // comparison in tests and benchmarks. Other systems always use
 // net.TCPConn's calls.
 func stdSocketIO() Option {
-	return func(o *options) error { o.stdSocketIO = true; return nil }
+	return Option{func(o *options) error { o.stdSocketIO = true; return nil }}
 }
 
 // WebSocketCompression offers permessage-deflate on ws:// and wss://
 // connections.
 func WebSocketCompression() Option {
-	return func(o *options) error { o.wsCompression = true; return nil }
+	return Option{func(o *options) error { o.wsCompression = true; return nil }}
 }
 
 // DrainTimeout bounds Drain when its context has no deadline (default 30 s).
 func DrainTimeout(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d <= 0 {
 			return invalid("drain timeout %v", d)
 		}
 		o.drainTimeout = d
 		return nil
-	}
+	}}
 }
 
 // WriteTimeout bounds one socket write; a write that cannot complete in
@@ -409,25 +417,25 @@ func DrainTimeout(d time.Duration) Option {
 // when less than three quarters of it remain, so a blocked write fails
 // after between ¾·d and d.
 func WriteTimeout(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d <= 0 {
 			return invalid("write timeout %v", d)
 		}
 		o.writeTimeout = d
 		return nil
-	}
+	}}
 }
 
 // RequestTimeout bounds Request and Flush calls whose context has no
 // deadline (default 5 s).
 func RequestTimeout(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d <= 0 {
 			return invalid("request timeout %v", d)
 		}
 		o.requestTimeout = d
 		return nil
-	}
+	}}
 }
 
 // MaxControlLine sets the server's max_control_line, which INFO does not
@@ -442,13 +450,13 @@ func RequestTimeout(d time.Duration) Option {
 // Lines from the server are accepted up to n plus 4096 bytes, for what a
 // delivery adds (subscription IDs, reply subjects the server composes).
 func MaxControlLine(n int) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if n < 64 {
 			return invalid("max control line %d", n)
 		}
 		o.maxControlLine = n
 		return nil
-	}
+	}}
 }
 
 // validateInboxPrefix checks an inbox prefix: a valid subject without

@@ -1,16 +1,23 @@
 package conn_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
+	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/internal/testutil"
 )
 
@@ -160,5 +167,186 @@ func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
 	}
 	if st := nc.Stats(); st.UnknownSID != 0 || st.InMsgs != 10 {
 		t.Fatalf("server sent more than the remaining count: InMsgs %d UnknownSID %d", st.InMsgs, st.UnknownSID)
+	}
+}
+
+// blackHoles accepts every dial to an address other than the named
+// server's and never answers: the connection stays open, silent, until
+// the client closes it.
+type blackHoles struct {
+	mu    sync.Mutex
+	ends  []*memnet.Conn
+	dials map[string]int
+}
+
+func (b *blackHoles) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	b.mu.Lock()
+	b.dials[addr]++
+	b.mu.Unlock()
+	return memnet.Dialer(addr, func(server *memnet.Conn) error {
+		b.mu.Lock()
+		b.ends = append(b.ends, server)
+		b.mu.Unlock()
+		return nil
+	})(ctx, network, addr)
+}
+
+func (b *blackHoles) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.ends {
+		_ = c.Close()
+	}
+}
+
+func (b *blackHoles) tried() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.dials)
+}
+
+// A server that gossips 30 addresses that accept TCP and never answer,
+// then goes down for 2 s: the client must be back on the named server
+// within ReconnectWait + jitter (2.5 s) of its return, as with no gossip.
+// Gossiped servers never come before a named one whose wait is over, and
+// an attempt to a gossiped server ends when a named server's wait does.
+func TestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
+	const (
+		holes  = 30
+		lossAt = time.Second
+		outage = 2 * time.Second
+		bound  = conn.DefaultReconnectWait + conn.DefaultReconnectJitter
+	)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		back := lossAt + outage
+		urls := make([]string, holes)
+		for i := range urls {
+			urls[i] = fmt.Sprintf("hole%d:4222", i)
+		}
+		info := fakeserver.DefaultInfo().With("connect_urls", urls)
+		srv := startFake(t, inMemory(), withSession(func(c *fakeserver.Client) {
+			if handshake(c, info) != nil {
+				return
+			}
+			if time.Since(start) < lossAt {
+				time.Sleep(lossAt - time.Since(start))
+				return // the named server goes down
+			}
+			serveOps(c, nil, nil)
+		}))
+		holesDial := &blackHoles{dials: map[string]int{}}
+		named := &outageDialer{l: srv.mem, start: start, down: lossAt, up: back}
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == fakeAddr {
+				return named.dial(ctx, network, addr)
+			}
+			return holesDial.dial(ctx, network, addr)
+		}
+		ev := newTimedEvents(start)
+		nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(dial), ev.opt(), conn.PingInterval(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(nc.Servers()); got != holes+1 {
+			t.Fatalf("pool of %d servers, want %d", got, holes+1)
+		}
+		r := ev.wait(conn.EventReconnected)
+		tried := holesDial.tried()
+		nc.Close()
+		holesDial.close()
+		srv.stop()
+		late := r.at - back
+		if r.Server != fakeURL || late < 0 || late > bound {
+			t.Fatalf("reconnected to %s %v after the named server was back, want %s within %v (%d gossiped servers tried)\nnamed server dials: %v",
+				r.Server, late, fakeURL, bound, tried, named.times())
+		}
+		t.Logf("back on the named server %v after its return; %d of %d gossiped servers tried meanwhile", late, tried, holes)
+	})
+}
+
+func TestReconnectBufferDisabled(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	ev := &testutil.Events{}
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(-1), testutil.FastReconnect(), ev.Opt())
+	p.Refuse(true)
+	p.CutAll()
+	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
+	start := time.Now()
+	if err := nc.Publish("f27", []byte("x")); !errors.Is(err, conn.ErrReconnectBuffer) {
+		t.Fatalf("publish while disconnected: %v", err)
+	}
+	if _, err := nc.Request(ctxT(t), "f27", nil); !errors.Is(err, conn.ErrReconnectBuffer) {
+		t.Fatalf("request while disconnected: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("failing publishes took %v", d)
+	}
+	if nc.Stats().RequestsPending != 0 {
+		t.Fatal("failed request left pending")
+	}
+	p.Refuse(false)
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
+	if err := nc.Publish("f27", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReconnectBufferLimit(t *testing.T) {
+	s := coreServer(t)
+	p := testutil.Proxy(t, s.URL())
+	watcher := connect(t, s.URL()) // stays connected
+	sub, _ := watcher.Subscribe("f27.b")
+	if err := watcher.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ev := &testutil.Events{}
+	const limit = 2048
+	nc := connect(t, p.URL(), conn.ReconnectBuffer(limit), testutil.FastReconnect(), ev.Opt())
+	p.Refuse(true)
+	p.CutAll()
+	eventually(t, "disconnect", func() bool { return !nc.IsConnected() })
+	payload := func(i int) []byte { return []byte(fmt.Sprintf("%03d:%s", i, strings.Repeat("x", 96))) }
+	accepted := 0
+	for ; accepted < 100; accepted++ {
+		err := nc.Publish("f27.b", payload(accepted))
+		if err != nil {
+			if !errors.Is(err, conn.ErrReconnectBuffer) {
+				t.Fatalf("publish %d: %v", accepted, err)
+			}
+			break
+		}
+	}
+	if accepted == 0 || accepted*100 > limit {
+		t.Fatalf("%d publishes of 100 bytes accepted into a %d-byte buffer", accepted, limit)
+	}
+	for i := range 5 { // beyond the limit: every one fails at once
+		if err := nc.Publish("f27.b", payload(100+i)); !errors.Is(err, conn.ErrReconnectBuffer) {
+			t.Fatalf("publish beyond the buffer: %v", err)
+		}
+	}
+	p.Refuse(false)
+	eventually(t, "reconnect", func() bool { return ev.Count(conn.EventReconnected) == 1 })
+	if err := nc.Publish("f27.b", []byte("end")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		m, err := sub.NextMsg(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Data) == "end" {
+			if i != accepted {
+				t.Fatalf("%d buffered messages delivered, want %d", i, accepted)
+			}
+			break
+		}
+		if !bytes.Equal(m.Data, payload(i)) {
+			t.Fatalf("message %d: %q", i, m.Data[:8])
+		}
 	}
 }

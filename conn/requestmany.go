@@ -26,7 +26,15 @@ var ErrIteratorUsed = errors.New("nats: request-many iterator already used")
 // RequestManyOpt configures one RequestMany call. Invalid values make the
 // iteration yield an error matching ErrInvalidOption before anything is
 // sent.
-type RequestManyOpt func(*manyConfig) error
+type RequestManyOpt struct{ f func(*manyConfig) error }
+
+// apply applies o to c; the zero RequestManyOpt is invalid.
+func (o RequestManyOpt) apply(c *manyConfig) error {
+	if o.f == nil {
+		return invalid("zero RequestManyOpt")
+	}
+	return o.f(c)
+}
 
 type manyConfig struct {
 	max      int
@@ -40,13 +48,13 @@ type manyConfig struct {
 // also set to auto-unsubscribe after n messages, so the server stops
 // routing surplus replies at once. n must be at least 1.
 func ManyMax(n int) RequestManyOpt {
-	return func(c *manyConfig) error {
+	return RequestManyOpt{func(c *manyConfig) error {
 		if n < 1 {
 			return invalid("request-many max %d", n)
 		}
 		c.max = n
 		return nil
-	}
+	}}
 }
 
 // ManyStall ends the iteration, without error, when no reply arrives
@@ -56,13 +64,13 @@ func ManyMax(n int) RequestManyOpt {
 // past the total timeout. A d at or above the total timeout has no effect;
 // d must be positive.
 func ManyStall(d time.Duration) RequestManyOpt {
-	return func(c *manyConfig) error {
+	return RequestManyOpt{func(c *manyConfig) error {
 		if d <= 0 {
 			return invalid("request-many stall %v", d)
 		}
 		c.stall = d
 		return nil
-	}
+	}}
 }
 
 // ManyTimeout sets the total timeout: how long, from the start of the
@@ -71,26 +79,26 @@ func ManyStall(d time.Duration) RequestManyOpt {
 // has none. With it, ctx's deadline still applies when earlier. d must be
 // positive.
 func ManyTimeout(d time.Duration) RequestManyOpt {
-	return func(c *manyConfig) error {
+	return RequestManyOpt{func(c *manyConfig) error {
 		if d <= 0 {
 			return invalid("request-many timeout %v", d)
 		}
 		c.total = d
 		return nil
-	}
+	}}
 }
 
 // ManySentinel ends the iteration, without error, at the first reply for
 // which isEnd returns true. That reply is not yielded. isEnd runs on the
 // iterating goroutine, before the reply would be yielded.
 func ManySentinel(isEnd func(*Msg) bool) RequestManyOpt {
-	return func(c *manyConfig) error {
+	return RequestManyOpt{func(c *manyConfig) error {
 		if isEnd == nil {
 			return invalid("nil request-many sentinel")
 		}
 		c.sentinel = isEnd
 		return nil
-	}
+	}}
 }
 
 // ManyEmptySentinel is ADR-47's standard sentinel: a reply with an empty
@@ -149,7 +157,7 @@ func (nc *Conn) RequestMany(ctx context.Context, subject string, h *proto.Header
 		}
 		var c manyConfig
 		for _, o := range opts {
-			if err := o(&c); err != nil {
+			if err := o.apply(&c); err != nil {
 				yield(nil, err)
 				return
 			}

@@ -33,13 +33,13 @@ type ReconnectToServerHandler func(pool []Server, info ServerInfo) (url string, 
 // reconnect attempt (ADR-40). f runs on the reconnecting goroutine, without
 // the connection's lock; it must not block and must not call Close.
 func ReconnectToServer(f ReconnectToServerHandler) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if f == nil {
 			return invalid("nil reconnect-to-server handler")
 		}
 		o.reconnectTo = f
 		return nil
-	}
+	}}
 }
 
 // SetServerPool replaces the connection's server pool, discovered servers

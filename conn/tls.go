@@ -11,20 +11,20 @@ import (
 // if its MinVersion is lower than TLS 1.2 it is raised. ServerName is set
 // per server unless given here.
 func TLS(cfg *tls.Config) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if cfg == nil {
 			return invalid("nil TLS config")
 		}
 		o.tlsConfig = cfg.Clone()
 		o.secure = true
 		return nil
-	}
+	}}
 }
 
 // RootCAs trusts the PEM certificates in files (instead of the system pool)
 // and requires TLS.
 func RootCAs(files ...string) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		pool := x509.NewCertPool()
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -38,13 +38,13 @@ func RootCAs(files ...string) Option {
 		o.tlsCfg().RootCAs = pool
 		o.secure = true
 		return nil
-	}
+	}}
 }
 
 // ClientCert presents the certificate and key in PEM files (mutual TLS) and
 // requires TLS.
 func ClientCert(certFile, keyFile string) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return fmt.Errorf("%w: client certificate: %v", ErrInvalidOption, err)
@@ -52,17 +52,17 @@ func ClientCert(certFile, keyFile string) Option {
 		o.tlsCfg().Certificates = []tls.Certificate{cert}
 		o.secure = true
 		return nil
-	}
+	}}
 }
 
 // TLSHandshakeFirst performs the TLS handshake before the server's INFO,
 // for servers configured with handshake_first. It requires TLS.
 func TLSHandshakeFirst() Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		o.tlsFirst = true
 		o.secure = true
 		return nil
-	}
+	}}
 }
 
 func (o *options) tlsCfg() *tls.Config {

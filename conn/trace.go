@@ -48,7 +48,15 @@ const DefaultTraceStall = 500 * time.Millisecond
 
 // TraceOpt configures one Trace call. Invalid values make Trace fail with
 // an error matching ErrInvalidOption before anything is sent.
-type TraceOpt func(*traceConfig) error
+type TraceOpt struct{ f func(*traceConfig) error }
+
+// apply applies o to c; the zero TraceOpt is invalid.
+func (o TraceOpt) apply(c *traceConfig) error {
+	if o.f == nil {
+		return invalid("zero TraceOpt")
+	}
+	return o.f(c)
+}
 
 type traceConfig struct {
 	only  bool
@@ -60,33 +68,33 @@ type traceConfig struct {
 // (Nats-Trace-Only: true): the egress entries name the subscriptions and
 // connections it would have reached. It is not stored in a stream either.
 func TraceOnly() TraceOpt {
-	return func(c *traceConfig) error { c.only = true; return nil }
+	return TraceOpt{func(c *traceConfig) error { c.only = true; return nil }}
 }
 
 // TraceStall sets how long Trace waits for another report after the last
 // one (DefaultTraceStall). The number of reports depends on the topology:
 // one per server the message reaches. d must be positive.
 func TraceStall(d time.Duration) TraceOpt {
-	return func(c *traceConfig) error {
+	return TraceOpt{func(c *traceConfig) error {
 		if d <= 0 {
 			return invalid("trace stall %v", d)
 		}
 		c.stall = d
 		return nil
-	}
+	}}
 }
 
 // TraceTimeout bounds the whole collection; without it ctx's deadline, or
 // the connection's request timeout when ctx has none, does. d must be
 // positive.
 func TraceTimeout(d time.Duration) TraceOpt {
-	return func(c *traceConfig) error {
+	return TraceOpt{func(c *traceConfig) error {
 		if d <= 0 {
 			return invalid("trace timeout %v", d)
 		}
 		c.total = d
 		return nil
-	}
+	}}
 }
 
 // Trace publishes data with headers h (nil for none; it is not modified)
@@ -110,7 +118,7 @@ func TraceTimeout(d time.Duration) TraceOpt {
 func (nc *Conn) Trace(ctx context.Context, subject string, h *proto.Header, data []byte, opts ...TraceOpt) ([]*TraceEvent, error) {
 	c := traceConfig{stall: DefaultTraceStall}
 	for _, o := range opts {
-		if err := o(&c); err != nil {
+		if err := o.apply(&c); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package jsapi
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,31 +39,39 @@ type JS struct {
 const defaultPrefix = "$JS.API."
 
 // Option configures a JS.
-type Option func(*JS) error
+type Option struct{ f func(*JS) error }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *JS) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero Option", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 // Domain routes requests to the JetStream domain d ("$JS.<d>.API.").
 func Domain(d string) Option {
-	return func(js *JS) error {
+	return Option{func(js *JS) error {
 		if d == "" || strings.ContainsAny(d, ". *>\t\r\n") {
 			return errors.New("jsapi: invalid domain")
 		}
 		js.domain = d
 		js.prefix = "$JS." + d + ".API."
 		return nil
-	}
+	}}
 }
 
 // APIPrefix sends requests under prefix instead of "$JS.API" (an account
 // import of another account's JetStream API, for example).
 func APIPrefix(prefix string) Option {
-	return func(js *JS) error {
+	return Option{func(js *JS) error {
 		prefix = strings.TrimSuffix(prefix, ".")
 		if proto.ValidatePublishSubject(prefix) != nil {
 			return errors.New("jsapi: invalid API prefix")
 		}
 		js.prefix = prefix + "."
 		return nil
-	}
+	}}
 }
 
 // Timeout sets the deadline applied to requests whose context has none
@@ -71,13 +80,13 @@ func APIPrefix(prefix string) Option {
 // a derived context (a few allocations); pass a ctx with a deadline, or
 // give both the same value, to keep requests free of allocations.
 func Timeout(d time.Duration) Option {
-	return func(js *JS) error {
+	return Option{func(js *JS) error {
 		if d <= 0 {
 			return errors.New("jsapi: invalid timeout")
 		}
 		js.timeout = d
 		return nil
-	}
+	}}
 }
 
 // New returns a JetStream view of nc. It does not contact the server.
@@ -85,7 +94,7 @@ func New(nc *conn.Conn, opts ...Option) (*JS, error) {
 	js := &JS{nc: nc, prefix: defaultPrefix, timeout: DefaultTimeout}
 	js.remoteLevel.Store(levelNotFetched)
 	for _, o := range opts {
-		if err := o(js); err != nil {
+		if err := o.apply(js); err != nil {
 			return nil, err
 		}
 	}

@@ -237,21 +237,30 @@ type streamInfoResponse struct {
 	StreamInfo
 }
 
-// StreamInfoOption adds detail to Stream.Info.
-type StreamInfoOption func(*streamInfoRequest)
+// StreamInfoOpt adds detail to Stream.Info.
+type StreamInfoOpt struct{ f func(*streamInfoRequest) }
+
+// apply applies o to c; the zero StreamInfoOpt is invalid.
+func (o StreamInfoOpt) apply(c *streamInfoRequest) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero StreamInfoOpt", conn.ErrInvalidOption)
+	}
+	o.f(c)
+	return nil
+}
 
 // SubjectsFilter asks for the message count of each subject matching
 // filter (">" for all) in StreamState.Subjects. The server sends at most
 // 100,000 subjects per reply; Info requests the further pages and merges
 // them.
-func SubjectsFilter(filter string) StreamInfoOption {
-	return func(r *streamInfoRequest) { r.SubjectsFilter = filter }
+func SubjectsFilter(filter string) StreamInfoOpt {
+	return StreamInfoOpt{func(r *streamInfoRequest) { r.SubjectsFilter = filter }}
 }
 
 // DeletedDetails asks for the sequences of interior deleted messages in
 // StreamState.Deleted.
-func DeletedDetails() StreamInfoOption {
-	return func(r *streamInfoRequest) { r.DeletedDetails = true }
+func DeletedDetails() StreamInfoOpt {
+	return StreamInfoOpt{func(r *streamInfoRequest) { r.DeletedDetails = true }}
 }
 
 // streamInfo fetches a stream's information, following the pages of the
@@ -292,10 +301,12 @@ func (js *JS) streamInfo(ctx context.Context, name string, req streamInfoRequest
 // Info fetches the stream's information, updates the cached copy and
 // returns it. It fails with ErrStreamNotFound when the
 // stream no longer exists.
-func (s *Stream) Info(ctx context.Context, opts ...StreamInfoOption) (*StreamInfo, error) {
+func (s *Stream) Info(ctx context.Context, opts ...StreamInfoOpt) (*StreamInfo, error) {
 	var req streamInfoRequest
 	for _, o := range opts {
-		o(&req)
+		if err := o.apply(&req); err != nil {
+			return nil, err
+		}
 	}
 	info, err := s.js.streamInfo(ctx, s.name, req)
 	if err != nil {
@@ -317,35 +328,46 @@ type purgeResponse struct {
 	Purged  uint64 `json:"purged"`
 }
 
-// PurgeOption narrows Stream.Purge.
-type PurgeOption func(*purgeRequest)
+// PurgeOpt narrows Stream.Purge.
+type PurgeOpt struct{ f func(*purgeRequest) }
+
+// apply applies o to c; the zero PurgeOpt is invalid.
+func (o PurgeOpt) apply(c *purgeRequest) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero PurgeOpt", conn.ErrInvalidOption)
+	}
+	o.f(c)
+	return nil
+}
 
 // PurgeSubject purges only messages whose subject matches subject (which
 // may be a wildcard).
-func PurgeSubject(subject string) PurgeOption {
-	return func(r *purgeRequest) { r.Subject = subject }
+func PurgeSubject(subject string) PurgeOpt {
+	return PurgeOpt{func(r *purgeRequest) { r.Subject = subject }}
 }
 
 // PurgeKeep keeps the newest n messages (per the subject filter, if
 // any). It excludes PurgeSequence.
-func PurgeKeep(n uint64) PurgeOption {
-	return func(r *purgeRequest) { r.Keep = n }
+func PurgeKeep(n uint64) PurgeOpt {
+	return PurgeOpt{func(r *purgeRequest) { r.Keep = n }}
 }
 
 // PurgeSequence purges messages below sequence seq (not seq itself). It
 // excludes PurgeKeep.
-func PurgeSequence(seq uint64) PurgeOption {
-	return func(r *purgeRequest) { r.Sequence = seq }
+func PurgeSequence(seq uint64) PurgeOpt {
+	return PurgeOpt{func(r *purgeRequest) { r.Sequence = seq }}
 }
 
 // Purge removes the stream's messages (all, or as narrowed by the options)
 // and returns how many it removed. PurgeKeep with PurgeSequence fails with
 // conn.ErrInvalidOption before any I/O; a stream with DenyPurge fails with the
 // server's error; a missing stream with ErrStreamNotFound.
-func (s *Stream) Purge(ctx context.Context, opts ...PurgeOption) (uint64, error) {
+func (s *Stream) Purge(ctx context.Context, opts ...PurgeOpt) (uint64, error) {
 	var req purgeRequest
 	for _, o := range opts {
-		o(&req)
+		if err := o.apply(&req); err != nil {
+			return 0, err
+		}
 	}
 	if req.Keep > 0 && req.Sequence > 0 {
 		return 0, fmt.Errorf("%w: purge keep and sequence are mutually exclusive", conn.ErrInvalidOption)

@@ -283,7 +283,7 @@ func (b *Bucket) PurgeDeletes(ctx context.Context, opts ...PurgeDeletesOpt) erro
 		return ferr
 	}
 	for _, e := range markers {
-		popts := []jsapi.PurgeOption{jsapi.PurgeSubject(b.pre + e.Key)}
+		popts := []jsapi.PurgeOpt{jsapi.PurgeSubject(b.pre + e.Key)}
 		if olderThan > 0 && e.Created.After(limit) {
 			popts = append(popts, jsapi.PurgeKeep(1))
 		}

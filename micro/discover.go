@@ -12,7 +12,15 @@ import (
 )
 
 // DiscoverOpt configures Ping, Infos and StatsOf.
-type DiscoverOpt func(*discoverOpts) error
+type DiscoverOpt struct{ f func(*discoverOpts) error }
+
+// apply applies o to c; the zero DiscoverOpt is invalid.
+func (o DiscoverOpt) apply(c *discoverOpts) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero DiscoverOpt", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 type discoverOpts struct {
 	id         string
@@ -52,13 +60,13 @@ var ErrDiscoverLimit = errors.New("micro: discovery reply limit reached")
 // DiscoverID asks one instance only: $SRV.<verb>.<name>.<id>. The call
 // then ends at the first reply. It needs a name.
 func DiscoverID(id string) DiscoverOpt {
-	return func(o *discoverOpts) error {
+	return DiscoverOpt{func(o *discoverOpts) error {
 		if !validName(id) {
 			return configErr(ErrInvalidName, "service id", id)
 		}
 		o.id = id
 		return nil
-	}
+	}}
 }
 
 // DiscoverPrefix sends the requests to <prefix>.PING… instead of
@@ -69,13 +77,13 @@ func DiscoverID(id string) DiscoverOpt {
 // responses (response_type: stream) for a request to reach more than one
 // service. prefix must be a subject without wildcards.
 func DiscoverPrefix(prefix string) DiscoverOpt {
-	return func(o *discoverOpts) error {
+	return DiscoverOpt{func(o *discoverOpts) error {
 		if !validPrefix(prefix) {
 			return configErr(ErrInvalidSubject, "prefix", prefix)
 		}
 		o.prefix = prefix
 		return nil
-	}
+	}}
 }
 
 // validPrefix reports whether p can start a discovery subject: a subject
@@ -87,13 +95,13 @@ func validPrefix(p string) bool {
 // DiscoverStall sets how long to wait for one more reply after the last
 // (default DefaultDiscoverStall); d must be positive.
 func DiscoverStall(d time.Duration) DiscoverOpt {
-	return func(o *discoverOpts) error {
+	return DiscoverOpt{func(o *discoverOpts) error {
 		if d <= 0 {
 			return configErr(ErrInvalidConfig, "discover stall", d.String())
 		}
 		o.stall = d
 		return nil
-	}
+	}}
 }
 
 // DiscoverLimits bounds what one call keeps: at most replies replies
@@ -102,13 +110,13 @@ func DiscoverStall(d time.Duration) DiscoverOpt {
 // must be positive. A call that would go beyond either returns the
 // replies it kept with ErrDiscoverLimit.
 func DiscoverLimits(replies, bytes int) DiscoverOpt {
-	return func(o *discoverOpts) error {
+	return DiscoverOpt{func(o *discoverOpts) error {
 		if replies <= 0 || bytes <= 0 {
 			return configErr(ErrInvalidConfig, "discover limits", fmt.Sprintf("%d replies, %d bytes", replies, bytes))
 		}
 		o.maxReplies, o.maxBytes = replies, bytes
 		return nil
-	}
+	}}
 }
 
 // Ping sends a PING to every service (name ""), to the instances of
@@ -149,10 +157,7 @@ func discover[T any](ctx context.Context, nc *conn.Conn, verb, want, name string
 	o := discoverOpts{stall: DefaultDiscoverStall, prefix: APIPrefix,
 		maxReplies: DefaultDiscoverMaxReplies, maxBytes: DefaultDiscoverMaxBytes}
 	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return nil, err
 		}
 	}

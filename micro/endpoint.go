@@ -23,7 +23,15 @@ func (f HandlerFunc) Handle(r Request) { f(r) }
 
 // EndpointOpt configures one endpoint (AddEndpoint). An invalid option
 // makes AddEndpoint fail with a *ConfigError before anything is sent.
-type EndpointOpt func(*endpointOpts) error
+type EndpointOpt struct{ f func(*endpointOpts) error }
+
+// apply applies o to c; the zero EndpointOpt is invalid.
+func (o EndpointOpt) apply(c *endpointOpts) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero EndpointOpt", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 type endpointOpts struct {
 	subject  string
@@ -48,43 +56,43 @@ func (q queueChoice) over(inherited string) string {
 // EndpointSubject sets the endpoint's subject (wildcards allowed), which
 // is prefixed by its group's. Default: the endpoint's name.
 func EndpointSubject(subject string) EndpointOpt {
-	return func(o *endpointOpts) error {
+	return EndpointOpt{func(o *endpointOpts) error {
 		if subject == "" {
 			return configErr(ErrInvalidSubject, "endpoint subject", subject)
 		}
 		o.subject = subject
 		return nil
-	}
+	}}
 }
 
 // EndpointQueueGroup puts the endpoint in queue group q, overriding its
 // group's and service's.
 func EndpointQueueGroup(q string) EndpointOpt {
-	return func(o *endpointOpts) error {
+	return EndpointOpt{func(o *endpointOpts) error {
 		if proto.ValidateQueue(q) != nil {
 			return configErr(ErrInvalidQueueGroup, "endpoint queue group", q)
 		}
 		o.queue = queueChoice{set: true, name: q}
 		return nil
-	}
+	}}
 }
 
 // EndpointNoQueueGroup makes the endpoint a plain subscription: every
 // instance of the service receives every request.
 func EndpointNoQueueGroup() EndpointOpt {
-	return func(o *endpointOpts) error {
+	return EndpointOpt{func(o *endpointOpts) error {
 		o.queue = queueChoice{set: true}
 		return nil
-	}
+	}}
 }
 
 // EndpointMetadata sets the metadata INFO reports for the endpoint. The
 // map is copied.
 func EndpointMetadata(md map[string]string) EndpointOpt {
-	return func(o *endpointOpts) error {
+	return EndpointOpt{func(o *endpointOpts) error {
 		o.metadata = md
 		return nil
-	}
+	}}
 }
 
 // endpointSpec is a validated endpoint, ready to subscribe.
@@ -105,10 +113,7 @@ func newEndpointSpec(prefix, queue, name string, h Handler, opts []EndpointOpt) 
 	}
 	o := endpointOpts{subject: name}
 	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return endpointSpec{}, err
 		}
 	}
@@ -181,24 +186,34 @@ func (s *Service) addEndpointLocked(sp endpointSpec) error {
 }
 
 // GroupOpt configures a group (AddGroup).
-type GroupOpt func(*Group)
+type GroupOpt struct{ f func(*Group) }
+
+// apply applies o to c; the zero GroupOpt is invalid, reported by the
+// group's AddEndpoint.
+func (o GroupOpt) apply(c *Group) {
+	if o.f == nil {
+		c.err = fmt.Errorf("%w: zero GroupOpt", conn.ErrInvalidOption)
+		return
+	}
+	o.f(c)
+}
 
 // GroupQueueGroup sets the queue group of the group's endpoints (and of
 // its subgroups'), overriding the service's. An invalid name makes the
 // group's AddEndpoint fail with ErrInvalidQueueGroup.
 func GroupQueueGroup(q string) GroupOpt {
-	return func(g *Group) {
+	return GroupOpt{func(g *Group) {
 		if proto.ValidateQueue(q) != nil {
 			g.err = configErr(ErrInvalidQueueGroup, "group queue group", q)
 			return
 		}
 		g.queue = q
-	}
+	}}
 }
 
 // GroupNoQueueGroup makes the group's endpoints plain subscriptions.
 func GroupNoQueueGroup() GroupOpt {
-	return func(g *Group) { g.queue = "" }
+	return GroupOpt{func(g *Group) { g.queue = "" }}
 }
 
 // Group is a subject prefix for endpoints: an endpoint added to group
@@ -232,9 +247,7 @@ func (g *Group) AddGroup(name string, opts ...GroupOpt) *Group {
 func newGroup(s *Service, prefix, queue string, opts []GroupOpt) *Group {
 	g := &Group{svc: s, prefix: prefix, queue: queue}
 	for _, opt := range opts {
-		if opt != nil {
-			opt(g)
-		}
+		opt.apply(g)
 	}
 	return g
 }
@@ -311,14 +324,23 @@ type Request struct {
 }
 
 // RespondOpt configures one response.
-type RespondOpt func(*respondOpts)
+type RespondOpt struct{ f func(*respondOpts) }
+
+// apply applies o to c; the zero RespondOpt is invalid.
+func (o RespondOpt) apply(c *respondOpts) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero RespondOpt", conn.ErrInvalidOption)
+	}
+	o.f(c)
+	return nil
+}
 
 type respondOpts struct{ header *proto.Header }
 
 // RespondHeader sends h with the response. h is read during the call and
 // not modified (Error adds its headers to a copy).
 func RespondHeader(h *proto.Header) RespondOpt {
-	return func(o *respondOpts) { o.header = h }
+	return RespondOpt{func(o *respondOpts) { o.header = h }}
 }
 
 // Data returns the request's payload.
@@ -372,8 +394,8 @@ func (r Request) Endpoint() *Endpoint { return r.ep }
 func (r Request) Respond(data []byte, opts ...RespondOpt) error {
 	var o respondOpts
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
+		if err := opt.apply(&o); err != nil {
+			return err
 		}
 	}
 	return r.respond(o.header, data)
@@ -423,8 +445,8 @@ func (r Request) Error(code, description string, data []byte, opts ...RespondOpt
 	}
 	var o respondOpts
 	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
+		if err := opt.apply(&o); err != nil {
+			return err
 		}
 	}
 	h := o.header.Clone()

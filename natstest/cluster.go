@@ -63,7 +63,10 @@ func startCluster(tb testing.TB, n int, opts []Option) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("a cluster needs at least one server, got %d", n)
 	}
-	cfg := newConfig(opts)
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	name := cfg.clusterName
 	if name == "" {
 		name = DefaultClusterName

@@ -44,7 +44,10 @@ func startLeaf(tb testing.TB, hub *Server, opts []Option) (*Server, error) {
 	if port == 0 {
 		return nil, errors.New("the hub has no leaf node listener: start it with LeafNodes")
 	}
-	cfg := newConfig(opts)
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	cfg.leafRemote = hubLeafURL(port)
 	sysRemote, err := systemLeafRemote(cfg, hub.cfg, cfg.leafRemote)
 	if err != nil {

@@ -1,9 +1,12 @@
 package natstest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsio/natsio/conn"
 )
 
 // Defaults that differ from nats-server's own, chosen so that tests of lame
@@ -21,7 +24,16 @@ const DefaultClusterName = "natstest"
 // StartCluster, NewLeaf or StartLeaf. Options are applied in order; a later
 // option of the same kind replaces an earlier one, except Configure, whose
 // functions all run.
-type Option func(*config)
+type Option struct{ f func(*config) }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *config) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero natstest.Option", conn.ErrInvalidOption)
+	}
+	o.f(c)
+	return nil
+}
 
 // config is what the options describe. It is copied per server.
 type config struct {
@@ -64,14 +76,14 @@ type wsSpec struct {
 	compression bool
 }
 
-func newConfig(opts []Option) *config {
+func newConfig(opts []Option) (*config, error) {
 	c := &config{}
 	for _, o := range opts {
-		if o != nil {
-			o(c)
+		if err := o.apply(c); err != nil {
+			return nil, err
 		}
 	}
-	return c
+	return c, nil
 }
 
 // clone returns a copy that does not share the slices of c.
@@ -93,7 +105,7 @@ func (c *config) clone() *config {
 
 // JetStream turns JetStream on (the default) or off.
 func JetStream(on bool) Option {
-	return func(c *config) { c.noJetStream = !on }
+	return Option{func(c *config) { c.noJetStream = !on }}
 }
 
 // MemoryStore makes the server accept memory streams only: nothing is
@@ -103,13 +115,13 @@ func JetStream(on bool) Option {
 // disk. It writes a jetstream block into the server's configuration file,
 // replacing one given with ConfigText.
 func MemoryStore() Option {
-	return func(c *config) { c.memoryStore = true }
+	return Option{func(c *config) { c.memoryStore = true }}
 }
 
 // FileStore undoes MemoryStore: file and memory streams are both accepted
 // (the default). File streams live in the store directory (see StoreDir).
 func FileStore() Option {
-	return func(c *config) { c.memoryStore = false }
+	return Option{func(c *config) { c.memoryStore = false }}
 }
 
 // StoreDir keeps the JetStream store in dir instead of a fresh temporary
@@ -117,52 +129,52 @@ func FileStore() Option {
 // store survives Restart either way. In a cluster, dir is the parent of one
 // directory per node, named after the node.
 func StoreDir(dir string) Option {
-	return func(c *config) { c.storeDir = dir }
+	return Option{func(c *config) { c.storeDir = dir }}
 }
 
 // Name sets the server name (server_name). Without it the server uses its
 // generated ID. Cluster nodes are always named "<cluster>-<index>".
 func Name(name string) Option {
-	return func(c *config) { c.name = name }
+	return Option{func(c *config) { c.name = name }}
 }
 
 // ClusterName names the cluster of NewCluster and StartCluster (default
 // DefaultClusterName). It has no effect on a single server.
 func ClusterName(name string) Option {
-	return func(c *config) { c.clusterName = name }
+	return Option{func(c *config) { c.clusterName = name }}
 }
 
 // JetStreamDomain sets the JetStream domain of the server; a client of
 // another domain reaches its JetStream through the domain's API prefix
 // ($JS.<domain>.API). See NewLeaf.
 func JetStreamDomain(domain string) Option {
-	return func(c *config) { c.domain = domain }
+	return Option{func(c *config) { c.domain = domain }}
 }
 
 // MaxPayload sets the largest message payload the server accepts (default
 // 1 MiB).
 func MaxPayload(n int32) Option {
-	return func(c *config) { c.maxPayload = n }
+	return Option{func(c *config) { c.maxPayload = n }}
 }
 
 // UserPassword requires clients to log in as user with password.
 // Server.Connect does so by itself. It combines with NKeyUsers and
 // Accounts (the user then belongs to the default account), not with Token.
 func UserPassword(user, password string) Option {
-	return func(c *config) { c.user, c.pass = user, password }
+	return Option{func(c *config) { c.user, c.pass = user, password }}
 }
 
 // Token requires clients to present token. Server.Connect does so by
 // itself. It cannot be combined with UserPassword, NKeyUsers or Accounts:
 // Start fails.
 func Token(token string) Option {
-	return func(c *config) { c.token = token }
+	return Option{func(c *config) { c.token = token }}
 }
 
 // NKeyUsers lets the users with the given public nkeys ("U…", see
 // NewNKeyUser) connect. Options add up.
 func NKeyUsers(publicKeys ...string) Option {
-	return func(c *config) { c.nkeys = append(c.nkeys, publicKeys...) }
+	return Option{func(c *config) { c.nkeys = append(c.nkeys, publicKeys...) }}
 }
 
 // Accounts defines accounts with their users, written as an accounts block
@@ -170,7 +182,7 @@ func NKeyUsers(publicKeys ...string) Option {
 // ConfigText). Clients then have to log in as one of the users. Options add
 // up.
 func Accounts(accounts ...Account) Option {
-	return func(c *config) { c.accounts = append(c.accounts, accounts...) }
+	return Option{func(c *config) { c.accounts = append(c.accounts, accounts...) }}
 }
 
 // OperatorMode runs the server in operator (decentralised JWT) mode with
@@ -179,7 +191,7 @@ func Accounts(accounts ...Account) Option {
 // user of o.App made for the server; other users come from
 // OperatorAccount.NewUser.
 func OperatorMode(o *Operator) Option {
-	return func(c *config) { c.operator = o }
+	return Option{func(c *config) { c.operator = o }}
 }
 
 // TLS serves TLS on the client port (and on the WebSocket port, see
@@ -187,49 +199,49 @@ func OperatorMode(o *Operator) Option {
 // set is generated for the server (Server.Certs returns it). Server.Connect
 // trusts the CA by itself; other clients use Certs.ClientTLSConfig.
 func TLS(certs *Certs) Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		first := c.tls != nil && c.tls.handshakeFirst
 		c.tls = &tlsSpec{certs: certs, handshakeFirst: first}
-	}
+	}}
 }
 
 // MutualTLS is TLS that also requires a client certificate signed by the CA
 // of certs (nil: generated, as for TLS). Certs.ClientTLSConfig presents the
 // set's client certificate; Server.Connect uses it.
 func MutualTLS(certs *Certs) Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		first := c.tls != nil && c.tls.handshakeFirst
 		c.tls = &tlsSpec{certs: certs, verify: true, handshakeFirst: first}
-	}
+	}}
 }
 
 // TLSHandshakeFirst makes the server expect the TLS handshake before it
 // sends INFO (handshake_first); clients need conn.TLSHandshakeFirst. It
 // implies TLS with generated certificates when no TLS option is given.
 func TLSHandshakeFirst() Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		if c.tls == nil {
 			c.tls = &tlsSpec{}
 		}
 		c.tls.handshakeFirst = true
-	}
+	}}
 }
 
 // WebSocket opens a WebSocket listener on a free loopback port
 // (Server.WebSocketURL). It serves wss:// when the server has TLS, with the
 // same certificates.
 func WebSocket() Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		if c.ws == nil {
 			c.ws = &wsSpec{}
 		}
-	}
+	}}
 }
 
 // WebSocketCompression is WebSocket with permessage-deflate offered to
 // clients (conn.WebSocketCompression).
 func WebSocketCompression() Option {
-	return func(c *config) { c.ws = &wsSpec{compression: true} }
+	return Option{func(c *config) { c.ws = &wsSpec{compression: true} }}
 }
 
 // NoListener starts the server without any client listener (nats-server's
@@ -238,19 +250,19 @@ func WebSocketCompression() Option {
 // in-process dialer can serve. WebSocket and leaf node listeners are still
 // opened when asked for.
 func NoListener() Option {
-	return func(c *config) { c.noListen = true }
+	return Option{func(c *config) { c.noListen = true }}
 }
 
 // LeafNodes opens a leaf node listener on a free loopback port, so that
 // NewLeaf can connect a leaf node to this server (the hub).
 func LeafNodes() Option {
-	return func(c *config) { c.leafListener = true }
+	return Option{func(c *config) { c.leafListener = true }}
 }
 
 // PingInterval sets how often the server pings a client and after how many
 // unanswered pings it drops it (server defaults: 2 minutes and 2).
 func PingInterval(d time.Duration, maxOutstanding int) Option {
-	return func(c *config) { c.pingInterval, c.maxPingsOut = d, maxOutstanding }
+	return Option{func(c *config) { c.pingInterval, c.maxPingsOut = d, maxOutstanding }}
 }
 
 // LameDuckDuration sets how long lame duck mode takes (see
@@ -258,7 +270,7 @@ func PingInterval(d time.Duration, maxOutstanding int) Option {
 // (defaults DefaultLameDuckDuration and DefaultLameDuckGracePeriod, much
 // shorter than nats-server's). The grace period must be shorter.
 func LameDuckDuration(duration, grace time.Duration) Option {
-	return func(c *config) { c.ldmDuration, c.ldmGrace = duration, grace }
+	return Option{func(c *config) { c.ldmDuration, c.ldmGrace = duration, grace }}
 }
 
 // ConfigText is nats-server configuration, loaded before the other options
@@ -267,16 +279,16 @@ func LameDuckDuration(duration, grace time.Duration) Option {
 // are always decided by this package; MemoryStore, Accounts and
 // OperatorMode write their own blocks after it.
 func ConfigText(text string) Option {
-	return func(c *config) { c.configText = text }
+	return Option{func(c *config) { c.configText = text }}
 }
 
 // Debug raises the server's log level to debug once logging is on (see
 // LogEnv).
-func Debug() Option { return func(c *config) { c.debug = true } }
+func Debug() Option { return Option{func(c *config) { c.debug = true }} }
 
 // Trace raises the server's log level to protocol traces (and debug) once
 // logging is on (see LogEnv).
-func Trace() Option { return func(c *config) { c.trace = true } }
+func Trace() Option { return Option{func(c *config) { c.trace = true }} }
 
 // Configure calls f with the final nats-server options right before the
 // server is created, at every start and restart: the escape hatch for
@@ -284,9 +296,9 @@ func Trace() Option { return func(c *config) { c.trace = true } }
 // node listeners back on the ports they had, including listeners f asked
 // for.
 func Configure(f func(*server.Options)) Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		if f != nil {
 			c.configure = append(c.configure, f)
 		}
-	}
+	}}
 }

@@ -89,7 +89,11 @@ type clusterSpec struct {
 // it from the test's goroutine.
 func NewServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	s, err := startServer(tb, newConfig(opts), nil, ports{})
+	cfg, err := newConfig(opts)
+	if err != nil {
+		tb.Fatalf("natstest: %v", err)
+	}
+	s, err := startServer(tb, cfg, nil, ports{})
 	if err != nil {
 		tb.Fatalf("natstest: %v", err)
 	}
@@ -103,7 +107,11 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 // os.Exit, which runs no deferred calls). Server logs, when turned on with
 // LogEnv, go to standard error.
 func Start(opts ...Option) (*Server, error) {
-	return startServer(nil, newConfig(opts), nil, ports{})
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return startServer(nil, cfg, nil, ports{})
 }
 
 // startServer prepares and starts a server; on failure nothing is left

@@ -47,7 +47,7 @@ var systemKinds = []string{
 // request to all servers reaches the leaf too. In operator mode the
 // operator's system account is used and this option is not needed.
 func SystemAccount() Option {
-	return func(c *config) { c.sysAccount = true }
+	return Option{func(c *config) { c.sysAccount = true }}
 }
 
 // withSystemAccount returns the accounts of the configuration file: those

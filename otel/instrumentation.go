@@ -2,7 +2,7 @@ package natsotel
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -46,7 +46,15 @@ var (
 )
 
 // Option configures New.
-type Option func(*config) error
+type Option struct{ f func(*config) error }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *config) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero Option", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 type config struct {
 	tp        trace.TracerProvider
@@ -59,37 +67,37 @@ type config struct {
 // WithTracerProvider sets the tracer provider (default: the global one,
 // otel.GetTracerProvider, read when New runs).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) error {
+	return Option{func(c *config) error {
 		if tp == nil {
-			return errors.New("natsotel: nil TracerProvider")
+			return fmt.Errorf("%w: natsotel: nil TracerProvider", conn.ErrInvalidOption)
 		}
 		c.tp = tp
 		return nil
-	}
+	}}
 }
 
 // WithMeterProvider sets the meter provider (default: the global one).
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *config) error {
+	return Option{func(c *config) error {
 		if mp == nil {
-			return errors.New("natsotel: nil MeterProvider")
+			return fmt.Errorf("%w: natsotel: nil MeterProvider", conn.ErrInvalidOption)
 		}
 		c.mp = mp
 		return nil
-	}
+	}}
 }
 
 // WithPropagator sets the propagator that writes and reads trace context
 // in message headers (default: W3C Trace Context and Baggage; pass
 // otel.GetTextMapPropagator() to use the global one).
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(c *config) error {
+	return Option{func(c *config) error {
 		if p == nil {
-			return errors.New("natsotel: nil propagator")
+			return fmt.Errorf("%w: natsotel: nil propagator", conn.ErrInvalidOption)
 		}
 		c.prop = p
 		return nil
-	}
+	}}
 }
 
 // WithServerTracing asks the servers to trace every published message
@@ -99,13 +107,13 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 // conn.TraceEvent). The message is still delivered. Servers before 2.11
 // ignore the header. dest must be a valid subject without wildcards.
 func WithServerTracing(dest string) Option {
-	return func(c *config) error {
+	return Option{func(c *config) error {
 		if err := validSubject(dest); err != nil {
 			return err
 		}
 		c.traceDest = dest
 		return nil
-	}
+	}}
 }
 
 // WithIncomingAsLink makes the trace context a delivered message carries
@@ -123,17 +131,17 @@ func WithServerTracing(dest string) Option {
 // handler makes. Use this option at such a trust boundary; the producer's
 // span is still one click away through the link.
 func WithIncomingAsLink() Option {
-	return func(c *config) error {
+	return Option{func(c *config) error {
 		c.linkOnly = true
 		return nil
-	}
+	}}
 }
 
 // New returns an Instrumentation configured by opts.
 func New(opts ...Option) (*Instrumentation, error) {
 	var c config
 	for _, o := range opts {
-		if err := o(&c); err != nil {
+		if err := o.apply(&c); err != nil {
 			return nil, err
 		}
 	}

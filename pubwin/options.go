@@ -24,7 +24,15 @@ const (
 // Option configures a Window; pass options to New. Options apply in order,
 // so a later one replaces an earlier one of the same kind. An invalid value
 // makes New fail with an error matching conn.ErrInvalidOption.
-type Option func(*options) error
+type Option struct{ f func(*options) error }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *options) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero Option", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 type options struct {
 	maxPending    int
@@ -51,13 +59,13 @@ func invalid(format string, a ...any) error {
 // a slot (see StallWait). n must be between 1 and 1<<20; the window
 // allocates room for 2n futures up front.
 func MaxPending(n int) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if n < 1 || n > maxMaxPending {
 			return invalid("MaxPending %d is outside 1..%d", n, maxMaxPending)
 		}
 		o.maxPending = n
 		return nil
-	}
+	}}
 }
 
 // StallWait is how long a Publish that finds the window full waits for a
@@ -65,26 +73,26 @@ func MaxPending(n int) Option {
 // DefaultStallWait, 200 ms); the Publish's context ends the wait too. 0
 // fails such a Publish at once. d must not be negative.
 func StallWait(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d < 0 {
 			return invalid("negative StallWait %v", d)
 		}
 		o.stallWait = d
 		return nil
-	}
+	}}
 }
 
 // AckTimeout is how long a future waits for its ack, counted from its
 // Publish and bounding all its retries, before it fails with
 // ErrAckTimeout (default DefaultAckTimeout, 5 s). d must be positive.
 func AckTimeout(d time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		if d <= 0 {
 			return invalid("AckTimeout %v must be positive", d)
 		}
 		o.ackTimeout = d
 		return nil
-	}
+	}}
 }
 
 // RetryOnNoResponders sends a message again when its reply says that no
@@ -112,7 +120,7 @@ func AckTimeout(d time.Duration) Option {
 // ends; this costs client CPU, which is why retries are off by default.
 // jsapi.RetryOnNoResponders passed to Publish has no effect.
 func RetryOnNoResponders(attempts int, wait time.Duration) Option {
-	return func(o *options) error {
+	return Option{func(o *options) error {
 		switch {
 		case attempts < 0 || attempts > maxRetryAttempts:
 			return invalid("retry attempts %d is outside 0..%d", attempts, maxRetryAttempts)
@@ -125,5 +133,5 @@ func RetryOnNoResponders(attempts int, wait time.Duration) Option {
 		}
 		o.retryAttempts, o.retryWait = attempts, wait
 		return nil
-	}
+	}}
 }

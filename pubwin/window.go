@@ -86,7 +86,7 @@ type Window struct {
 func New(js *jsapi.JS, opts ...Option) (*Window, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if err := opt.apply(&o); err != nil {
 			return nil, err
 		}
 	}

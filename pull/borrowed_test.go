@@ -78,15 +78,6 @@ func TestMessagesBorrowed(t *testing.T) {
 	}
 }
 
-// Borrowed is an option of Messages only.
-func TestBorrowedIsForMessages(t *testing.T) {
-	e := newEnv(t, jsapi.StorageMemory)
-	c := e.consumer(t, jsapi.ConsumerConfig{})
-	if _, err := c.Fetch(e.ctx, 1, pull.Borrowed()); err == nil {
-		t.Fatal("Fetch accepted Borrowed")
-	}
-}
-
 // borrowedCopy is what a loop body keeps of a borrowed message: copies.
 type borrowedCopy struct {
 	subject, reply, msgID, stream, consumer string

@@ -325,7 +325,6 @@ func TestConsumeRefusesUpFront(t *testing.T) {
 		want    error
 	}{
 		{"MaxMessages 0", e.ctx, handler, []pull.Opt{pull.MaxMessages(0)}, conn.ErrInvalidOption},
-		{"NoWait", e.ctx, handler, []pull.Opt{pull.NoWait()}, conn.ErrInvalidOption},
 		{"Group on a plain consumer", e.ctx, handler, []pull.Opt{pull.Group("g")}, conn.ErrInvalidOption},
 		{"DrainOn nil", e.ctx, handler, []pull.Opt{pull.DrainOn(nil)}, conn.ErrInvalidOption},
 		{"zero Opt", e.ctx, handler, []pull.Opt{{}}, conn.ErrInvalidOption},

@@ -44,7 +44,7 @@ func TestDeadlineRule(t *testing.T) {
 			empty: true,
 		},
 		{
-			name: "Fetch with heartbeats, deadline, nothing", call: fetch(5, pull.Heartbeat(100*time.Millisecond)), ctx: within(500 * time.Millisecond),
+			name: "Fetch with heartbeats, deadline, nothing", call: fetch(5, pull.FetchHeartbeat(100*time.Millisecond)), ctx: within(500 * time.Millisecond),
 			empty: true,
 		},
 		{
@@ -129,11 +129,11 @@ func TestDeadlineRule(t *testing.T) {
 	}
 }
 
-func fetch(n int, opts ...pull.Opt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
+func fetch(n int, opts ...pull.FetchOpt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
 	return func(ctx context.Context, c *pull.Consumer) ([]*jsapi.Msg, error) { return c.Fetch(ctx, n, opts...) }
 }
 
-func next(opts ...pull.Opt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
+func next(opts ...pull.FetchOpt) func(context.Context, *pull.Consumer) ([]*jsapi.Msg, error) {
 	return func(ctx context.Context, c *pull.Consumer) ([]*jsapi.Msg, error) {
 		m, err := c.Next(ctx, opts...)
 		if m == nil {

@@ -44,7 +44,7 @@ const fetchMargin = 50 * time.Millisecond
 // fails at once (ErrFetchTimeout past its deadline, its cause when
 // canceled), and no pull is sent. A Fetch whose pull is over leaves its
 // subscription to the next Fetch of c for up to 5 s (fetchsub.go).
-func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg, error) {
+func (c *Consumer) Fetch(ctx context.Context, n int, opts ...FetchOpt) ([]*jsapi.Msg, error) {
 	var empty error
 	return c.fetch(ctx, n, opts, &empty)
 }
@@ -52,7 +52,7 @@ func (c *Consumer) Fetch(ctx context.Context, n int, opts ...Opt) ([]*jsapi.Msg,
 // fetch is Fetch. When the pull ended with no error, *empty says why it
 // ended with what arrived: ErrFetchTimeout (the wait reached its deadline) or
 // ErrNoMessages (the server had none for the pull), for Next.
-func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (out []*jsapi.Msg, err error) {
+func (c *Consumer) fetch(ctx context.Context, n int, opts []FetchOpt, empty *error) (out []*jsapi.Msg, err error) {
 	if ctx == nil {
 		return nil, conn.ErrNilContext
 	}
@@ -67,7 +67,7 @@ func (c *Consumer) fetch(ctx context.Context, n int, opts []Opt, empty *error) (
 		}
 		return nil, context.Cause(ctx)
 	}
-	s, err := resolve("fetch", c.config(), opts)
+	s, err := resolveFetch(c.config(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func watchSilence(ctx context.Context, d time.Duration, cause error, activity *a
 // and context.DeadlineExceeded) at ctx's deadline (DefaultFetchWait
 // without one), with ErrNoMessages when a NoWait pull found none, with an
 // error matching context.Canceled when ctx was canceled.
-func (c *Consumer) Next(ctx context.Context, opts ...Opt) (*jsapi.Msg, error) {
+func (c *Consumer) Next(ctx context.Context, opts ...FetchOpt) (*jsapi.Msg, error) {
 	var empty error
 	msgs, err := c.fetch(ctx, 1, opts, &empty)
 	if len(msgs) == 1 {

@@ -18,7 +18,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	spy := spyPulls(t, e)
 	e.publish(t, 10)
-	fetch := func(n int, opts ...pull.Opt) []*jsapi.Msg {
+	fetch := func(n int, opts ...pull.FetchOpt) []*jsapi.Msg {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
 		defer cancel()
@@ -68,7 +68,7 @@ func TestFetchKeepsSubscription(t *testing.T) {
 
 	// With MaxBytes a "409 Batch Completed" may follow the batch: not kept.
 	e.publish(t, 1)
-	if got := len(fetch(1, pull.MaxBytes(1<<20))); got != 1 {
+	if got := len(fetch(1, pull.FetchMaxBytes(1<<20))); got != 1 {
 		t.Fatalf("fetched %d of 1", got)
 	}
 	if r := spy.next(t); r != first {

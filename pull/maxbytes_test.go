@@ -43,14 +43,14 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 	c := e.consumer(t, jsapi.ConsumerConfig{})
 	pulls := countPulls(t, e)
 
-	msgs, err := c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	msgs, err := c.Fetch(e.ctx, 10, pull.FetchMaxBytes(300))
 	if err != nil || len(msgs) != 2 {
 		t.Fatalf("fetch: %d messages, %v; want the 2 small ones", len(msgs), err)
 	}
 	for _, m := range msgs {
 		m.Ack()
 	}
-	msgs, err = c.Fetch(e.ctx, 10, pull.MaxBytes(300))
+	msgs, err = c.Fetch(e.ctx, 10, pull.FetchMaxBytes(300))
 	var se *jsapi.StatusError
 	if len(msgs) != 0 || !errors.Is(err, pull.ErrMessageTooLarge) || !errors.As(err, &se) || se.Code != 409 {
 		t.Fatalf("fetch of the large one: %d messages, %v; want ErrMessageTooLarge (409)", len(msgs), err)
@@ -83,7 +83,7 @@ func TestMessageLargerThanMaxBytes(t *testing.T) {
 	}
 
 	// A MaxBytes that fits takes it.
-	msgs, err = c.Fetch(e.ctx, 1, pull.MaxBytes(4096))
+	msgs, err = c.Fetch(e.ctx, 1, pull.FetchMaxBytes(4096))
 	if err != nil || len(msgs) != 1 || len(msgs[0].Data) != 1024 {
 		t.Fatalf("fetch with room: %d messages, %v", len(msgs), err)
 	}

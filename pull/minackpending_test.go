@@ -38,7 +38,7 @@ func TestOverflowMinAckPending(t *testing.T) {
 	})
 
 	// The holder takes 2 and keeps them unacknowledged.
-	held, err := holder.Fetch(e.ctx, 2, pull.Group("g"))
+	held, err := holder.Fetch(e.ctx, 2, pull.FetchGroup("g"))
 	if err != nil || len(held) != 2 {
 		t.Fatalf("holder's fetch: %d %v", len(held), err)
 	}
@@ -48,7 +48,7 @@ func TestOverflowMinAckPending(t *testing.T) {
 
 	// Below the threshold: not served although 8 are available.
 	ctx, cancel := context.WithTimeout(e.ctx, 400*time.Millisecond)
-	msgs, err := waiter.Fetch(ctx, 2, pull.Group("g"), pull.MinAckPending(3))
+	msgs, err := waiter.Fetch(ctx, 2, pull.FetchGroup("g"), pull.FetchMinAckPending(3))
 	cancel()
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("pull with min_ack_pending 3 at ack pending 2: %d messages, %v", len(msgs), err)
@@ -68,9 +68,9 @@ func TestOverflowMinAckPending(t *testing.T) {
 	var gotErr error
 	wctx, wcancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer wcancel()
-	wg.Go(func() { got, gotErr = waiter.Fetch(wctx, 2, pull.Group("g"), pull.MinAckPending(3)) })
+	wg.Go(func() { got, gotErr = waiter.Fetch(wctx, 2, pull.FetchGroup("g"), pull.FetchMinAckPending(3)) })
 	waitWaiting(t, e, holder, 1)
-	third, err := holder.Fetch(e.ctx, 1, pull.Group("g"))
+	third, err := holder.Fetch(e.ctx, 1, pull.FetchGroup("g"))
 	if err != nil || len(third) != 1 {
 		t.Fatalf("holder's third: %d %v", len(third), err)
 	}

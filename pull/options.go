@@ -37,8 +37,12 @@ const (
 	optDrainOn
 )
 
-// Opt is an option of Fetch, Next, Messages or Consume. Options are plain
-// values; Messages and Consume take the same ones.
+// Opt is an option of Messages, Consume and ConsumeKeyed, which take the
+// same ones. Fetch and Next take FetchOpt: the options both kinds of call
+// honour have a constructor for each (MaxBytes and FetchMaxBytes, …), so
+// an option handed to a call that would ignore or refuse it does not
+// compile. Options are plain values; a bad one, or the zero value, is
+// rejected with conn.ErrInvalidOption before any pull is sent.
 type Opt struct {
 	kind optKind
 	n    int64
@@ -51,29 +55,50 @@ type Opt struct {
 // MaxMessages bounds the messages Messages keeps requested (default 500).
 func MaxMessages(n int) Opt { return Opt{kind: optMaxMessages, n: int64(n)} }
 
-// MaxBytes bounds the bytes requested: for Fetch, the batch's size; for
-// Messages, the bytes kept requested (then MaxMessages defaults to a large
-// number).
+// MaxBytes bounds the bytes Messages keeps requested (then MaxMessages
+// defaults to a large number). FetchMaxBytes bounds a Fetch.
 func MaxBytes(n int) Opt { return Opt{kind: optMaxBytes, n: int64(n)} }
 
 // Expires sets how long each pull of Messages waits at the server (default
 // 30 s); Fetch derives it from its context.
 func Expires(d time.Duration) Opt { return Opt{kind: optExpires, d: d} }
 
-// Heartbeat asks for idle heartbeats at this interval; two missed ones are
-// an error (Fetch) or a re-pull (Messages). Messages defaults to half of
-// Expires, at most 30 s; Fetch asks for none unless set.
+// Heartbeat asks for idle heartbeats at this interval; two missed ones
+// make Messages pull again. It defaults to half of Expires, at most 30 s
+// (FetchHeartbeat for Fetch).
 func Heartbeat(d time.Duration) Opt { return Opt{kind: optHeartbeat, d: d} }
 
 // Threshold makes Messages pull more once fewer than n messages remain
 // requested (default half of MaxMessages).
 func Threshold(n int) Opt { return Opt{kind: optThreshold, n: int64(n)} }
 
+// FetchOpt is an option of Fetch and Next (see Opt).
+type FetchOpt struct{ o Opt }
+
 // NoWait makes Fetch return at once with what is available, an empty
-// batch when there is nothing (Fetch only). A no-wait pull the server
-// keeps open (messages pending that MaxAckPending holds back) ends 0.9 s
-// after its last message, and is withdrawn at the server.
-func NoWait() Opt { return Opt{kind: optNoWait} }
+// batch when there is nothing. A no-wait pull the server keeps open
+// (messages pending that MaxAckPending holds back) ends 0.9 s after its
+// last message, and is withdrawn at the server.
+func NoWait() FetchOpt { return FetchOpt{Opt{kind: optNoWait}} }
+
+// FetchMaxBytes is MaxBytes for Fetch and Next: the batch's size in bytes.
+func FetchMaxBytes(n int) FetchOpt { return FetchOpt{MaxBytes(n)} }
+
+// FetchHeartbeat is Heartbeat for Fetch and Next: two missed heartbeats
+// end the call with an error (none asked for unless set).
+func FetchHeartbeat(d time.Duration) FetchOpt { return FetchOpt{Heartbeat(d)} }
+
+// FetchGroup is Group for Fetch and Next.
+func FetchGroup(g string) FetchOpt { return FetchOpt{Group(g)} }
+
+// FetchMinPending is MinPending for Fetch and Next.
+func FetchMinPending(n int64) FetchOpt { return FetchOpt{MinPending(n)} }
+
+// FetchMinAckPending is MinAckPending for Fetch and Next.
+func FetchMinAckPending(n int64) FetchOpt { return FetchOpt{MinAckPending(n)} }
+
+// FetchPriority is Priority for Fetch and Next.
+func FetchPriority(p int) FetchOpt { return FetchOpt{Priority(p)} }
 
 // Group names the priority group pulls are made in (required on consumers
 // with a priority policy, rejected on others).
@@ -173,72 +198,97 @@ func invalid(format string, a ...any) error {
 func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, error) {
 	var s settings
 	for _, o := range opts {
-		switch o.kind {
-		case optMaxMessages:
-			if o.n <= 0 || call != "messages" {
-				return s, invalid("MaxMessages %d", o.n)
-			}
-			s.maxMsgs = int(o.n)
-		case optMaxBytes:
-			if o.n <= 0 {
-				return s, invalid("MaxBytes %d", o.n)
-			}
-			s.maxBytes = int(o.n)
-		case optExpires:
-			if o.d < time.Second || call != "messages" {
-				return s, invalid("Expires %v (at least 1 s, Messages and Consume only)", o.d)
-			}
-			s.expires = o.d
-		case optHeartbeat:
-			if o.d < 100*time.Millisecond {
-				return s, invalid("Heartbeat %v", o.d)
-			}
-			s.hb = o.d
-		case optThreshold:
-			if o.n <= 0 || call != "messages" {
-				return s, invalid("Threshold %d", o.n)
-			}
-			s.threshold = int(o.n)
-		case optNoWait:
-			if call != "fetch" {
-				return s, invalid("NoWait is for Fetch")
-			}
-			s.noWait = true
-		case optGroup:
-			s.group = o.s
-		case optMinPending:
-			s.minPending = o.n
-		case optMinAckPending:
-			s.minAckPending = o.n
-		case optPriority:
-			if o.n < 0 || o.n > 9 {
-				return s, invalid("Priority %d (0-9)", o.n)
-			}
-			s.priority, s.hasPriority = int(o.n), true
-		case optOnError:
-			s.onError = o.f
-		case optReadAhead:
-			if call != "messages" {
-				return s, invalid("ReadAhead is for Messages and Consume")
-			}
-			s.readAhead = -1
-			if o.n == 1 {
-				s.readAhead = 1
-			}
-		case optBorrowed:
-			if call != "messages" {
-				return s, invalid("Borrowed is for Messages and Consume")
-			}
-			s.borrowed = true
-		case optDrainOn:
-			if call != "messages" || o.ch == nil {
-				return s, invalid("DrainOn needs a channel, and is for Messages and Consume")
-			}
-			s.drainOn = o.ch
-		default:
-			return s, invalid("zero Opt")
+		if err := s.apply(call, o); err != nil {
+			return s, err
 		}
 	}
+	return s, s.finish(call, cfg)
+}
+
+// resolveFetch is resolve for Fetch and Next.
+func resolveFetch(cfg *jsapi.ConsumerConfig, opts []FetchOpt) (settings, error) {
+	var s settings
+	for _, o := range opts {
+		if err := s.apply("fetch", o.o); err != nil {
+			return s, err
+		}
+	}
+	return s, s.finish("fetch", cfg)
+}
+
+// apply applies one option for the given call.
+func (s *settings) apply(call string, o Opt) error {
+	switch o.kind {
+	case optMaxMessages:
+		if o.n <= 0 || call != "messages" {
+			return invalid("MaxMessages %d", o.n)
+		}
+		s.maxMsgs = int(o.n)
+	case optMaxBytes:
+		if o.n <= 0 {
+			return invalid("MaxBytes %d", o.n)
+		}
+		s.maxBytes = int(o.n)
+	case optExpires:
+		if o.d < time.Second || call != "messages" {
+			return invalid("Expires %v (at least 1 s, Messages and Consume only)", o.d)
+		}
+		s.expires = o.d
+	case optHeartbeat:
+		if o.d < 100*time.Millisecond {
+			return invalid("Heartbeat %v", o.d)
+		}
+		s.hb = o.d
+	case optThreshold:
+		if o.n <= 0 || call != "messages" {
+			return invalid("Threshold %d", o.n)
+		}
+		s.threshold = int(o.n)
+	case optNoWait:
+		if call != "fetch" {
+			return invalid("NoWait is for Fetch")
+		}
+		s.noWait = true
+	case optGroup:
+		s.group = o.s
+	case optMinPending:
+		s.minPending = o.n
+	case optMinAckPending:
+		s.minAckPending = o.n
+	case optPriority:
+		if o.n < 0 || o.n > 9 {
+			return invalid("Priority %d (0-9)", o.n)
+		}
+		s.priority, s.hasPriority = int(o.n), true
+	case optOnError:
+		s.onError = o.f
+	case optReadAhead:
+		if call != "messages" {
+			return invalid("ReadAhead is for Messages and Consume")
+		}
+		s.readAhead = -1
+		if o.n == 1 {
+			s.readAhead = 1
+		}
+	case optBorrowed:
+		if call != "messages" {
+			return invalid("Borrowed is for Messages and Consume")
+		}
+		s.borrowed = true
+	case optDrainOn:
+		if call != "messages" || o.ch == nil {
+			return invalid("DrainOn needs a channel, and is for Messages and Consume")
+		}
+		s.drainOn = o.ch
+	default:
+		return invalid("zero Opt")
+	}
+	return nil
+}
+
+// finish fills in the defaults of the call and checks the options against
+// each other and the consumer's configuration.
+func (s *settings) finish(call string, cfg *jsapi.ConsumerConfig) error {
 	if call == "messages" {
 		if s.maxMsgs == 0 {
 			s.maxMsgs = DefaultMaxMessages
@@ -253,13 +303,13 @@ func resolve(call string, cfg *jsapi.ConsumerConfig, opts []Opt) (settings, erro
 			s.hb = min(s.expires/2, 30*time.Second)
 		}
 		if s.hb*2 > s.expires {
-			return s, invalid("Heartbeat %v above half of Expires %v", s.hb, s.expires)
+			return invalid("Heartbeat %v above half of Expires %v", s.hb, s.expires)
 		}
 		if s.threshold == 0 || s.threshold > s.maxMsgs {
 			s.threshold = max(s.maxMsgs/2, 1)
 		}
 	}
-	return s, checkPriority(cfg, &s)
+	return checkPriority(cfg, s)
 }
 
 // checkPriority validates group options against the consumer's policy.

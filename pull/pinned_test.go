@@ -46,7 +46,7 @@ func pinnedID(t *testing.T, e *env, c *pull.Consumer) string {
 func fetchWithin(c *pull.Consumer, d time.Duration, n int) ([]*jsapi.Msg, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	return c.Fetch(ctx, n, pull.Group("g"))
+	return c.Fetch(ctx, n, pull.FetchGroup("g"))
 }
 
 // F27 (ADR-42 pinned_client): the pin id stamped on the first delivery

@@ -177,11 +177,11 @@ func TestFetchHeartbeats(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 1500*time.Millisecond)
 	defer cancel()
 	// Idle consumer: heartbeats keep the fetch alive until its deadline.
-	msgs, err := c.Fetch(ctx, 1, pull.Heartbeat(200*time.Millisecond))
+	msgs, err := c.Fetch(ctx, 1, pull.FetchHeartbeat(200*time.Millisecond))
 	if err != nil || len(msgs) != 0 {
 		t.Fatalf("idle fetch with heartbeats: %d %v", len(msgs), err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Heartbeat(time.Hour)); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.FetchHeartbeat(time.Hour)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("heartbeat longer than half the wait: %v", err)
 	}
 }
@@ -336,14 +336,14 @@ func TestPinnedClient(t *testing.T) {
 	if _, err := c.Fetch(e.ctx, 1); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("pull without group: %v", err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("other")); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.FetchGroup("other")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("pull with unknown group: %v", err)
 	}
 	e.publish(t, 20)
 	c2, _ := pull.Bind(e.ctx, e.js, "S", "C")
 	ctx, cancel := context.WithTimeout(e.ctx, time.Second)
 	defer cancel()
-	msgs, err := c.Fetch(ctx, 5, pull.Group("g"))
+	msgs, err := c.Fetch(ctx, 5, pull.FetchGroup("g"))
 	if err != nil || len(msgs) != 5 {
 		t.Fatalf("pinned fetch: %d %v", len(msgs), err)
 	}
@@ -353,7 +353,7 @@ func TestPinnedClient(t *testing.T) {
 	// The second client is not pinned: it gets nothing while the pin holds.
 	ctx2, cancel2 := context.WithTimeout(e.ctx, 500*time.Millisecond)
 	defer cancel2()
-	msgs2, err := c2.Fetch(ctx2, 5, pull.Group("g"))
+	msgs2, err := c2.Fetch(ctx2, 5, pull.FetchGroup("g"))
 	if len(msgs2) != 0 {
 		t.Fatalf("unpinned client got %d messages (%v)", len(msgs2), err)
 	}
@@ -363,7 +363,7 @@ func TestPinnedClient(t *testing.T) {
 	}
 	ctx3, cancel3 := context.WithTimeout(e.ctx, 2*time.Second)
 	defer cancel3()
-	msgs2, err = c2.Fetch(ctx3, 5, pull.Group("g"))
+	msgs2, err = c2.Fetch(ctx3, 5, pull.FetchGroup("g"))
 	if len(msgs2) == 0 {
 		t.Fatalf("after unpin the other client got nothing (%v)", err)
 	}
@@ -376,18 +376,18 @@ func TestOverflowGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
 	defer cancel()
 	// Served only past 10 pending: nothing.
-	msgs, _ := c.Fetch(ctx, 5, pull.Group("g"), pull.MinPending(10))
+	msgs, _ := c.Fetch(ctx, 5, pull.FetchGroup("g"), pull.FetchMinPending(10))
 	if len(msgs) != 0 {
 		t.Fatalf("overflow pull below min_pending got %d", len(msgs))
 	}
 	// Served while at least 3 are pending: 3 of the 5 (5, 4 and 3 pending).
 	ctx2, cancel2 := context.WithTimeout(e.ctx, time.Second)
 	defer cancel2()
-	msgs, err := c.Fetch(ctx2, 5, pull.Group("g"), pull.MinPending(3))
+	msgs, err := c.Fetch(ctx2, 5, pull.FetchGroup("g"), pull.FetchMinPending(3))
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("overflow pull above min_pending: %d %v", len(msgs), err)
 	}
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("g"), pull.Priority(1)); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.FetchGroup("g"), pull.FetchPriority(1)); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("priority on overflow consumer: %v", err)
 	}
 }
@@ -400,9 +400,9 @@ func TestPrioritized(t *testing.T) {
 	var low, high int
 	ctx, cancel := context.WithTimeout(e.ctx, 1500*time.Millisecond)
 	defer cancel()
-	wg.Go(func() { m, _ := c.Fetch(ctx, 5, pull.Group("g"), pull.Priority(5)); low = len(m) })
+	wg.Go(func() { m, _ := c.Fetch(ctx, 5, pull.FetchGroup("g"), pull.FetchPriority(5)); low = len(m) })
 	waitWaiting(t, e, c, 1) // the low-priority pull waits first
-	wg.Go(func() { m, _ := c.Fetch(ctx, 5, pull.Group("g"), pull.Priority(0)); high = len(m) })
+	wg.Go(func() { m, _ := c.Fetch(ctx, 5, pull.FetchGroup("g"), pull.FetchPriority(0)); high = len(m) })
 	waitWaiting(t, e, c, 2)
 	e.publish(t, 5)
 	wg.Wait()
@@ -414,7 +414,7 @@ func TestPrioritized(t *testing.T) {
 func TestPlainConsumerRejectsGroup(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	c := e.consumer(t, jsapi.ConsumerConfig{})
-	if _, err := c.Fetch(e.ctx, 1, pull.Group("g")); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := c.Fetch(e.ctx, 1, pull.FetchGroup("g")); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("got %v", err)
 	}
 	for _, err := range c.Messages(e.ctx, pull.MinPending(3)) {

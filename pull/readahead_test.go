@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/natsio/natsio/conn"
-
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/pull"
 )
@@ -95,18 +93,6 @@ func waitAcked(t *testing.T, e *env, c *pull.Consumer, n uint64) {
 			t.Fatalf("ack pending %d, pending %d, ack floor %d of %d", info.NumAckPending, info.NumPending, info.AckFloor.Consumer, n)
 		case <-time.After(10 * time.Millisecond):
 		}
-	}
-}
-
-// ReadAhead is an option of Messages only.
-func TestReadAheadIsForMessages(t *testing.T) {
-	e := newEnv(t, jsapi.StorageMemory)
-	c := e.consumer(t, jsapi.ConsumerConfig{})
-	if _, err := c.Fetch(e.ctx, 1, pull.ReadAhead(true)); !errors.Is(err, conn.ErrInvalidOption) {
-		t.Fatalf("Fetch with ReadAhead: %v", err)
-	}
-	if _, err := c.Next(e.ctx, pull.ReadAhead(false)); !errors.Is(err, conn.ErrInvalidOption) {
-		t.Fatalf("Next with ReadAhead: %v", err)
 	}
 }
 

@@ -342,13 +342,16 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 		imu.Unlock()
 		cached := &jsapi.ConsumerInfo{Stream: "S", Name: name}
 		var readOpts []Opt
+		var fetchOpts []FetchOpt
 		if tc.group != "" {
 			cached.Config.PriorityPolicy = jsapi.PriorityOverflow
 			cached.Config.PriorityGroups = []string{tc.group}
 			readOpts = append(readOpts, Group(tc.group))
+			fetchOpts = append(fetchOpts, FetchGroup(tc.group))
 		}
 		if tc.maxBytes > 0 {
 			readOpts = append(readOpts, MaxBytes(tc.maxBytes))
+			fetchOpts = append(fetchOpts, FetchMaxBytes(tc.maxBytes))
 		}
 		c := newConsumer(js, cached)
 
@@ -361,7 +364,7 @@ func TestStatusFetchAndMessagesReactions(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				msgs, err := c.Fetch(fctx, 10, readOpts...)
+				msgs, err := c.Fetch(fctx, 10, fetchOpts...)
 				done <- result{msgs, err}
 			}()
 			reply := nextPull(t)

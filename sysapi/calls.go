@@ -14,7 +14,7 @@ func (c *Client) Varz(ctx context.Context, id string, o VarzOptions) (*Reply[Var
 
 // PingVarz asks every server (or those o.Filter selects) for the server's general state and configuration
 // (VARZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingVarz(ctx context.Context, o VarzOptions, opts ...PingOption) ([]*Reply[Varz], error) {
+func (c *Client) PingVarz(ctx context.Context, o VarzOptions, opts ...PingOpt) ([]*Reply[Varz], error) {
 	return all[Varz](ctx, c, KindVarz, Subject(KindVarz, ""), o, opts)
 }
 
@@ -27,7 +27,7 @@ func (c *Client) Connz(ctx context.Context, id string, o ConnzOptions) (*Reply[C
 
 // PingConnz asks every server (or those o.Filter selects) for the server's connections
 // (CONNZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingConnz(ctx context.Context, o ConnzOptions, opts ...PingOption) ([]*Reply[Connz], error) {
+func (c *Client) PingConnz(ctx context.Context, o ConnzOptions, opts ...PingOpt) ([]*Reply[Connz], error) {
 	return all[Connz](ctx, c, KindConnz, Subject(KindConnz, ""), o, opts)
 }
 
@@ -40,7 +40,7 @@ func (c *Client) Routez(ctx context.Context, id string, o RoutezOptions) (*Reply
 
 // PingRoutez asks every server (or those o.Filter selects) for the server's routes
 // (ROUTEZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingRoutez(ctx context.Context, o RoutezOptions, opts ...PingOption) ([]*Reply[Routez], error) {
+func (c *Client) PingRoutez(ctx context.Context, o RoutezOptions, opts ...PingOpt) ([]*Reply[Routez], error) {
 	return all[Routez](ctx, c, KindRoutez, Subject(KindRoutez, ""), o, opts)
 }
 
@@ -53,7 +53,7 @@ func (c *Client) Gatewayz(ctx context.Context, id string, o GatewayzOptions) (*R
 
 // PingGatewayz asks every server (or those o.Filter selects) for the server's gateways
 // (GATEWAYZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingGatewayz(ctx context.Context, o GatewayzOptions, opts ...PingOption) ([]*Reply[Gatewayz], error) {
+func (c *Client) PingGatewayz(ctx context.Context, o GatewayzOptions, opts ...PingOpt) ([]*Reply[Gatewayz], error) {
 	return all[Gatewayz](ctx, c, KindGatewayz, Subject(KindGatewayz, ""), o, opts)
 }
 
@@ -66,7 +66,7 @@ func (c *Client) Leafz(ctx context.Context, id string, o LeafzOptions) (*Reply[L
 
 // PingLeafz asks every server (or those o.Filter selects) for the server's leaf node connections
 // (LEAFZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingLeafz(ctx context.Context, o LeafzOptions, opts ...PingOption) ([]*Reply[Leafz], error) {
+func (c *Client) PingLeafz(ctx context.Context, o LeafzOptions, opts ...PingOpt) ([]*Reply[Leafz], error) {
 	return all[Leafz](ctx, c, KindLeafz, Subject(KindLeafz, ""), o, opts)
 }
 
@@ -79,7 +79,7 @@ func (c *Client) Subsz(ctx context.Context, id string, o SubszOptions) (*Reply[S
 
 // PingSubsz asks every server (or those o.Filter selects) for the server's subscription table
 // (SUBSZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingSubsz(ctx context.Context, o SubszOptions, opts ...PingOption) ([]*Reply[Subsz], error) {
+func (c *Client) PingSubsz(ctx context.Context, o SubszOptions, opts ...PingOpt) ([]*Reply[Subsz], error) {
 	return all[Subsz](ctx, c, KindSubsz, Subject(KindSubsz, ""), o, opts)
 }
 
@@ -92,7 +92,7 @@ func (c *Client) Jsz(ctx context.Context, id string, o JszOptions) (*Reply[Jsz],
 
 // PingJsz asks every server (or those o.Filter selects) for the server's JetStream state
 // (JSZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingJsz(ctx context.Context, o JszOptions, opts ...PingOption) ([]*Reply[Jsz], error) {
+func (c *Client) PingJsz(ctx context.Context, o JszOptions, opts ...PingOpt) ([]*Reply[Jsz], error) {
 	return all[Jsz](ctx, c, KindJsz, Subject(KindJsz, ""), o, opts)
 }
 
@@ -105,7 +105,7 @@ func (c *Client) Accountz(ctx context.Context, id string, o AccountzOptions) (*R
 
 // PingAccountz asks every server (or those o.Filter selects) for the server's accounts
 // (ACCOUNTZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingAccountz(ctx context.Context, o AccountzOptions, opts ...PingOption) ([]*Reply[Accountz], error) {
+func (c *Client) PingAccountz(ctx context.Context, o AccountzOptions, opts ...PingOpt) ([]*Reply[Accountz], error) {
 	return all[Accountz](ctx, c, KindAccountz, Subject(KindAccountz, ""), o, opts)
 }
 
@@ -118,7 +118,7 @@ func (c *Client) Healthz(ctx context.Context, id string, o HealthzOptions) (*Rep
 
 // PingHealthz asks every server (or those o.Filter selects) for the server's health
 // (HEALTHZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingHealthz(ctx context.Context, o HealthzOptions, opts ...PingOption) ([]*Reply[Healthz], error) {
+func (c *Client) PingHealthz(ctx context.Context, o HealthzOptions, opts ...PingOpt) ([]*Reply[Healthz], error) {
 	return all[Healthz](ctx, c, KindHealthz, Subject(KindHealthz, ""), o, opts)
 }
 
@@ -131,14 +131,14 @@ func (c *Client) Statsz(ctx context.Context, id string, o StatszOptions) (*Reply
 
 // PingStatsz asks every server (or those o.Filter selects) for the server's statistics
 // (STATSZ) and gathers the replies as the package documentation describes.
-func (c *Client) PingStatsz(ctx context.Context, o StatszOptions, opts ...PingOption) ([]*Reply[Statsz], error) {
+func (c *Client) PingStatsz(ctx context.Context, o StatszOptions, opts ...PingOpt) ([]*Reply[Statsz], error) {
 	return all[Statsz](ctx, c, KindStatsz, Subject(KindStatsz, ""), o, opts)
 }
 
 // Ping sends the server ping ($SYS.REQ.SERVER.PING, what "nats server
 // ping" sends): every server answers with its Statsz. It gathers as
 // PingStatsz does.
-func (c *Client) Ping(ctx context.Context, opts ...PingOption) ([]*Reply[Statsz], error) {
+func (c *Client) Ping(ctx context.Context, opts ...PingOpt) ([]*Reply[Statsz], error) {
 	return all[Statsz](ctx, c, KindStatsz, pingSubject, nil, opts)
 }
 
@@ -149,7 +149,7 @@ func (c *Client) Idz(ctx context.Context, id string) (*Reply[Idz], error) {
 
 // PingIdz asks every server for its identity (IDZ): the cheapest way to
 // list the servers.
-func (c *Client) PingIdz(ctx context.Context, opts ...PingOption) ([]*Reply[Idz], error) {
+func (c *Client) PingIdz(ctx context.Context, opts ...PingOpt) ([]*Reply[Idz], error) {
 	return all[Idz](ctx, c, KindIdz, Subject(KindIdz, ""), nil, opts)
 }
 
@@ -163,6 +163,6 @@ func (c *Client) Request(ctx context.Context, kind Kind, id string, body any) (*
 }
 
 // PingRequest is Request to every server, gathering as the Ping calls do.
-func (c *Client) PingRequest(ctx context.Context, kind Kind, body any, opts ...PingOption) ([]*Reply[json.RawMessage], error) {
+func (c *Client) PingRequest(ctx context.Context, kind Kind, body any, opts ...PingOpt) ([]*Reply[json.RawMessage], error) {
 	return all[json.RawMessage](ctx, c, kind, Subject(kind, ""), body, opts)
 }

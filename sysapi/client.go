@@ -22,18 +22,26 @@ type Client struct {
 }
 
 // Option configures a Client.
-type Option func(*Client) error
+type Option struct{ f func(*Client) error }
+
+// apply applies o to c; the zero Option is invalid.
+func (o Option) apply(c *Client) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero Option", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 // Timeout bounds every call whose context has no deadline (default
 // DefaultTimeout). d must be positive.
 func Timeout(d time.Duration) Option {
-	return func(c *Client) error {
+	return Option{func(c *Client) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: timeout %v", conn.ErrInvalidOption, d)
 		}
 		c.timeout = d
 		return nil
-	}
+	}}
 }
 
 // New returns a Client over nc. It does not contact the server. It fails
@@ -44,7 +52,7 @@ func New(nc *conn.Conn, opts ...Option) (*Client, error) {
 	}
 	c := &Client{nc: nc, timeout: DefaultTimeout}
 	for _, o := range opts {
-		if err := o(c); err != nil {
+		if err := o.apply(c); err != nil {
 			return nil, err
 		}
 	}

@@ -128,7 +128,7 @@ func TestRequestErrors(t *testing.T) {
 		t.Errorf("max replies 1: %v, %d replies", err, len(rs4))
 	}
 
-	for _, o := range []sysapi.PingOption{sysapi.Expect(0), sysapi.Stall(0), sysapi.MaxReplies(0), sysapi.MaxBytes(0)} {
+	for _, o := range []sysapi.PingOpt{sysapi.Expect(0), sysapi.Stall(0), sysapi.MaxReplies(0), sysapi.MaxBytes(0)} {
 		if _, err := sc.PingIdz(ctx, o); !errors.Is(err, conn.ErrInvalidOption) {
 			t.Errorf("bad option: %v", err)
 		}

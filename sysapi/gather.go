@@ -15,8 +15,16 @@ const (
 	DefaultMaxBytes   = 64 << 20
 )
 
-// PingOption configures how one Ping call gathers replies.
-type PingOption func(*gather) error
+// PingOpt configures how one Ping call gathers replies.
+type PingOpt struct{ f func(*gather) error }
+
+// apply applies o to c; the zero PingOpt is invalid.
+func (o PingOpt) apply(c *gather) error {
+	if o.f == nil {
+		return fmt.Errorf("%w: zero PingOpt", conn.ErrInvalidOption)
+	}
+	return o.f(c)
+}
 
 type gather struct {
 	expect   int
@@ -28,58 +36,58 @@ type gather struct {
 // Expect ends the gathering once n servers have answered, and waits for
 // them until the total timeout instead of ending at a stall. Fewer replies
 // by then is ErrIncomplete, returned with the replies. n must be at least 1.
-func Expect(n int) PingOption {
-	return func(g *gather) error {
+func Expect(n int) PingOpt {
+	return PingOpt{func(g *gather) error {
 		if n < 1 {
 			return fmt.Errorf("%w: expect %d", conn.ErrInvalidOption, n)
 		}
 		g.expect = n
 		return nil
-	}
+	}}
 }
 
 // Stall ends the gathering when d passes without a new reply (default
 // DefaultStall). It has no effect with Expect. d must be positive.
-func Stall(d time.Duration) PingOption {
-	return func(g *gather) error {
+func Stall(d time.Duration) PingOpt {
+	return PingOpt{func(g *gather) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: stall %v", conn.ErrInvalidOption, d)
 		}
 		g.stall = d
 		return nil
-	}
+	}}
 }
 
 // MaxReplies ends the gathering, without error, after n replies (default
 // DefaultMaxReplies). n must be at least 1.
-func MaxReplies(n int) PingOption {
-	return func(g *gather) error {
+func MaxReplies(n int) PingOpt {
+	return PingOpt{func(g *gather) error {
 		if n < 1 {
 			return fmt.Errorf("%w: max replies %d", conn.ErrInvalidOption, n)
 		}
 		g.max = n
 		return nil
-	}
+	}}
 }
 
 // MaxBytes bounds the bytes of the replies kept (default
 // DefaultMaxBytes): the reply that would pass it is dropped and the call
 // returns the others with ErrReplyLimit. n must be positive.
-func MaxBytes(n int) PingOption {
-	return func(g *gather) error {
+func MaxBytes(n int) PingOpt {
+	return PingOpt{func(g *gather) error {
 		if n < 1 {
 			return fmt.Errorf("%w: max bytes %d", conn.ErrInvalidOption, n)
 		}
 		g.maxBytes = n
 		return nil
-	}
+	}}
 }
 
 // all sends a request to every server on subj and gathers the replies.
-func all[T any](ctx context.Context, c *Client, kind Kind, subj string, opts any, popts []PingOption) ([]*Reply[T], error) {
+func all[T any](ctx context.Context, c *Client, kind Kind, subj string, opts any, popts []PingOpt) ([]*Reply[T], error) {
 	g := gather{stall: DefaultStall, max: DefaultMaxReplies, maxBytes: DefaultMaxBytes}
 	for _, o := range popts {
-		if err := o(&g); err != nil {
+		if err := o.apply(&g); err != nil {
 			return nil, err
 		}
 	}

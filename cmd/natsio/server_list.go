@@ -329,7 +329,7 @@ ones. Needs a user of the system account.`,
 }
 
 // pingStatsz sends the server ping.
-func pingStatsz(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Statsz], error) {
+func pingStatsz(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOpt) ([]*sysapi.Reply[sysapi.Statsz], error) {
 	return sc.Ping(ctx, opts...)
 }
 

@@ -85,9 +85,9 @@ func expectArg(c *cobra.Command, args []string, i int) (int, error) {
 
 // gatherOpts is how many replies a command waits for: expect (0: until
 // the replies stall).
-func gatherOpts(expect int) []sysapi.PingOption {
+func gatherOpts(expect int) []sysapi.PingOpt {
 	if expect > 0 {
-		return []sysapi.PingOption{sysapi.Expect(expect)}
+		return []sysapi.PingOpt{sysapi.Expect(expect)}
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (a *app) incomplete(err error) error {
 // and prints the replies with show (given the expected count), or as they were sent with --json; then
 // it reports fewer replies than expected.
 func gatherCmd[T any](a *app, c *cobra.Command, args []string,
-	ask func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[T], error),
+	ask func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOpt) ([]*sysapi.Reply[T], error),
 	show func(rs []*sysapi.Reply[T], expect int) error) error {
 	expect, err := expectArg(c, args, 0)
 	if err != nil {

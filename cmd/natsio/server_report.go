@@ -64,7 +64,7 @@ sorted by --sort, the --top ones. [limit] waits for that many servers.`,
 			}
 			o := sysapi.ConnzOptions{Filter: f.filter(), Auth: true, Account: account, User: user, FilterSubject: subject,
 				State: map[string]sysapi.ConnState{"open": sysapi.ConnOpen, "closed": sysapi.ConnClosed, "all": sysapi.ConnAll}[state]}
-			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Connz], error) {
+			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOpt) ([]*sysapi.Reply[sysapi.Connz], error) {
 				return allConnz(ctx, sc, o, opts)
 			}
 			return gatherCmd(a, c, args, ask, func(pages []*sysapi.Reply[sysapi.Connz], _ int) error {
@@ -99,7 +99,7 @@ const connzPage = 1024
 
 // allConnz gathers every server's CONNZ and then the further pages of the
 // servers that have more connections than one page.
-func allConnz(ctx context.Context, sc *sysapi.Client, o sysapi.ConnzOptions, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Connz], error) {
+func allConnz(ctx context.Context, sc *sysapi.Client, o sysapi.ConnzOptions, opts []sysapi.PingOpt) ([]*sysapi.Reply[sysapi.Connz], error) {
 	o.Limit = connzPage
 	first, err := sc.PingConnz(ctx, o, opts...)
 	pages := first
@@ -200,7 +200,7 @@ requests and errors; then the JetStream meta group as its leader sees it.
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o := sysapi.JszOptions{Filter: f.filter(), Account: account, Accounts: account != ""}
-			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOption) ([]*sysapi.Reply[sysapi.Jsz], error) {
+			ask := func(ctx context.Context, sc *sysapi.Client, opts []sysapi.PingOpt) ([]*sysapi.Reply[sysapi.Jsz], error) {
 				return sc.PingJsz(ctx, o, opts...)
 			}
 			return gatherCmd(a, c, args, ask, func(rs []*sysapi.Reply[sysapi.Jsz], _ int) error {

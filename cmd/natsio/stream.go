@@ -581,7 +581,7 @@ its configuration stay. On a terminal it asks for confirmation unless --force.`,
 			if changed(c, "seq") && changed(c, "keep") {
 				return usageError{err: errors.New("--seq and --keep exclude each other"), cmd: c}
 			}
-			var opts []jsapi.PurgeOption
+			var opts []jsapi.PurgeOpt
 			if subject != "" {
 				opts = append(opts, jsapi.PurgeSubject(subject))
 			}

@@ -8,8 +8,9 @@ import (
 
 // TestOptionOfAnotherCallDoesNotCompile: an option is typed by the calls
 // that take it, so handing a fast publisher's option to the atomic
-// publisher (or the reverse) is a compile error, not a run-time
-// ErrInvalidOption. The same options given to their own publisher compile.
+// publisher (or the reverse), or a Messages option to Fetch (or the
+// reverse), is a compile error, not a run-time ErrInvalidOption. The same
+// options given to their own calls compile.
 func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 	fset := token.NewFileSet()
 	imp := exportImporter(t, fset)
@@ -19,6 +20,9 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		{`_, err := extra.PublishBatch(ctx, js, nil, extra.PingInterval(time.Second))`, "extra.FastOpt"},
 		{`_, err := extra.NewFastPublisher(js, extra.AckEvery(2))`, "extra.AtomicOpt"},
 		{`_, err := extra.NewFastPublisher(js, extra.RetryStart(2, time.Second))`, "extra.AtomicOpt"},
+		{"var c *pull.Consumer\n_, err := c.Fetch(ctx, 1, pull.Borrowed())", "pull.Opt"},
+		{"var c *pull.Consumer\n_, err := c.Next(ctx, pull.ReadAhead(true))", "pull.Opt"},
+		{"var c *pull.Consumer\nfor range c.Messages(ctx, pull.NoWait()) {}", "pull.FetchOpt"},
 	} {
 		err := check(fset, imp, snippet{file: "x.md", line: 1, code: tc.code})
 		if err == nil {
@@ -33,6 +37,8 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		`_, err := extra.NewFastPublisher(js, extra.Flow(10), extra.FastAckTimeout(time.Second), extra.FastRetryStart(2, time.Second))`,
 		`_, err := extra.NewBatchPublisher(js, extra.AckEvery(2), extra.AckTimeout(time.Second), extra.RetryStart(2, time.Second))`,
 		`_, err := extra.PublishBatch(ctx, js, nil, extra.MaxBatchSize(10))`,
+		"var c *pull.Consumer\n_, err := c.Fetch(ctx, 1, pull.NoWait(), pull.FetchGroup(\"g\"), pull.FetchMaxBytes(1))",
+		"var c *pull.Consumer\nfor range c.Messages(ctx, pull.Borrowed(), pull.Group(\"g\"), pull.MaxBytes(1)) {}",
 	} {
 		if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err != nil {
 			t.Errorf("%s: %v", code, err)

@@ -30,16 +30,6 @@ var plainData = map[string]string{
 	"objstore.MetaOptions":   "an object's stored options (the meta message's \"options\" field)",
 }
 
-// notYet are the option types still to be converted to the rule: each
-// must still break it (so the list only shrinks), and no other may.
-var notYet = map[string]bool{
-	"conn.Option": true, "conn.RequestManyOpt": true, "conn.TraceOpt": true,
-	"jsapi.Option": true, "jsapi.PurgeOption": true, "jsapi.StreamInfoOption": true,
-	"micro.DiscoverOpt": true, "micro.EndpointOpt": true, "micro.GroupOpt": true, "micro.RespondOpt": true,
-	"natstest.Option": true, "otel.Option": true, "pubwin.Option": true,
-	"sysapi.Option": true, "sysapi.PingOption": true,
-}
-
 // optionModules are the packages the rule is checked in: the public
 // packages of the library module and the OpenTelemetry module.
 var optionModules = append(append([]string{}, publicPackages...), "otel")
@@ -53,23 +43,11 @@ func TestOptionRule(t *testing.T) {
 	seen := map[string]bool{}
 	for _, pkg := range optionModules {
 		files := parseDir(t, filepath.Join("../..", pkg))
-		for _, v := range optionViolations(pkg, files, seen) {
-			name, _, _ := strings.Cut(v, ":")
-			if notYet[name] {
-				seen[name] = true
-				continue
-			}
-			broken = append(broken, v)
-		}
+		broken = append(broken, optionViolations(pkg, files, seen)...)
 	}
 	for name := range plainData {
 		if !seen[name] {
 			broken = append(broken, name+": listed as plain data but not declared (remove it from plainData)")
-		}
-	}
-	for name := range notYet {
-		if !seen[name] {
-			broken = append(broken, name+": keeps the rule now (remove it from notYet)")
 		}
 	}
 	sort.Strings(broken)

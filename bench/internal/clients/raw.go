@@ -22,10 +22,14 @@ type Raw struct{}
 func (Raw) Name() string { return "raw" }
 
 const (
-	rawReadBuf   = 256 << 10
-	rawScanBuf   = 256 << 10
-	rawMinWrite  = 64 << 10
-	rawIOTimeout = 30 * time.Second
+	rawReadBuf  = 256 << 10
+	rawScanBuf  = 1 << 20
+	rawMinWrite = 64 << 10
+	// rawPubSubWrite is the pub/sub publisher's write: larger than
+	// rawMinWrite, since its subscriber keeps the server busy too and
+	// every write that blocks costs a wake-up.
+	rawPubSubWrite = 256 << 10
+	rawIOTimeout   = 30 * time.Second
 )
 
 type rawConn struct {
@@ -175,7 +179,7 @@ func (Raw) NewPubSub(ctx context.Context, cfg Config) (Runner, error) {
 		p.sub.c.Close()
 		return nil, err
 	}
-	p.batch, p.frameLen, p.k = PubBatch(cfg.Subject, Payload(cfg.Size), rawMinWrite)
+	p.batch, p.frameLen, p.k = PubBatch(cfg.Subject, Payload(cfg.Size), rawPubSubWrite)
 	go p.read()
 	return p, nil
 }
