@@ -15,6 +15,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/deadletter"
 	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/kv"
 	"github.com/natsio/natsio/micro"
 	"github.com/natsio/natsio/objstore"
@@ -81,6 +82,28 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		}},
 		{name: "conn.Conn.Trace", call: func(ctx context.Context) error {
 			_, err := e.nc.Trace(ctx, "nobody.answers", nil, nil)
+			return err
+		}},
+		{name: "conn.Conn.RequestUnobserved", call: func(ctx context.Context) error {
+			_, err := e.nc.RequestUnobserved(ctx, "nobody.answers", nil, nil)
+			return err
+		}},
+		{name: "conn.Subscription.NextBatch", noDefault: true, call: func(ctx context.Context) error {
+			sub, err := e.nc.SubscribeBatches("nobody.sends.batch", nil, nil)
+			if err != nil {
+				return err
+			}
+			defer sub.Unsubscribe()
+			_, err = sub.NextBatch(ctx, nil)
+			return err
+		}},
+		{name: "jsapi.Batches.Next", noDefault: true, call: func(ctx context.Context) error {
+			b, err := jsapi.SubscribeBatches(e.nc, "nobody.sends.jsbatch", 8, false, false)
+			if err != nil {
+				return err
+			}
+			defer b.Subscription().Unsubscribe()
+			_, err = b.Next(ctx)
 			return err
 		}},
 		{name: "conn.Conn.Flush", call: func(ctx context.Context) error { return e.nc.Flush(ctx) }},
@@ -258,6 +281,7 @@ var sharedPath = map[string]string{
 	"natscontext.Connect":               "conn.Connect",
 	"jsapi.JS.APILevel":                 "jsapi.JS.AccountInfo",
 	"jsapi.JS.Check":                    "jsapi.JS.AccountInfo",
+	"jsapi.JS.ApplyPubOpts":             "jsapi.JS.AccountInfo (the feature check's $JS.API.INFO, once per JS)",
 	"jsapi.JS.PublishMsg":               "jsapi.JS.Publish",
 	"jsapi.Stream.Counter":              "jsapi.Stream.GetMsg",
 	"jsapi.Stream.GetLastMsgForSubject": "jsapi.Stream.GetMsg",
