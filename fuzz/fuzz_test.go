@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/natsio/natsio/internal/fuzzref"
 	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
@@ -19,7 +20,7 @@ import (
 const maxSplitInput = 2 << 10
 
 // maxInput bounds the part of an input the parser targets look at at all.
-const maxInput = 64 << 10
+const maxInput = fuzzref.MaxInput
 
 // FuzzParserSplits requires that how a stream is cut into chunks changes
 // nothing: the ops, the error kind and whether the stream ended inside an
@@ -122,7 +123,7 @@ var roundTripLimits = proto.Limits{MaxControlLine: 1 << 20, MaxInfoLine: 1 << 20
 func FuzzEncodeRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, subject, reply, queue, hkey, hval string, raw, payload []byte, sid, max uint64) {
 		checkValidators(t, subject, reply, queue)
-		pubOK := refValidSubject(subject, false) && (reply == "" || refValidSubject(reply, false))
+		pubOK := fuzzref.ValidSubject(subject, false) && (reply == "" || fuzzref.ValidSubject(reply, false))
 		pubErr := errIf(!pubOK, proto.ErrBadSubject)
 
 		// The header: hkey with each ';'-separated part of hval, or none.
@@ -131,7 +132,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		hdrOK := true
 		if hkey != "" {
 			h = &proto.Header{}
-			hdrOK = refValidKey(hkey)
+			hdrOK = fuzzref.ValidKey(hkey)
 			for v := range strings.SplitSeq(hval, ";") {
 				h.Add(hkey, v)
 				fields = append(fields, [2]string{hkey, v})
@@ -144,7 +145,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		// A received block published again is written as it is; no block
 		// is the zero Header, the empty block.
 		received := proto.HeaderFromBlock(raw)
-		rawOK, rawBlock := refValidBlock(raw), raw
+		rawOK, rawBlock := fuzzref.ValidBlock(raw), raw
 		if len(raw) == 0 {
 			rawOK, rawBlock = true, []byte("NATS/1.0\r\n\r\n")
 		}
@@ -196,7 +197,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		b, err = proto.AppendSub(dst, subject, queue, sid)
 		wantErr = nil
 		switch {
-		case !refValidSubject(subject, true):
+		case !fuzzref.ValidSubject(subject, true):
 			wantErr = proto.ErrBadSubject
 		case queue != "" && !refValidQueue(queue):
 			wantErr = proto.ErrBadQueue
@@ -419,7 +420,7 @@ func FuzzReceivedHeader(f *testing.F) {
 		if verr != nil && !errors.Is(verr, proto.ErrBadHeader) {
 			t.Fatalf("ValidateHeaderBlock(%q) = %v, not ErrBadHeader", data, verr)
 		}
-		if valid := refValidBlock(data); valid != (verr == nil) {
+		if valid := fuzzref.ValidBlock(data); valid != (verr == nil) {
 			t.Fatalf("ValidateHeaderBlock(%q) = %v, reference says valid=%v", data, verr, valid)
 		}
 		r := proto.HeaderFromBlock(data)
@@ -431,7 +432,7 @@ func FuzzReceivedHeader(f *testing.F) {
 		}
 
 		code, desc := r.Status()
-		wantCode, wantDesc := refStatus(data)
+		wantCode, wantDesc := fuzzref.Status(data)
 		if code != wantCode || desc != wantDesc {
 			t.Fatalf("Status(%q) = %d %q, reference %d %q", data, code, desc, wantCode, wantDesc)
 		}
@@ -501,7 +502,7 @@ func FuzzReceivedHeader(f *testing.F) {
 			return
 		}
 
-		if want := refFields(data); !slices.Equal(fields, want) {
+		if want := fuzzref.Fields(data); !slices.Equal(fields, want) {
 			t.Fatalf("block %q: All gives %q, reference %q", data, fields, want)
 		}
 		// Published again unmodified: the block as received.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fuzzref"
 	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
@@ -93,9 +94,9 @@ func FuzzStatusReply(f *testing.F) {
 			t.Fatal(err)
 		}
 		r := <-done
-		code, _ := refStatus(block)
+		code, _ := fuzzref.Status(block)
 		switch {
-		case !refValidBlock(block):
+		case !fuzzref.ValidBlock(block):
 			if r.err != nil || string(r.m.Data) != "plain" {
 				t.Fatalf("invalid block %q: %v %v, want the plain reply", block, r.m, r.err)
 			}
