@@ -26,7 +26,8 @@
 // UpdateConsumer) creates one and JS.Consumer looks one up, each returning a
 // jsapi.ConsumerInfo. FromInfo turns that info into a Consumer handle, without
 // a request; it is the one way to get one. Info fetches the consumer's state;
-// deleting or unpinning it is jsapi's (JS.DeleteConsumer, JS.UnpinConsumer). A consumer configured with a zero AckPolicy acknowledges
+// deleting or unpinning it is jsapi's (JS.DeleteConsumer, JS.UnpinConsumer).
+// A consumer configured with a zero AckPolicy acknowledges
 // explicitly (see jsapi.ConsumerConfig.AckPolicy): AckNone must be named.
 // The info of a push consumer (DeliverSubject) is refused with ErrPushConsumer.
 //
