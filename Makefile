@@ -6,7 +6,9 @@ FUZZTIME  ?= 2m
 # Short fuzz run per target inside `make test`.
 FUZZSHORT ?= 15s
 PKGS      := ./...
-FUZZ_TARGETS = $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | cut -c6-)
+# Every fuzz target of the module, as package:Target (a target reading a
+# package's unexported parser lives in that package's tests).
+FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' --exclude-dir=bench --exclude-dir=otel '^func Fuzz[A-Za-z0-9_]*' . 2>/dev/null | sed -E 's|^\./(.*)/[^/]*_test\.go:func |\1:|' | sort)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all test vet race allocs fuzz-short fuzz bench bench-pkg lint soak test-bench test-otel
@@ -43,19 +45,21 @@ race:
 fuzz-short:
 	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
 	for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $$t for $(FUZZSHORT)"; \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZSHORT)"; \
 		for try in 1 2; do \
-			if $(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=2s > $$log 2>&1; then cat $$log; break; fi; \
+			if $(GO) test ./$$pkg -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZSHORT) -fuzzminimizetime=2s > $$log 2>&1; then cat $$log; break; fi; \
 			cat $$log; \
 			if [ $$try = 2 ] || grep -q 'Failing input written' $$log || ! grep -q 'context deadline exceeded' $$log; then exit 1; fi; \
-			echo "fuzz $$t: -fuzztime ended during a busy worker (golang/go#51484), nothing found: running it once more"; \
+			echo "fuzz $$name: -fuzztime ended during a busy worker (golang/go#51484), nothing found: running it once more"; \
 		done; \
 	done
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) || exit 1; \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test ./$$pkg -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) || exit 1; \
 	done
 
 # The side-by-side benchmark (bench/, docs/performance.md); the package

@@ -1,9 +1,10 @@
 // Package fuzz holds the go test -fuzz targets of the protocol package
 // (github.com/natsio/natsio/proto), of jsapi's decoder of $JS.ACK reply
-// subjects, of the Direct Get reply parsers and of object meta, and of
-// what a connection (package conn) does with hostile server input. It has
-// no code of its own: everything is in the _test.go files and the seed
-// corpus under testdata/fuzz/.
+// subjects, of the Direct Get reply decoder, and of what a connection
+// (package conn) does with hostile server input. It has no code of its
+// own: everything is in the _test.go files and the seed corpus under
+// testdata/fuzz/. Targets of parsers a package keeps unexported live in
+// that package's tests (listed at the end).
 //
 // Targets:
 //
@@ -31,19 +32,12 @@
 //   - FuzzAckSubject compares jsapi.ParseAckSubject (its word-at-a-time
 //     path for the layouts servers send and its general one) with refAck,
 //     a reference written with strings.Split and strconv.
-//   - FuzzDirectGet feeds any header block the connection would deliver,
-//     and a payload, to the Direct Get reply decoder (internal/directget's
-//     Reply.Parse: status, server fields, the final run of them) and to
-//     the three readers built on it (jsapi's, the batch one of extra, kv's
-//     field scan), and compares each with a reference: the server's fields
-//     are those it appends after the stored header, a stored field of the
-//     same name is neither read as the server's nor makes the read fail,
-//     and the stored header comes back field for field.
-//   - FuzzObjectMeta decodes any bytes as an object's stored meta, as
-//     objstore's GetInfo, List and Watch do, and checks that exactly the
-//     meta naming that object, that store and a plain 22-character NUID is
-//     accepted, that its chunk subject is a literal subject of the store,
-//     and that refused meta is ErrBadObjectMeta.
+//   - FuzzDirectGet feeds any header block the connection would deliver
+//     to the Direct Get reply decoder (internal/directget's Reply.Parse:
+//     status, server fields, the final run of them) and compares it with a
+//     reference: the server's fields are those it appends after the stored
+//     header, and a stored field of the same name is not read as the
+//     server's.
 //   - FuzzAsyncInfo sends each input as an INFO, then a PING, to a live
 //     connection with a scripted fake server (internal/fakeserver): an
 //     INFO that decodes with an allowed max_payload is applied and the
@@ -53,12 +47,22 @@
 //     of fuzzed header block and payload, then a plain reply: a valid
 //     block is delivered (503 without payload as ErrNoResponders) with the
 //     status refStatus reads; an invalid one is dropped and counted.
-//   - FuzzTraceReport decodes message tracing reports (identity, gzip,
-//     snappy, s2, corrupt streams) with the decoder Trace uses, reached
-//     through internal/connx, against a reference, bounds included.
 //
-// The parsers of jsapi, kv, extra and objstore are unexported: those
-// packages hand them to these targets through internal/fuzzhook.
+// In their own packages, with the reference readers of internal/fuzzref:
+//
+//   - jsapi's FuzzDirectGet, extra's FuzzBatchGet and kv's FuzzKVDirect
+//     feed the seeds of FuzzDirectGet to the three readers built on the
+//     decoder (a stream's Direct Get, one reply of a batch get, a key's
+//     fields): the stored header comes back field for field, and a
+//     stored field never makes the read fail.
+//   - objstore's FuzzObjectMeta decodes any bytes as an object's stored
+//     meta, as GetInfo, List and Watch do: exactly the meta naming that
+//     object, that store and a plain 22-character NUID is accepted, its
+//     chunk subject is a literal subject of the store, and refused meta is
+//     ErrBadObjectMeta.
+//   - conn's FuzzTraceReport decodes message tracing reports (identity,
+//     gzip, snappy, s2, corrupt streams) as Trace does, against a
+//     reference, bounds included.
 //
 // Run one target at a time:
 //
@@ -68,13 +72,14 @@
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzReceivedHeader -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzAckSubject -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzDirectGet -fuzztime=30s
-//	$ go test ./fuzz -run=^$ -fuzz=FuzzObjectMeta -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzAsyncInfo -fuzztime=30s
 //	$ go test ./fuzz -run=^$ -fuzz=FuzzStatusReply -fuzztime=30s
-//	$ go test ./fuzz -run=^$ -fuzz=FuzzTraceReport -fuzztime=30s
+//	$ go test ./objstore -run=^$ -fuzz=FuzzObjectMeta -fuzztime=30s
+//	$ go test ./conn -run=^$ -fuzz=FuzzTraceReport -fuzztime=30s
 //
-// Plain go test ./fuzz runs every target once over its seed corpus. The
-// seeds (captures of what nats-server 2.15 sends, and malformed frames) are
+// (make fuzz runs every target of the module.)//
+// Plain go test ./fuzz runs every target once over its seed corpus. This
+// package's seeds (captures of what nats-server 2.15 sends, and malformed frames) are
 // listed in seeds_test.go and written to testdata/fuzz/<Target>/seed-* by
 //
 //	$ go test ./fuzz -run=TestSeedCorpus -update-corpus

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/natsio/natsio/internal/fuzzref"
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -18,7 +20,7 @@ import (
 const maxSplitInput = 2 << 10
 
 // maxInput bounds the part of an input the parser targets look at at all.
-const maxInput = 64 << 10
+const maxInput = fuzzref.MaxInput
 
 // FuzzParserSplits requires that how a stream is cut into chunks changes
 // nothing: the ops, the error kind and whether the stream ended inside an
@@ -121,7 +123,7 @@ var roundTripLimits = proto.Limits{MaxControlLine: 1 << 20, MaxInfoLine: 1 << 20
 func FuzzEncodeRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, subject, reply, queue, hkey, hval string, raw, payload []byte, sid, max uint64) {
 		checkValidators(t, subject, reply, queue)
-		pubOK := refValidSubject(subject, false) && (reply == "" || refValidSubject(reply, false))
+		pubOK := fuzzref.ValidSubject(subject, false) && (reply == "" || fuzzref.ValidSubject(reply, false))
 		pubErr := errIf(!pubOK, proto.ErrBadSubject)
 
 		// The header: hkey with each ';'-separated part of hval, or none.
@@ -130,7 +132,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		hdrOK := true
 		if hkey != "" {
 			h = &proto.Header{}
-			hdrOK = refValidKey(hkey)
+			hdrOK = fuzzref.ValidKey(hkey)
 			for v := range strings.SplitSeq(hval, ";") {
 				h.Add(hkey, v)
 				fields = append(fields, [2]string{hkey, v})
@@ -143,7 +145,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		// A received block published again is written as it is; no block
 		// is the zero Header, the empty block.
 		received := proto.HeaderFromBlock(raw)
-		rawOK, rawBlock := refValidBlock(raw), raw
+		rawOK, rawBlock := fuzzref.ValidBlock(raw), raw
 		if len(raw) == 0 {
 			rawOK, rawBlock = true, []byte("NATS/1.0\r\n\r\n")
 		}
@@ -195,7 +197,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		b, err = proto.AppendSub(dst, subject, queue, sid)
 		wantErr = nil
 		switch {
-		case !refValidSubject(subject, true):
+		case !fuzzref.ValidSubject(subject, true):
 			wantErr = proto.ErrBadSubject
 		case queue != "" && !refValidQueue(queue):
 			wantErr = proto.ErrBadQueue
@@ -212,7 +214,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		checkParsedBack(t, true, proto.AppendPing(nil), render(&proto.Op{Kind: proto.KindPing}))
 		checkParsedBack(t, false, proto.AppendPing(nil), render(&proto.Op{Kind: proto.KindPing}))
 		checkParsedBack(t, true, proto.AppendPong(nil), render(&proto.Op{Kind: proto.KindPong}))
-		checkParsedBack(t, false, proto.AppendOK(nil), render(&proto.Op{Kind: proto.KindOK}))
+		checkParsedBack(t, false, wire.AppendOK(nil), render(&proto.Op{Kind: proto.KindOK}))
 
 		// CONNECT and INFO carry one line of JSON; the encoders leave that
 		// to the caller, so only single lines round-trip.
@@ -223,7 +225,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 				b      []byte
 			}{
 				{true, proto.KindConnect, proto.AppendConnect(nil, raw)},
-				{false, proto.KindInfo, proto.AppendInfo(nil, raw)},
+				{false, proto.KindInfo, wire.AppendInfo(nil, raw)},
 			} {
 				text := bytes.TrimSpace(raw)
 				if len(text) == 0 {
@@ -236,7 +238,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 
 		// -ERR quotes its text; any text without LF round-trips exactly.
 		if !strings.Contains(hval, "\n") {
-			checkParsedBack(t, false, proto.AppendErr(nil, hval), render(&proto.Op{Kind: proto.KindErr, Text: []byte(hval)}))
+			checkParsedBack(t, false, wire.AppendErr(nil, hval), render(&proto.Op{Kind: proto.KindErr, Text: []byte(hval)}))
 		}
 
 		// MSG and HMSG: the server encoders do not validate, so give them
@@ -245,7 +247,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			return
 		}
 		want = proto.Op{Kind: proto.KindMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply), Payload: payload}
-		checkParsedBack(t, false, proto.AppendMsg(nil, subject, sid, reply, payload), render(&want))
+		checkParsedBack(t, false, wire.AppendMsg(nil, subject, sid, reply, payload), render(&want))
 		if hdrOK {
 			block, err := proto.AppendHeaderBlock(nil, h)
 			if err != nil || string(block) != refHeaderBlock(fields) {
@@ -253,7 +255,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			}
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: block, Payload: payload}
-			op := checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, block, payload), render(&want))
+			op := checkParsedBack(t, false, wire.AppendHMsg(nil, subject, sid, reply, block, payload), render(&want))
 			checkHeaderFields(t, op.Header, fields, hkey)
 		} else if block, err := proto.AppendHeaderBlock(newDst(), h); err == nil || len(block) != len(newDst()) {
 			t.Fatalf("AppendHeaderBlock(%q) accepted: %q, %v", fields, block, err)
@@ -261,7 +263,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		if rawOK && len(raw) > 0 {
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: raw, Payload: payload}
-			checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, raw, payload), render(&want))
+			checkParsedBack(t, false, wire.AppendHMsg(nil, subject, sid, reply, raw, payload), render(&want))
 		}
 	})
 }
@@ -418,7 +420,7 @@ func FuzzReceivedHeader(f *testing.F) {
 		if verr != nil && !errors.Is(verr, proto.ErrBadHeader) {
 			t.Fatalf("ValidateHeaderBlock(%q) = %v, not ErrBadHeader", data, verr)
 		}
-		if valid := refValidBlock(data); valid != (verr == nil) {
+		if valid := fuzzref.ValidBlock(data); valid != (verr == nil) {
 			t.Fatalf("ValidateHeaderBlock(%q) = %v, reference says valid=%v", data, verr, valid)
 		}
 		r := proto.HeaderFromBlock(data)
@@ -430,7 +432,7 @@ func FuzzReceivedHeader(f *testing.F) {
 		}
 
 		code, desc := r.Status()
-		wantCode, wantDesc := refStatus(data)
+		wantCode, wantDesc := fuzzref.Status(data)
 		if code != wantCode || desc != wantDesc {
 			t.Fatalf("Status(%q) = %d %q, reference %d %q", data, code, desc, wantCode, wantDesc)
 		}
@@ -500,7 +502,7 @@ func FuzzReceivedHeader(f *testing.F) {
 			return
 		}
 
-		if want := refFields(data); !slices.Equal(fields, want) {
+		if want := fuzzref.Fields(data); !slices.Equal(fields, want) {
 			t.Fatalf("block %q: All gives %q, reference %q", data, fields, want)
 		}
 		// Published again unmodified: the block as received.

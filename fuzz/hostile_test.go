@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/fuzzref"
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -61,10 +63,10 @@ func FuzzAsyncInfo(f *testing.F) {
 func FuzzStatusReply(f *testing.F) {
 	lc := newLiveConn(f)
 	f.Fuzz(func(t *testing.T, block, payload []byte) {
-		frame := proto.AppendHMsg(nil, "_INBOX.a.b", 1, "", block, payload)
+		frame := wire.AppendHMsg(nil, "_INBOX.a.b", 1, "", block, payload)
 		var p proto.Parser
 		p.Feed(frame)
-		if _, err := p.Next(); err != nil || p.Unread() != 0 {
+		if _, err := p.Next(); err != nil || p.Offset() != int64(len(frame)) {
 			return
 		}
 		before := lc.nc.Stats().BadHeaders
@@ -86,15 +88,15 @@ func FuzzStatusReply(f *testing.F) {
 		if !ok {
 			t.Fatalf("no subscription for the reply subject %q", reply)
 		}
-		frame = proto.AppendHMsg(nil, reply, sid, "", block, payload)
-		frame = proto.AppendMsg(frame, reply, sid, "", []byte("plain"))
+		frame = wire.AppendHMsg(nil, reply, sid, "", block, payload)
+		frame = wire.AppendMsg(frame, reply, sid, "", []byte("plain"))
 		if err := lc.c.Send(frame); err != nil {
 			t.Fatal(err)
 		}
 		r := <-done
-		code, _ := refStatus(block)
+		code, _ := fuzzref.Status(block)
 		switch {
-		case !refValidBlock(block):
+		case !fuzzref.ValidBlock(block):
 			if r.err != nil || string(r.m.Data) != "plain" {
 				t.Fatalf("invalid block %q: %v %v, want the plain reply", block, r.m, r.err)
 			}

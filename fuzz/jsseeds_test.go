@@ -37,40 +37,6 @@ var directGetSeeds = []seed{
 
 func dg(name, block, data string) seed { return seed{name, []any{[]byte(block), []byte(data)}} }
 
-// objectMetaSeeds seed FuzzObjectMeta: meta as nats.go and natsio write it
-// (objects, deleted markers, links), and forged meta.
-var objectMetaSeeds = []seed{
-	om("object", "b", "n", `{"name":"n","description":"d","headers":{"K":["v"]},"metadata":{"m":"1"},"options":{"max_chunk_size":131072},"bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX","size":1050,"mtime":"0001-01-01T00:00:00Z","chunks":11,"digest":"SHA-256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU="}`),
-	om("deleted", "b", "n", `{"name":"n","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX","size":0,"mtime":"0001-01-01T00:00:00Z","chunks":0,"deleted":true}`),
-	om("link", "b", "l", `{"name":"l","options":{"link":{"bucket":"o","name":"x"}},"bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZGb","size":0,"mtime":"0001-01-01T00:00:00Z","chunks":0}`),
-	om("bucket-link", "b", "l", `{"name":"l","options":{"link":{"bucket":"o"}},"bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZGb","size":0,"mtime":"0001-01-01T00:00:00Z","chunks":0}`),
-	om("dotted-name", "b", "dir/file?.bin", `{"name":"dir/file?.bin","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZMf","size":1,"chunks":1}`),
-	om("unicode-name", "b", "файл ✓", `{"name":"файл ✓","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZMf"}`),
-	om("nuid-gt", "b", "victim", `{"name":"victim","bucket":"b","nuid":">","size":10,"chunks":1}`),
-	om("nuid-star", "b", "victim", `{"name":"victim","bucket":"b","nuid":"*"}`),
-	om("nuid-dots", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH.*.a0FZAXabcd"}`),
-	om("nuid-tail-gt", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZ.>"}`),
-	om("nuid-short", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZA"}`),
-	om("nuid-long", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAXY"}`),
-	om("nuid-dash", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZ-X"}`),
-	om("nuid-space", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZ X"}`),
-	om("nuid-escaped-gt", "b", "victim", `{"name":"victim","bucket":"b","nuid":"\u003e"}`),
-	om("nuid-missing", "b", "victim", `{"name":"victim","bucket":"b"}`),
-	om("nuid-number", "b", "victim", `{"name":"victim","bucket":"b","nuid":12345}`),
-	om("other-name", "b", "victim", `{"name":"a","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("other-bucket", "b", "victim", `{"name":"victim","bucket":"other","nuid":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("no-bucket", "b", "victim", `{"name":"victim","nuid":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("case-name", "b", "Victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("duplicate-keys", "b", "victim", `{"name":"a","name":"victim","bucket":"b","nuid":">","nuid":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("case-insensitive-key", "b", "victim", `{"NAME":"victim","Bucket":"b","NUID":"sTZgdGQKJH0mzb2pa0FZAX"}`),
-	om("not-json", "b", "victim", `not json`),
-	om("empty", "b", "victim", ``),
-	om("null", "b", "victim", `null`),
-	om("array", "b", "victim", `[]`),
-	om("bad-size", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX","size":-1}`),
-	om("bad-headers", "b", "victim", `{"name":"victim","bucket":"b","nuid":"sTZgdGQKJH0mzb2pa0FZAX","headers":{"K":"v"}}`),
-}
-
 func om(name, bucket, object, data string) seed {
 	return seed{name, []any{bucket, object, []byte(data)}}
 }

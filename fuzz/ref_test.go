@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/natsio/natsio/internal/fuzzref"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -198,23 +199,23 @@ func refOne(s string, client bool, lim proto.Limits) (op proto.Op, rest string, 
 		if optional {
 			op.Queue = []byte(f[1])
 		}
-		if op.SID, ok = refUint(f[len(f)-1]); !ok {
+		if op.SID, ok = fuzzref.Uint(f[len(f)-1]); !ok {
 			return op, "", "ErrSize"
 		}
 		return op, rest, ""
 	case proto.KindUnsub:
-		if op.SID, ok = refUint(f[0]); !ok {
+		if op.SID, ok = fuzzref.Uint(f[0]); !ok {
 			return op, "", "ErrSize"
 		}
 		if optional {
-			if op.Max, ok = refUint(f[1]); !ok {
+			if op.Max, ok = fuzzref.Uint(f[1]); !ok {
 				return op, "", "ErrSize"
 			}
 		}
 		return op, rest, ""
 	case proto.KindMsg, proto.KindHMsg:
 		op.Subject = []byte(f[0])
-		if op.SID, ok = refUint(f[1]); !ok {
+		if op.SID, ok = fuzzref.Uint(f[1]); !ok {
 			return op, "", "ErrSize"
 		}
 		if optional {
@@ -259,20 +260,6 @@ func refOne(s string, client bool, lim proto.Limits) (op proto.Op, rest string, 
 	}
 	op.Payload = []byte(rest[hdr:total])
 	return op, rest[total+2:], ""
-}
-
-// refUint parses a sid or a max: a uint64 in decimal digits.
-func refUint(s string) (uint64, bool) {
-	if strings.HasPrefix(s, "+") {
-		return 0, false
-	}
-	if len(s) > 20 {
-		// The protocol's numbers have at most 20 digits, leading zeros
-		// included (proto.ParseUint).
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil
 }
 
 // refSize parses a size: at most 18 decimal digits, at most max.

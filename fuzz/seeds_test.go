@@ -263,7 +263,6 @@ func seedCorpora() map[string][]seed {
 		"FuzzReceivedHeader":     receivedHeaderSeeds,
 		"FuzzAckSubject":         ackSeeds,
 		"FuzzDirectGet":          directGetSeeds,
-		"FuzzObjectMeta":         objectMetaSeeds,
 		"FuzzAsyncInfo":          infoSeeds,
 		"FuzzStatusReply":        statusSeeds,
 	}
