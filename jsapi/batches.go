@@ -57,6 +57,10 @@ func (b *Batches) Subscription() *conn.Subscription { return b.sub }
 // conn.ErrBadSubscription (or the close error). Once its slices have grown
 // to the batch size it allocates nothing.
 func (b *Batches) Next(ctx context.Context) ([]*Msg, error) {
+	// The last batch is done with: drop it before waiting, so that its
+	// messages (and the slab arrays they pin) are not kept alive while
+	// nothing arrives. NextBatch clears raw the same way.
+	clear(b.msgs)
 	raw, err := b.sub.NextBatch(ctx, b.raw)
 	b.raw = raw
 	if err != nil {
