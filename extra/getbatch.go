@@ -38,7 +38,7 @@ const HeaderUpToSequence = "Nats-UpTo-Sequence"
 // ctx, each message must arrive within jsapi.DefaultTimeout. Breaking out
 // of the loop, or cancelling ctx, ends the iteration at once and removes
 // the reply subscription.
-func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts ...GetOpt) iter.Seq2[*jsapi.StoredMsg, error] {
+func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts ...GetBatchOpt) iter.Seq2[*jsapi.StoredMsg, error] {
 	r := &getRequest{js: js, stream: stream}
 	r.err = r.batchBody(batch, opts)
 	r.slab = min(max(batch, 1), 128)
@@ -49,19 +49,19 @@ func GetBatch(ctx context.Context, js *jsapi.JS, stream string, batch int, opts 
 // each subject matching subjects (wildcards allowed; at most
 // MaxLastMsgsSubjects may match, else ErrTooManyResults). UpToSeq or
 // UpToTime fetch the last messages at or before a point instead of the
-// latest; MaxMsgs caps how many are returned, MaxBytes the size of each
+// latest; MaxMsgs caps how many are returned, PageBytes the size of each
 // reply (a page, below). Messages are yielded in
 // stream order; the iterator behaves as GetBatch's. It fails with
 // ErrNoSubjects for no subject and ErrNoMessages when none matched.
 //
-// The server ends a reply early at MaxBytes or its max_pending limit (64
+// The server ends a reply early at PageBytes or its max_pending limit (64
 // MiB by default) and says how many matches remain; the iterator then asks for
 // the next page itself, from after the last message and up to the same
 // snapshot sequence (Nats-UpTo-Sequence), so that the pages together are
 // the answer as of the first request: a message stored meanwhile is not
 // mixed in. A message's LastSequence stays the previous one yielded
 // across pages.
-func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetOpt) iter.Seq2[*jsapi.StoredMsg, error] {
+func GetLastMsgsFor(ctx context.Context, js *jsapi.JS, stream string, subjects []string, opts ...GetLastMsgsOpt) iter.Seq2[*jsapi.StoredMsg, error] {
 	r := &getRequest{js: js, stream: stream, multi: true}
 	r.err = r.lastBody(subjects, opts)
 	r.slab = min(max(len(subjects), 1), 128)
@@ -93,7 +93,7 @@ func (r *getRequest) common() error {
 }
 
 // batchBody validates GetBatch's arguments and encodes its request.
-func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
+func (r *getRequest) batchBody(batch int, opts []GetBatchOpt) error {
 	if err := r.common(); err != nil {
 		return err
 	}
@@ -107,8 +107,8 @@ func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
 		maxBytes int
 		hasStart bool
 	)
-	for _, o := range opts {
-		switch o.kind {
+	for _, wrapped := range opts {
+		switch o := wrapped.o; o.kind {
 		case getStartSeq:
 			if o.n == 0 {
 				return fmt.Errorf("%w: StartSeq 0", conn.ErrInvalidOption)
@@ -130,7 +130,7 @@ func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
 			}
 			maxBytes = o.i
 		default:
-			return fmt.Errorf("%w: option does not apply to GetBatch", conn.ErrInvalidOption)
+			return fmt.Errorf("%w: zero GetBatchOpt", conn.ErrInvalidOption)
 		}
 	}
 	if seq > 0 && hasStart {
@@ -162,7 +162,7 @@ func (r *getRequest) batchBody(batch int, opts []GetOpt) error {
 }
 
 // lastBody validates GetLastMsgsFor's arguments and encodes its request.
-func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
+func (r *getRequest) lastBody(subjects []string, opts []GetLastMsgsOpt) error {
 	if err := r.common(); err != nil {
 		return err
 	}
@@ -179,8 +179,8 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 		upTo     time.Time
 		hasTime  bool
 	)
-	for _, o := range opts {
-		switch o.kind {
+	for _, wrapped := range opts {
+		switch o := wrapped.o; o.kind {
 		case getMaxMsgs:
 			if o.i < 1 {
 				return fmt.Errorf("%w: MaxMsgs %d", conn.ErrInvalidOption, o.i)
@@ -188,7 +188,7 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 			limit = o.i
 		case getMaxBytes:
 			if o.i < 1 {
-				return fmt.Errorf("%w: MaxBytes %d", conn.ErrInvalidOption, o.i)
+				return fmt.Errorf("%w: PageBytes %d", conn.ErrInvalidOption, o.i)
 			}
 			maxBytes = o.i
 		case getUpToSeq:
@@ -202,7 +202,7 @@ func (r *getRequest) lastBody(subjects []string, opts []GetOpt) error {
 			}
 			upTo, hasTime = o.t, true
 		default:
-			return fmt.Errorf("%w: option does not apply to GetLastMsgsFor", conn.ErrInvalidOption)
+			return fmt.Errorf("%w: zero GetLastMsgsOpt", conn.ErrInvalidOption)
 		}
 	}
 	if upToSeq > 0 && hasTime {

@@ -173,11 +173,11 @@ func TestGetBatchErrors(t *testing.T) {
 		"seq 0":           extra.GetBatch(ctx, js, "G", 1, extra.StartSeq(0)),
 		"bad subject":     extra.GetBatch(ctx, js, "G", 1, extra.NextBySubject("a..b")),
 		"max bytes 0":     extra.GetBatch(ctx, js, "G", 1, extra.MaxBytes(0)),
-		"foreign option":  extra.GetBatch(ctx, js, "G", 1, extra.UpToSeq(3)),
+		"zero option":     extra.GetBatch(ctx, js, "G", 1, extra.GetBatchOpt{}),
 		"bad stream name": extra.GetBatch(ctx, js, "G.x", 1),
 		"up to both":      extra.GetLastMsgsFor(ctx, js, "G", []string{"g.a"}, extra.UpToSeq(3), extra.UpToTime(time.Now())),
 		"max msgs 0":      extra.GetLastMsgsFor(ctx, js, "G", []string{"g.a"}, extra.MaxMsgs(0)),
-		"start on last":   extra.GetLastMsgsFor(ctx, js, "G", []string{"g.a"}, extra.StartSeq(3)),
+		"zero last":       extra.GetLastMsgsFor(ctx, js, "G", []string{"g.a"}, extra.GetLastMsgsOpt{}),
 		"bad last subj":   extra.GetLastMsgsFor(ctx, js, "G", []string{"g. a"}),
 	}
 	for name, it := range invalid {

@@ -28,7 +28,7 @@ func TestGetLastMsgsForPages(t *testing.T) {
 	out := nc.Stats().OutMsgs
 	var got []uint64
 	var prev uint64
-	for m, err := range extra.GetLastMsgsFor(ctx, js, "P", []string{"p.*"}, extra.MaxBytes(250)) {
+	for m, err := range extra.GetLastMsgsFor(ctx, js, "P", []string{"p.*"}, extra.PageBytes(250)) {
 		if err != nil {
 			t.Fatalf("after %v: %v", got, err)
 		}
@@ -54,7 +54,7 @@ func TestGetLastMsgsForPages(t *testing.T) {
 	}
 
 	got = got[:0]
-	for m, err := range extra.GetLastMsgsFor(ctx, js, "P", []string{"p.*"}, extra.MaxBytes(250), extra.MaxMsgs(4)) {
+	for m, err := range extra.GetLastMsgsFor(ctx, js, "P", []string{"p.*"}, extra.PageBytes(250), extra.MaxMsgs(4)) {
 		if err != nil {
 			t.Fatal(err)
 		}

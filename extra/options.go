@@ -334,10 +334,18 @@ const (
 	getUpToTime
 )
 
-// GetOpt narrows GetBatch or GetLastMsgsFor. Options are plain values;
-// one that does not apply to the call, or contradicts another, is
-// rejected with conn.ErrInvalidOption before any request.
-type GetOpt struct {
+// GetBatchOpt narrows GetBatch; GetLastMsgsOpt narrows GetLastMsgsFor.
+// The two are distinct types, so an option of one call given to the other
+// does not compile. A bad value, options that contradict each other, or
+// the zero value are rejected with conn.ErrInvalidOption before any
+// request.
+type GetBatchOpt struct{ o getOpt }
+
+// GetLastMsgsOpt narrows GetLastMsgsFor (see GetBatchOpt).
+type GetLastMsgsOpt struct{ o getOpt }
+
+// getOpt is the value both option types carry.
+type getOpt struct {
 	kind getKind
 	n    uint64
 	i    int
@@ -347,29 +355,37 @@ type GetOpt struct {
 
 // StartSeq starts GetBatch at stream sequence seq (default 1). It excludes
 // StartTime.
-func StartSeq(seq uint64) GetOpt { return GetOpt{kind: getStartSeq, n: seq} }
+func StartSeq(seq uint64) GetBatchOpt { return GetBatchOpt{getOpt{kind: getStartSeq, n: seq}} }
 
 // StartTime starts GetBatch at the first message stored at or after t.
 // It excludes StartSeq.
-func StartTime(t time.Time) GetOpt { return GetOpt{kind: getStartTime, t: t} }
+func StartTime(t time.Time) GetBatchOpt { return GetBatchOpt{getOpt{kind: getStartTime, t: t}} }
 
 // NextBySubject keeps only messages whose subject matches subject
 // (wildcards allowed) in GetBatch.
-func NextBySubject(subject string) GetOpt { return GetOpt{kind: getNextBySubject, s: subject} }
+func NextBySubject(subject string) GetBatchOpt {
+	return GetBatchOpt{getOpt{kind: getNextBySubject, s: subject}}
+}
 
 // MaxBytes makes the server stop GetBatch once it has sent about n bytes
-// (default: the server's max pending, 64 MiB). In GetLastMsgsFor it is the
-// size of each page: the iterator fetches the next page itself, so memory
-// per reply stays bounded and nothing is left out.
-func MaxBytes(n int) GetOpt { return GetOpt{kind: getMaxBytes, i: n} }
+// (default: the server's max pending, 64 MiB).
+func MaxBytes(n int) GetBatchOpt { return GetBatchOpt{getOpt{kind: getMaxBytes, i: n}} }
+
+// PageBytes sets the size of each page of GetLastMsgsFor, about n bytes
+// (default: the server's max pending, 64 MiB): the iterator fetches the
+// next page itself, so memory per reply stays bounded and nothing is left
+// out.
+func PageBytes(n int) GetLastMsgsOpt { return GetLastMsgsOpt{getOpt{kind: getMaxBytes, i: n}} }
 
 // MaxMsgs caps how many messages GetLastMsgsFor returns.
-func MaxMsgs(n int) GetOpt { return GetOpt{kind: getMaxMsgs, i: n} }
+func MaxMsgs(n int) GetLastMsgsOpt { return GetLastMsgsOpt{getOpt{kind: getMaxMsgs, i: n}} }
 
 // UpToSeq makes GetLastMsgsFor return, per subject, the last message at or
 // before stream sequence seq. It excludes UpToTime.
-func UpToSeq(seq uint64) GetOpt { return GetOpt{kind: getUpToSeq, n: seq} }
+func UpToSeq(seq uint64) GetLastMsgsOpt { return GetLastMsgsOpt{getOpt{kind: getUpToSeq, n: seq}} }
 
 // UpToTime makes GetLastMsgsFor return, per subject, the last message
 // stored before t. It excludes UpToSeq.
-func UpToTime(t time.Time) GetOpt { return GetOpt{kind: getUpToTime, t: t} }
+func UpToTime(t time.Time) GetLastMsgsOpt {
+	return GetLastMsgsOpt{getOpt{kind: getUpToTime, t: t}}
+}

@@ -23,6 +23,8 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		{"var c *pull.Consumer\n_, err := c.Fetch(ctx, 1, pull.Borrowed())", "pull.Opt"},
 		{"var c *pull.Consumer\n_, err := c.Next(ctx, pull.ReadAhead(true))", "pull.Opt"},
 		{"var c *pull.Consumer\nfor range c.Messages(ctx, pull.NoWait()) {}", "pull.FetchOpt"},
+		{`for range extra.GetBatch(ctx, js, "S", 1, extra.UpToSeq(3)) {}`, "extra.GetLastMsgsOpt"},
+		{`for range extra.GetLastMsgsFor(ctx, js, "S", nil, extra.StartSeq(3)) {}`, "extra.GetBatchOpt"},
 	} {
 		err := check(fset, imp, snippet{file: "x.md", line: 1, code: tc.code})
 		if err == nil {
@@ -39,6 +41,8 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		`_, err := extra.PublishBatch(ctx, js, nil, extra.MaxBatchSize(10))`,
 		"var c *pull.Consumer\n_, err := c.Fetch(ctx, 1, pull.NoWait(), pull.FetchGroup(\"g\"), pull.FetchMaxBytes(1))",
 		"var c *pull.Consumer\nfor range c.Messages(ctx, pull.Borrowed(), pull.Group(\"g\"), pull.MaxBytes(1)) {}",
+		`for range extra.GetBatch(ctx, js, "S", 1, extra.StartSeq(3), extra.MaxBytes(1)) {}`,
+		`for range extra.GetLastMsgsFor(ctx, js, "S", nil, extra.UpToSeq(3), extra.PageBytes(1)) {}`,
 	} {
 		if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err != nil {
 			t.Errorf("%s: %v", code, err)

@@ -75,9 +75,21 @@ func TestZeroOptionRejected(t *testing.T) {
 			}
 			return nil
 		},
-		"pull.FetchOpt":     func() error { _, err := c.Fetch(ctx, 1, pull.FetchOpt{}); return err },
-		"extra.AtomicOpt":   func() error { _, err := extra.NewBatchPublisher(js, extra.AtomicOpt{}); return err },
-		"extra.FastOpt":     func() error { _, err := extra.NewFastPublisher(js, extra.FastOpt{}); return err },
+		"pull.FetchOpt":   func() error { _, err := c.Fetch(ctx, 1, pull.FetchOpt{}); return err },
+		"extra.AtomicOpt": func() error { _, err := extra.NewBatchPublisher(js, extra.AtomicOpt{}); return err },
+		"extra.FastOpt":   func() error { _, err := extra.NewFastPublisher(js, extra.FastOpt{}); return err },
+		"extra.GetBatchOpt": func() error {
+			for _, err := range extra.GetBatch(ctx, js, "Z", 1, extra.GetBatchOpt{}) {
+				return err
+			}
+			return nil
+		},
+		"extra.GetLastMsgsOpt": func() error {
+			for _, err := range extra.GetLastMsgsFor(ctx, js, "Z", []string{"z.a"}, extra.GetLastMsgsOpt{}) {
+				return err
+			}
+			return nil
+		},
 		"pubwin.Option":     func() error { _, err := pubwin.New(js, pubwin.Option{}); return err },
 		"micro.EndpointOpt": func() error { return svc.AddEndpoint("e1", handler, micro.EndpointOpt{}) },
 		"micro.GroupOpt":    func() error { return svc.AddGroup("g", micro.GroupOpt{}).AddEndpoint("e2", handler) },
