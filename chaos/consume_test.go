@@ -138,8 +138,12 @@ func (c *c1w) run(ctx context.Context, cons *pull.Consumer) {
 func (c *c1w) recreate(ctx context.Context) *pull.Consumer {
 	ph := c.ph
 	for ctx.Err() == nil {
-		actx, end := ph.wd.ctx(ctx, "C1 pull.Bind", 3*time.Second)
-		cons, err := pull.Bind(actx, c.js, streamMain, consumerC1)
+		actx, end := ph.wd.ctx(ctx, "C1 bind", 3*time.Second)
+		var cons *pull.Consumer
+		consInfo, err := c.js.Consumer(actx, streamMain, consumerC1)
+		if err == nil {
+			cons, err = pull.FromInfo(c.js, consInfo)
+		}
 		end()
 		if err == nil {
 			// The consume loop ended as if deleted, but the consumer exists.
@@ -148,8 +152,11 @@ func (c *c1w) recreate(ctx context.Context) *pull.Consumer {
 			return cons
 		}
 		if errors.Is(err, jsapi.ErrConsumerNotFound) {
-			actx, end := ph.wd.ctx(ctx, "C1 pull.Create", 3*time.Second)
-			cons, err = pull.Create(actx, c.js, streamMain, c.config(c.floor+1))
+			actx, end := ph.wd.ctx(ctx, "C1 create", 3*time.Second)
+			consInfo, err = c.js.CreateConsumer(actx, streamMain, c.config(c.floor+1))
+			if err == nil {
+				cons, err = pull.FromInfo(c.js, consInfo)
+			}
 			end()
 			if err == nil {
 				c.recreations.Add(1)

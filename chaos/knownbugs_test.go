@@ -61,7 +61,11 @@ func TestPullHeartbeatBound(t *testing.T) {
 	if _, err := pjs.CreateStream(ctx, jsapi.StreamConfig{Name: "HB", Subjects: []string{"hb"}}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "HB", jsapi.ConsumerConfig{Durable: "hb", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "HB", jsapi.ConsumerConfig{Durable: "hb", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +175,11 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 	lost := 0
 	const rounds = 10
 	for round := range rounds {
-		c, err := pull.CreateOrUpdate(ctx, js, "RC", cfg)
+		info, err := js.CreateOrUpdateConsumer(ctx, "RC", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +191,7 @@ func TestKnownServerBugRecreatedConsumerLost(t *testing.T) {
 						// The same durable, at once (retried: during the
 						// deletion the server may refuse with 10149).
 						for try := 0; try < 100; try++ {
-							if _, err = pull.Create(ctx, js, "RC", cfg); err == nil {
+							if _, err = js.CreateConsumer(ctx, "RC", cfg); err == nil {
 								break
 							}
 							time.Sleep(5 * time.Millisecond)

@@ -336,7 +336,11 @@ func (ph *phase) setup() {
 	ph.k1.newEpoch(b)
 	var cons *pull.Consumer
 	mustDo("create C1", func(ctx context.Context) (err error) {
-		cons, err = pull.CreateOrUpdate(ctx, ph.c1.js, streamMain, ph.c1.config(1))
+		info, err := ph.c1.js.CreateOrUpdateConsumer(ctx, streamMain, ph.c1.config(1))
+		if err != nil {
+			return err
+		}
+		cons, err = pull.FromInfo(ph.c1.js, info)
 		return err
 	})
 	sub, err := ph.r1.serve()

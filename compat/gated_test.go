@@ -122,11 +122,6 @@ func refusedConsumer(t *testing.T, v version, admin, js *jsapi.JS, cfg jsapi.Con
 	out := outMsgs(js)
 	_, err := js.CreateConsumer(testCtx(t), "PLAINC", cfg)
 	wantRefused(t, v, js, out, err, f)
-	if cfg.DeliverSubject == "" {
-		out = outMsgs(js)
-		_, err = pull.Create(testCtx(t), js, "PLAINC", cfg)
-		wantRefused(t, v, js, out, err, f)
-	}
 	wantNoConsumer(t, admin, "PLAINC", cfg.Durable)
 }
 
@@ -225,7 +220,11 @@ func runGated(t *testing.T, v version, s *server) {
 	gated(t, v, s, "priority groups (2.11)", 11, func(t *testing.T, admin, js *jsapi.JS) {
 		mkStream(t, admin, jsapi.StreamConfig{Name: "PRIO"})
 		publishN(t, admin, "PRIO.x", 2)
-		c, err := pull.Create(ctx, js, "PRIO", jsapi.ConsumerConfig{Durable: "over", PriorityPolicy: jsapi.PriorityOverflow, PriorityGroups: []string{"g"}})
+		info, err := js.CreateConsumer(ctx, "PRIO", jsapi.ConsumerConfig{Durable: "over", PriorityPolicy: jsapi.PriorityOverflow, PriorityGroups: []string{"g"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +232,7 @@ func runGated(t *testing.T, v version, s *server) {
 		if err != nil || len(msgs) != 2 {
 			t.Fatalf("fetch: %d, %v", len(msgs), err)
 		}
-		if _, err := pull.Create(ctx, js, "PRIO", jsapi.ConsumerConfig{Durable: "pin", PriorityPolicy: jsapi.PriorityPinnedClient, PriorityGroups: []string{"g"}, PriorityTimeout: time.Minute}); err != nil {
+		if _, err := js.CreateConsumer(ctx, "PRIO", jsapi.ConsumerConfig{Durable: "pin", PriorityPolicy: jsapi.PriorityPinnedClient, PriorityGroups: []string{"g"}, PriorityTimeout: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 		if err := js.UnpinConsumer(ctx, "PRIO", "pin", "g"); err != nil {
@@ -383,7 +382,11 @@ func runGated(t *testing.T, v version, s *server) {
 	gated(t, v, s, "prioritized priority policy (2.12)", 12, func(t *testing.T, admin, js *jsapi.JS) {
 		mkStream(t, admin, jsapi.StreamConfig{Name: "PRI"})
 		publishN(t, admin, "PRI.x", 2)
-		c, err := pull.Create(ctx, js, "PRI", jsapi.ConsumerConfig{Durable: "p", PriorityPolicy: jsapi.PriorityPrioritized, PriorityGroups: []string{"g"}})
+		info, err := js.CreateConsumer(ctx, "PRI", jsapi.ConsumerConfig{Durable: "p", PriorityPolicy: jsapi.PriorityPrioritized, PriorityGroups: []string{"g"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -511,7 +514,11 @@ func runGated(t *testing.T, v version, s *server) {
 	gated(t, v, s, "consumer reset (2.14)", 14, func(t *testing.T, admin, js *jsapi.JS) {
 		mkStream(t, admin, jsapi.StreamConfig{Name: "RST"})
 		publishN(t, admin, "RST.x", 3)
-		c, err := pull.Create(ctx, admin, "RST", jsapi.ConsumerConfig{Durable: "d"})
+		info, err := admin.CreateConsumer(ctx, "RST", jsapi.ConsumerConfig{Durable: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(admin, info)
 		if err != nil {
 			t.Fatal(err)
 		}

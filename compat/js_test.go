@@ -124,7 +124,11 @@ func runJetStream(t *testing.T, v version, s *server) {
 		ctx := testCtx(t)
 		mkStream(t, js, jsapi.StreamConfig{Name: "FETCH"})
 		publishN(t, js, "FETCH.x", 5)
-		c, err := pull.Create(ctx, js, "FETCH", jsapi.ConsumerConfig{Durable: "d"})
+		info, err := js.CreateConsumer(ctx, "FETCH", jsapi.ConsumerConfig{Durable: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +148,7 @@ func runJetStream(t *testing.T, v version, s *server) {
 				got++
 			}
 		}
-		info, err := c.Info(ctx)
+		info, err = c.Info(ctx)
 		if err != nil || info.NumAckPending != 0 || info.AckFloor.Stream != 5 {
 			t.Fatalf("consumer after acks: %+v, %v", info, err)
 		}
@@ -154,7 +158,11 @@ func runJetStream(t *testing.T, v version, s *server) {
 		js := newJS(t, s)
 		ctx := testCtx(t)
 		mkStream(t, js, jsapi.StreamConfig{Name: "CONS"})
-		c, err := pull.Create(ctx, js, "CONS", jsapi.ConsumerConfig{Durable: "d"})
+		info, err := js.CreateConsumer(ctx, "CONS", jsapi.ConsumerConfig{Durable: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +182,7 @@ func runJetStream(t *testing.T, v version, s *server) {
 				break
 			}
 		}
-		info, err := c.Info(ctx)
+		info, err = c.Info(ctx)
 		if err != nil || info.NumAckPending != 0 || info.AckFloor.Stream != 20 {
 			t.Fatalf("consumer after acks: %+v, %v", info, err)
 		}

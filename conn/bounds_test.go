@@ -21,6 +21,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/testutil"
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
 )
@@ -252,7 +253,7 @@ func TestTraceBomb(t *testing.T) {
 			// the stall time.
 			var frames []byte
 			for range tc.reports {
-				frames = proto.AppendHMsg(frames, string(sub.Subject), sub.SID, "", gzHeader, body)
+				frames = wire.AppendHMsg(frames, string(sub.Subject), sub.SID, "", gzHeader, body)
 			}
 			if err := c.Send(frames); err != nil {
 				t.Fatal(err)

@@ -2,7 +2,6 @@ package conn_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -445,34 +444,18 @@ func (f *connectRecorder) url() string { return "nats://" + f.addr() }
 
 // start serves connections until the test ends.
 func (f *connectRecorder) start() {
-	startFake(f.t, onListener(f.ln), withScript(f.serve))
+	startFake(f.t, onListener(f.ln), withScript(recordConnect(f.t, f.info, f.connects, f.afterConnect)))
 }
 
-func (f *connectRecorder) serve(c *fakeserver.Client) {
-	ctx := c.Context()
-	if c.SendInfo(f.info) != nil {
-		return
-	}
-	js, err := c.ExpectConnect(ctx)
-	if err != nil {
-		return
-	}
-	var m map[string]any
-	if err := json.Unmarshal(js, &m); err != nil {
-		f.t.Errorf("fake server: bad CONNECT %q", js)
-		c.Close()
-		return
-	}
-	select {
-	case f.connects <- m:
-	default:
-	}
+// afterConnect refuses the client (reject) or completes its handshake and
+// runs onPong.
+func (f *connectRecorder) afterConnect(c *fakeserver.Client) {
 	if f.reject {
 		_ = c.SendErr("Authorization Violation")
 		c.Close()
 		return
 	}
-	if _, err := c.Expect(ctx, proto.KindPing); err != nil || c.SendPong() != nil {
+	if _, err := c.Expect(c.Context(), proto.KindPing); err != nil || c.SendPong() != nil {
 		return
 	}
 	if f.onPong != nil {

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/natsio/natsio/proto"
 )
 
 type connState uint8
@@ -46,7 +44,7 @@ type Conn struct {
 	wbuf    []byte // outbound bytes not yet taken by the flusher
 	// pubSubject skips validating a publish subject repeated as the same
 	// string (guarded by mu).
-	pubSubject proto.SubjectMemo
+	pubSubject subjectMemo
 	spare      []byte
 	kicked     bool
 	// lazy: WriteLazy bytes wait in wbuf for a later write, lazyDelay
@@ -340,10 +338,8 @@ type Stats struct {
 	// BorrowedMsgs counts messages lent (Borrowed, and the Borrowed
 	// options of the JetStream consumers): delivered in memory the
 	// subscription recycles once its consumer is done with them, so
-	// that they cost no allocation. BorrowedBuffers counts the buffers
-	// (64 KiB each) made for lent messages; a steady consumer reuses a
-	// few.
-	BorrowedMsgs, BorrowedBuffers uint64
+	// that they cost no allocation.
+	BorrowedMsgs uint64
 }
 
 // Stats returns the connection's counters.
@@ -357,7 +353,6 @@ func (nc *Conn) Stats() Stats {
 	s.RequestTimeouts = nc.stats.requestTimeouts.Load()
 	s.NoResponders = nc.stats.noResponders.Load()
 	s.BorrowedMsgs = nc.stats.lentMsgs.Load()
-	s.BorrowedBuffers = nc.stats.lentBufs.Load()
 	s.ProtocolErrors = nc.stats.protocolErrors.Load()
 	s.ServerErrors = nc.stats.serverErrors.Load()
 	s.InMsgs = nc.stats.inMsgs.Load()

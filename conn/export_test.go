@@ -52,3 +52,34 @@ const LazyDelay = lazyDelay
 
 // DecodeTrace decodes one message tracing report as Trace does.
 var DecodeTrace = decodeTrace
+
+// PendingPongs reports the PINGs (flushes and keepalives) whose PONG has not
+// arrived on the current connection.
+func PendingPongs(nc *Conn) int {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return len(nc.pongs)
+}
+
+// ServerTLSNames maps each pool entry's host:port to the name its TLS
+// certificate would be verified against.
+func ServerTLSNames(nc *Conn) map[string]string {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	out := make(map[string]string, len(nc.pool.servers))
+	for _, s := range nc.pool.servers {
+		out[s.addr()] = s.tlsName
+	}
+	return out
+}
+
+// NumSubs reports how many subscriptions nc holds (the request inbox and
+// RequestMany inboxes included).
+func NumSubs(nc *Conn) int {
+	nc.subMu.RLock()
+	defer nc.subMu.RUnlock()
+	return len(nc.subs)
+}
+
+// VersionAtLeast is versionAtLeast, for Trace's server version check.
+var VersionAtLeast = versionAtLeast

@@ -116,10 +116,10 @@ func startFake(t testing.TB, opts ...fakeOpt) *fake {
 	return f
 }
 
-// url is the server's URL (nats://fake:4222 in a bubble).
+// url is the server's URL (nats://fake:4222 with inMemory).
 func (f *fake) url() string { return f.URL() }
 
-// dial dials the server: over its in-memory listener in a bubble.
+// dial dials the server: over its in-memory listener (inMemory), else TCP.
 func (f *fake) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if f.mem != nil {
 		return f.mem.Dial(ctx, network, addr)
@@ -162,7 +162,7 @@ func (f *fake) connect(t testing.TB, opts ...conn.Option) *conn.Conn {
 
 // connectAsync connects in a goroutine, for a test that plays the
 // server's side of the handshake itself, and returns the result: within
-// 20 s (out of a bubble). The test closes a connection made.
+// 20 s (of fake time in a bubble). The test closes a connection made.
 func (f *fake) connectAsync(opts ...conn.Option) <-chan connectResult {
 	if f.mem != nil {
 		opts = append([]conn.Option{conn.Dialer(f.mem.Dial)}, opts...)

@@ -15,7 +15,7 @@ import (
 // one go and in order; a message published normally meanwhile carries the
 // lazy ones with it at once, ahead of it; 64 KiB queued lazily go at once;
 // and Close writes what waits.
-func TestSynctestPublishLazy(t *testing.T) {
+func TestPublishLazy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type seen struct {
 			subj string

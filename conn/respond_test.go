@@ -18,7 +18,7 @@ import (
 // same place in the buffer. Each is checked on its bytes and refused
 // before anything is written: the memo of the last checked subject
 // compares content, not memory.
-func TestHostileLentReplyChecked(t *testing.T) {
+func TestLentReplyChecked(t *testing.T) {
 	fs := startFake(t, withScript(fakeserver.Basic(nil)))
 	nc := fs.connect(t)
 	errs := make(chan error, 1)

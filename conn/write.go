@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -93,7 +94,7 @@ func (nc *Conn) publishAt(subject, reply string, h *proto.Header, data []byte, m
 			err = proto.ValidatePublishSubject(reply)
 		}
 		if err == nil {
-			nc.wbuf = proto.AppendPubUnchecked(nc.wbuf, subject, reply, data)
+			nc.wbuf = wire.AppendPubUnchecked(nc.wbuf, subject, reply, data)
 		}
 	} else {
 		nc.wbuf, err = proto.AppendHPub(nc.wbuf, subject, reply, h, data)

@@ -27,7 +27,8 @@ func Example() {
 	js, _ := jsapi.New(nc)
 	js.CreateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
 	js.CreateStream(ctx, jsapi.StreamConfig{Name: "DLQ", Subjects: []string{"deadletter.>"}})
-	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "billing", MaxDeliver: 3})
+	info, _ := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "billing", MaxDeliver: 3})
+	c, _ := pull.FromInfo(js, info)
 
 	// Start the Mover before consuming: it captures the advisories.
 	mv, err := deadletter.Start(ctx, js, deadletter.Config{Stream: "ORDERS", Consumer: "billing"})
@@ -41,7 +42,8 @@ func Example() {
 	m, _ := c.Next(ctx)
 	m.TermWithReason("negative amount")
 
-	dlq, _ := pull.CreateOrUpdate(ctx, js, "DLQ", jsapi.ConsumerConfig{Durable: "inspect"})
+	info, _ = js.CreateOrUpdateConsumer(ctx, "DLQ", jsapi.ConsumerConfig{Durable: "inspect"})
+	dlq, _ := pull.FromInfo(js, info)
 	l, _ := dlq.Next(ctx)
 	fmt.Println(l.Subject, string(l.Data))
 	for _, h := range []string{deadletter.HeaderStream, deadletter.HeaderConsumer, deadletter.HeaderSequence,

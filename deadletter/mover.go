@@ -163,9 +163,13 @@ func Start(ctx context.Context, js *jsapi.JS, cfg Config) (*Mover, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("deadletter: advisory stream %s: %w", cfg.Name, err)
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, cfg.Name, jsapi.ConsumerConfig{
+	info, err := js.CreateOrUpdateConsumer(ctx, cfg.Name, jsapi.ConsumerConfig{
 		Durable: moverConsumer, AckPolicy: jsapi.AckExplicit, AckWait: cfg.AckWait,
 	})
+	if err != nil {
+		return nil, fmt.Errorf("deadletter: advisory consumer: %w", err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		return nil, fmt.Errorf("deadletter: advisory consumer: %w", err)
 	}

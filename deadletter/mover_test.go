@@ -37,7 +37,11 @@ func newDLEnv(t *testing.T, retention jsapi.RetentionPolicy) *dlEnv {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "DLQ", Subjects: []string{"deadletter.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	dlq, err := pull.Create(ctx, js, "DLQ", jsapi.ConsumerConfig{Durable: "read"})
+	dlqInfo, err := js.CreateConsumer(ctx, "DLQ", jsapi.ConsumerConfig{Durable: "read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq, err := pull.FromInfo(js, dlqInfo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,11 @@ func wantHeaders(t *testing.T, m *jsapi.Msg, want map[string]string) {
 // starts again, and nothing is moved twice.
 func TestMoverMovesMaxDeliveriesAndTerminated(t *testing.T) {
 	e := newDLEnv(t, jsapi.RetentionLimits)
-	c, err := pull.Create(e.ctx, e.js, "ORDERS", jsapi.ConsumerConfig{Durable: "billing", MaxDeliver: 2, AckWait: 30 * time.Second})
+	ci, err := e.js.CreateConsumer(e.ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "billing", MaxDeliver: 2, AckWait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(e.js, ci)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +180,11 @@ func TestMoverAllConsumersWithFilter(t *testing.T) {
 	e := newDLEnv(t, jsapi.RetentionLimits)
 	var cs []*pull.Consumer
 	for _, name := range []string{"g-a", "other"} {
-		c, err := pull.Create(e.ctx, e.js, "ORDERS", jsapi.ConsumerConfig{Durable: name, FilterSubject: "orders." + name})
+		info, err := e.js.CreateConsumer(e.ctx, "ORDERS", jsapi.ConsumerConfig{Durable: name, FilterSubject: "orders." + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(e.js, info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +214,11 @@ func TestMoverAllConsumersWithFilter(t *testing.T) {
 // letter carries the origin headers and Dead-Letter-Missing.
 func TestMoverWorkQueueTerminated(t *testing.T) {
 	e := newDLEnv(t, jsapi.RetentionWorkQueue)
-	c, err := pull.Create(e.ctx, e.js, "ORDERS", jsapi.ConsumerConfig{Durable: "w", MaxDeliver: 2})
+	info, err := e.js.CreateConsumer(e.ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "w", MaxDeliver: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(e.js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/natsio/natsio/internal/fuzzref"
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -213,7 +214,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		checkParsedBack(t, true, proto.AppendPing(nil), render(&proto.Op{Kind: proto.KindPing}))
 		checkParsedBack(t, false, proto.AppendPing(nil), render(&proto.Op{Kind: proto.KindPing}))
 		checkParsedBack(t, true, proto.AppendPong(nil), render(&proto.Op{Kind: proto.KindPong}))
-		checkParsedBack(t, false, proto.AppendOK(nil), render(&proto.Op{Kind: proto.KindOK}))
+		checkParsedBack(t, false, wire.AppendOK(nil), render(&proto.Op{Kind: proto.KindOK}))
 
 		// CONNECT and INFO carry one line of JSON; the encoders leave that
 		// to the caller, so only single lines round-trip.
@@ -224,7 +225,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 				b      []byte
 			}{
 				{true, proto.KindConnect, proto.AppendConnect(nil, raw)},
-				{false, proto.KindInfo, proto.AppendInfo(nil, raw)},
+				{false, proto.KindInfo, wire.AppendInfo(nil, raw)},
 			} {
 				text := bytes.TrimSpace(raw)
 				if len(text) == 0 {
@@ -237,7 +238,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 
 		// -ERR quotes its text; any text without LF round-trips exactly.
 		if !strings.Contains(hval, "\n") {
-			checkParsedBack(t, false, proto.AppendErr(nil, hval), render(&proto.Op{Kind: proto.KindErr, Text: []byte(hval)}))
+			checkParsedBack(t, false, wire.AppendErr(nil, hval), render(&proto.Op{Kind: proto.KindErr, Text: []byte(hval)}))
 		}
 
 		// MSG and HMSG: the server encoders do not validate, so give them
@@ -246,7 +247,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			return
 		}
 		want = proto.Op{Kind: proto.KindMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply), Payload: payload}
-		checkParsedBack(t, false, proto.AppendMsg(nil, subject, sid, reply, payload), render(&want))
+		checkParsedBack(t, false, wire.AppendMsg(nil, subject, sid, reply, payload), render(&want))
 		if hdrOK {
 			block, err := proto.AppendHeaderBlock(nil, h)
 			if err != nil || string(block) != refHeaderBlock(fields) {
@@ -254,7 +255,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 			}
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: block, Payload: payload}
-			op := checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, block, payload), render(&want))
+			op := checkParsedBack(t, false, wire.AppendHMsg(nil, subject, sid, reply, block, payload), render(&want))
 			checkHeaderFields(t, op.Header, fields, hkey)
 		} else if block, err := proto.AppendHeaderBlock(newDst(), h); err == nil || len(block) != len(newDst()) {
 			t.Fatalf("AppendHeaderBlock(%q) accepted: %q, %v", fields, block, err)
@@ -262,7 +263,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 		if rawOK && len(raw) > 0 {
 			want = proto.Op{Kind: proto.KindHMsg, Subject: []byte(subject), SID: sid, Reply: []byte(reply),
 				Header: raw, Payload: payload}
-			checkParsedBack(t, false, proto.AppendHMsg(nil, subject, sid, reply, raw, payload), render(&want))
+			checkParsedBack(t, false, wire.AppendHMsg(nil, subject, sid, reply, raw, payload), render(&want))
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fuzzref"
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -62,10 +63,10 @@ func FuzzAsyncInfo(f *testing.F) {
 func FuzzStatusReply(f *testing.F) {
 	lc := newLiveConn(f)
 	f.Fuzz(func(t *testing.T, block, payload []byte) {
-		frame := proto.AppendHMsg(nil, "_INBOX.a.b", 1, "", block, payload)
+		frame := wire.AppendHMsg(nil, "_INBOX.a.b", 1, "", block, payload)
 		var p proto.Parser
 		p.Feed(frame)
-		if _, err := p.Next(); err != nil || p.Unread() != 0 {
+		if _, err := p.Next(); err != nil || p.Offset() != int64(len(frame)) {
 			return
 		}
 		before := lc.nc.Stats().BadHeaders
@@ -87,8 +88,8 @@ func FuzzStatusReply(f *testing.F) {
 		if !ok {
 			t.Fatalf("no subscription for the reply subject %q", reply)
 		}
-		frame = proto.AppendHMsg(nil, reply, sid, "", block, payload)
-		frame = proto.AppendMsg(frame, reply, sid, "", []byte("plain"))
+		frame = wire.AppendHMsg(nil, reply, sid, "", block, payload)
+		frame = wire.AppendMsg(frame, reply, sid, "", []byte("plain"))
 		if err := lc.c.Send(frame); err != nil {
 			t.Fatal(err)
 		}

@@ -57,14 +57,16 @@ func (b *Batches) Subscription() *conn.Subscription { return b.sub }
 // conn.ErrBadSubscription (or the close error). Once its slices have grown
 // to the batch size it allocates nothing.
 func (b *Batches) Next(ctx context.Context) ([]*Msg, error) {
-	// The previous batch is over: its messages are not kept alive here.
+	// The last batch is done with: drop it before waiting, so that its
+	// messages (and the slab arrays they pin) are not kept alive while
+	// nothing arrives. NextBatch clears raw the same way.
 	clear(b.msgs)
-	b.msgs = b.msgs[:0]
 	raw, err := b.sub.NextBatch(ctx, b.raw)
 	b.raw = raw
 	if err != nil {
 		return nil, err
 	}
+	b.msgs = b.msgs[:0]
 	for _, m := range raw {
 		b.msgs = append(b.msgs, fromSlab(m))
 	}

@@ -90,10 +90,8 @@ type ConsumerConfig struct {
 	OptStartTime  time.Time     `json:"opt_start_time,omitzero"`
 	// AckPolicy is how messages are acknowledged. The zero value means
 	// AckExplicit: CreateConsumer, CreateOrUpdateConsumer and
-	// UpdateConsumer, and everything built on them (the Stream methods,
-	// pull.Create, pull.CreateOrUpdate), send "explicit" for it, not the
-	// server's default, none, under which Ack does nothing and nothing is
-	// ever redelivered. AckNone is sent when asked for by name. An encoded
+	// UpdateConsumer send "explicit" for it, not the server's default, none,
+	// under which Ack does nothing and nothing is ever redelivered. AckNone is sent when asked for by name. An encoded
 	// ConsumerConfig (MarshalJSON) carries the field as it is.
 	AckPolicy AckPolicy `json:"ack_policy,omitempty"`
 	// AckWait is the redelivery delay of an unacknowledged message

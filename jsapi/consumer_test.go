@@ -68,12 +68,12 @@ func pullOne(t testing.TB, nc *conn.Conn, stream, consumer, body string) *conn.M
 func TestConsumerCRUD(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "CS", Subjects: []string{"cs.>"}})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "CS", Subjects: []string{"cs.>"}})
 	for i := range 3 {
 		mustStore(t, nc, fmt.Sprintf("cs.%d", i), "x")
 	}
 	cfg := jsapi.ConsumerConfig{Durable: "dur", AckPolicy: jsapi.AckExplicit, FilterSubject: "cs.1", Description: "d1"}
-	ci, err := st.CreateConsumer(ctx, cfg)
+	ci, err := js.CreateConsumer(ctx, "CS", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,55 +83,55 @@ func TestConsumerCRUD(t *testing.T) {
 		t.Fatalf("created: %+v", ci)
 	}
 	// Identical re-create is idempotent, also with the config read back.
-	if _, err := st.CreateConsumer(ctx, cfg); err != nil {
+	if _, err := js.CreateConsumer(ctx, "CS", cfg); err != nil {
 		t.Fatalf("identical re-create: %v", err)
 	}
-	if _, err := st.CreateConsumer(ctx, ci.Config); err != nil {
+	if _, err := js.CreateConsumer(ctx, "CS", ci.Config); err != nil {
 		t.Fatalf("re-create with the config read back: %v", err)
 	}
 	// A different configuration: exists.
 	diff := cfg
 	diff.Description = "d2"
-	if _, err := st.CreateConsumer(ctx, diff); !errors.Is(err, jsapi.ErrConsumerExists) {
+	if _, err := js.CreateConsumer(ctx, "CS", diff); !errors.Is(err, jsapi.ErrConsumerExists) {
 		t.Fatalf("different config: %v", err)
 	}
 	// Update it.
-	ci, err = st.UpdateConsumer(ctx, diff)
+	ci, err = js.UpdateConsumer(ctx, "CS", diff)
 	if err != nil || ci.Config.Description != "d2" {
 		t.Fatalf("update: %+v %v", ci, err)
 	}
 	// Update of a missing consumer.
-	if _, err := st.UpdateConsumer(ctx, jsapi.ConsumerConfig{Durable: "missing"}); !errors.Is(err, jsapi.ErrConsumerDoesNotExist) {
+	if _, err := js.UpdateConsumer(ctx, "CS", jsapi.ConsumerConfig{Durable: "missing"}); !errors.Is(err, jsapi.ErrConsumerDoesNotExist) {
 		t.Fatalf("update missing: %v", err)
 	}
-	if _, err := st.UpdateConsumer(ctx, jsapi.ConsumerConfig{}); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := js.UpdateConsumer(ctx, "CS", jsapi.ConsumerConfig{}); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("update without name: %v", err)
 	}
 	// A change the server refuses.
 	bad := ci.Config
 	bad.DeliverPolicy = jsapi.DeliverNew
 	var ae *jsapi.APIError
-	if _, err := st.UpdateConsumer(ctx, bad); !errors.As(err, &ae) {
+	if _, err := js.UpdateConsumer(ctx, "CS", bad); !errors.As(err, &ae) {
 		t.Fatalf("deliver policy change: %v", err)
 	}
 	// Create or update: existing and missing.
 	diff.Description = "d3"
-	if ci, err = st.CreateOrUpdateConsumer(ctx, diff); err != nil || ci.Config.Description != "d3" {
+	if ci, err = js.CreateOrUpdateConsumer(ctx, "CS", diff); err != nil || ci.Config.Description != "d3" {
 		t.Fatalf("create-or-update existing: %+v %v", ci, err)
 	}
-	if ci, err = st.CreateOrUpdateConsumer(ctx, jsapi.ConsumerConfig{Name: "named", InactiveThreshold: time.Minute}); err != nil ||
+	if ci, err = js.CreateOrUpdateConsumer(ctx, "CS", jsapi.ConsumerConfig{Name: "named", InactiveThreshold: time.Minute}); err != nil ||
 		ci.Name != "named" || ci.Config.Durable != "" || ci.Config.InactiveThreshold != time.Minute || ci.NumPending != 3 {
 		t.Fatalf("create-or-update missing: %+v %v", ci, err)
 	}
 
 	// Info, through the stream and through JS.
-	if ci, err = st.Consumer(ctx, "dur"); err != nil || ci.Config.Description != "d3" {
+	if ci, err = js.Consumer(ctx, "CS", "dur"); err != nil || ci.Config.Description != "d3" {
 		t.Fatalf("info: %+v %v", ci, err)
 	}
 	if ci, err = js.Consumer(ctx, "CS", "named"); err != nil || ci.Name != "named" {
 		t.Fatalf("js info: %+v %v", ci, err)
 	}
-	if _, err := st.Consumer(ctx, "nope"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if _, err := js.Consumer(ctx, "CS", "nope"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("info missing: %v", err)
 	}
 	if _, err := js.Consumer(ctx, "NOSTREAM", "nope"); !errors.Is(err, jsapi.ErrStreamNotFound) {
@@ -142,25 +142,25 @@ func TestConsumerCRUD(t *testing.T) {
 	}
 
 	// Delete.
-	if err := st.DeleteConsumer(ctx, "dur"); err != nil {
+	if err := js.DeleteConsumer(ctx, "CS", "dur"); err != nil {
 		t.Fatal(err)
 	}
 	if err := js.DeleteConsumer(ctx, "CS", "dur"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("delete twice: %v", err)
 	}
-	if _, err := st.Consumer(ctx, "dur"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if _, err := js.Consumer(ctx, "CS", "dur"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("info deleted: %v", err)
 	}
 
 	// Client-side checks, before any I/O.
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Name: "a", Durable: "b"}); !errors.Is(err, conn.ErrInvalidOption) {
+	if _, err := js.CreateConsumer(ctx, "CS", jsapi.ConsumerConfig{Name: "a", Durable: "b"}); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("name/durable mismatch: %v", err)
 	}
 	for _, name := range []string{"a.b", "a b", "a*", "a>"} {
-		if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: name}); !errors.Is(err, jsapi.ErrInvalidName) {
+		if _, err := js.CreateConsumer(ctx, "CS", jsapi.ConsumerConfig{Durable: name}); !errors.Is(err, jsapi.ErrInvalidName) {
 			t.Fatalf("durable %q: %v", name, err)
 		}
-		if _, err := st.Consumer(ctx, name); !errors.Is(err, jsapi.ErrInvalidName) {
+		if _, err := js.Consumer(ctx, "CS", name); !errors.Is(err, jsapi.ErrInvalidName) {
 			t.Fatalf("info %q: %v", name, err)
 		}
 		if _, err := js.CreateConsumer(ctx, name, jsapi.ConsumerConfig{Durable: "ok"}); !errors.Is(err, jsapi.ErrInvalidName) {
@@ -175,7 +175,7 @@ func TestConsumerCRUD(t *testing.T) {
 func TestConsumerCreateSubjects(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "SUBJ", Subjects: []string{"o.>"}})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "SUBJ", Subjects: []string{"o.>"}})
 	sn := sniff(t, nc, "$JS.API.CONSUMER.CREATE.>")
 	cases := []struct {
 		cfg  jsapi.ConsumerConfig
@@ -188,7 +188,7 @@ func TestConsumerCreateSubjects(t *testing.T) {
 		{jsapi.ConsumerConfig{FilterSubject: "o.x"}, "$JS.API.CONSUMER.CREATE.SUBJ"},
 	}
 	for _, c := range cases {
-		ci, err := st.CreateConsumer(ctx, c.cfg)
+		ci, err := js.CreateConsumer(ctx, "SUBJ", c.cfg)
 		if err != nil {
 			t.Fatalf("%+v: %v", c.cfg, err)
 		}
@@ -199,7 +199,7 @@ func TestConsumerCreateSubjects(t *testing.T) {
 			if ci.Name == "" || ci.Config.FilterSubject != "o.x" {
 				t.Fatalf("ephemeral: %+v", ci)
 			}
-			if got, err := st.Consumer(ctx, ci.Name); err != nil || got.Name != ci.Name {
+			if got, err := js.Consumer(ctx, "SUBJ", ci.Name); err != nil || got.Name != ci.Name {
 				t.Fatalf("ephemeral info: %v", err)
 			}
 		}
@@ -214,16 +214,16 @@ func TestConsumerCreateSubjects(t *testing.T) {
 func TestConsumerListPaging(t *testing.T) {
 	_, _, js := startJS(t)
 	ctx := ctxTimeout(t, 2*time.Minute)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "MANY", MaxConsumers: 2000})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "MANY", MaxConsumers: 2000})
 	const n = 1030
 	for i := range n {
-		if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: fmt.Sprintf("c%04d", i), MemoryStorage: true}); err != nil {
+		if _, err := js.CreateConsumer(ctx, "MANY", jsapi.ConsumerConfig{Durable: fmt.Sprintf("c%04d", i), MemoryStorage: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	seen := map[string]int{}
 	prev := ""
-	for name, err := range st.ConsumerNames(ctx) {
+	for name, err := range js.ConsumerNames(ctx, "MANY") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,19 +266,19 @@ func TestConsumerListPaging(t *testing.T) {
 func TestConsumerPauseResume(t *testing.T) {
 	_, _, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "PAUSE"})
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "p", AckPolicy: jsapi.AckExplicit}); err != nil {
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "PAUSE"})
+	if _, err := js.CreateConsumer(ctx, "PAUSE", jsapi.ConsumerConfig{Durable: "p", AckPolicy: jsapi.AckExplicit}); err != nil {
 		t.Fatal(err)
 	}
 	until := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	ps, err := st.PauseConsumer(ctx, "p", until)
+	ps, err := js.PauseConsumer(ctx, "PAUSE", "p", until)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !ps.Paused || !ps.PauseUntil.Equal(until) || ps.PauseRemaining <= 59*time.Minute {
 		t.Fatalf("pause: %+v", ps)
 	}
-	ci, err := st.Consumer(ctx, "p")
+	ci, err := js.Consumer(ctx, "PAUSE", "p")
 	if err != nil || !ci.Paused || !ci.Config.PauseUntil.Equal(until) || ci.PauseRemaining <= 0 {
 		t.Fatalf("paused info: %+v %v", ci, err)
 	}
@@ -286,20 +286,20 @@ func TestConsumerPauseResume(t *testing.T) {
 	if err != nil || ps.Paused {
 		t.Fatalf("resume: %+v %v", ps, err)
 	}
-	ci, err = st.Consumer(ctx, "p")
+	ci, err = js.Consumer(ctx, "PAUSE", "p")
 	if err != nil || ci.Paused || !ci.Config.PauseUntil.IsZero() {
 		t.Fatalf("resumed info: %+v %v", ci, err)
 	}
 	// A past time resumes too.
-	if ps, err = st.PauseConsumer(ctx, "p", time.Now().Add(-time.Minute)); err != nil || ps.Paused {
+	if ps, err = js.PauseConsumer(ctx, "PAUSE", "p", time.Now().Add(-time.Minute)); err != nil || ps.Paused {
 		t.Fatalf("pause in the past: %+v %v", ps, err)
 	}
 	// Created paused.
-	ci, err = st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "p2", PauseUntil: until})
+	ci, err = js.CreateConsumer(ctx, "PAUSE", jsapi.ConsumerConfig{Durable: "p2", PauseUntil: until})
 	if err != nil || !ci.Paused {
 		t.Fatalf("created paused: %+v %v", ci, err)
 	}
-	if _, err := st.PauseConsumer(ctx, "nope", until); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if _, err := js.PauseConsumer(ctx, "PAUSE", "nope", until); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("pause missing: %v", err)
 	}
 	if _, err := js.PauseConsumer(ctx, "NOSTREAM", "nope", until); !errors.Is(err, jsapi.ErrStreamNotFound) {
@@ -310,11 +310,11 @@ func TestConsumerPauseResume(t *testing.T) {
 func TestConsumerReset(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "RESET", Subjects: []string{"rs.>"}})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "RESET", Subjects: []string{"rs.>"}})
 	for i := range 10 {
 		mustStore(t, nc, "rs.x", fmt.Sprint(i+1))
 	}
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "r", AckPolicy: jsapi.AckExplicit}); err != nil {
+	if _, err := js.CreateConsumer(ctx, "RESET", jsapi.ConsumerConfig{Durable: "r", AckPolicy: jsapi.AckExplicit}); err != nil {
 		t.Fatal(err)
 	}
 	// Deliver and acknowledge 1..3, deliver 4 without acknowledging.
@@ -330,7 +330,7 @@ func TestConsumerReset(t *testing.T) {
 		}
 	}
 	// Back to the ack floor.
-	ci, seq, err := st.ResetConsumer(ctx, "r", 0)
+	ci, seq, err := js.ResetConsumer(ctx, "RESET", "r", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,14 +348,14 @@ func TestConsumerReset(t *testing.T) {
 		t.Fatalf("after reset to 2: %q", m.Data)
 	}
 	// Not allowed for a deliver-new consumer.
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "new", DeliverPolicy: jsapi.DeliverNew, AckPolicy: jsapi.AckExplicit}); err != nil {
+	if _, err := js.CreateConsumer(ctx, "RESET", jsapi.ConsumerConfig{Durable: "new", DeliverPolicy: jsapi.DeliverNew, AckPolicy: jsapi.AckExplicit}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.ResetConsumer(ctx, "new", 1); !errors.Is(err, jsapi.ErrInvalidReset) {
+	if _, _, err := js.ResetConsumer(ctx, "RESET", "new", 1); !errors.Is(err, jsapi.ErrInvalidReset) {
 		t.Fatalf("reset deliver-new: %v", err)
 	}
 	// Missing consumer or stream.
-	if _, _, err := st.ResetConsumer(ctx, "nope", 1); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if _, _, err := js.ResetConsumer(ctx, "RESET", "nope", 1); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("reset missing consumer: %v", err)
 	}
 	if _, _, err := js.ResetConsumer(ctx, "NOSTREAM", "nope", 1); !errors.Is(err, jsapi.ErrStreamNotFound) {
@@ -366,11 +366,11 @@ func TestConsumerReset(t *testing.T) {
 func TestConsumerUnpin(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "PIN", Subjects: []string{"pin.>"}})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "PIN", Subjects: []string{"pin.>"}})
 	for i := range 3 {
 		mustStore(t, nc, "pin.x", fmt.Sprint(i))
 	}
-	ci, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{
+	ci, err := js.CreateConsumer(ctx, "PIN", jsapi.ConsumerConfig{
 		Durable: "pc", AckPolicy: jsapi.AckExplicit,
 		PriorityPolicy: jsapi.PriorityPinnedClient, PriorityGroups: []string{"A"}, PriorityTimeout: time.Minute,
 	})
@@ -385,15 +385,15 @@ func TestConsumerUnpin(t *testing.T) {
 	if pin == "" {
 		t.Fatalf("no pin id: %q", m.Header)
 	}
-	ci, err = st.Consumer(ctx, "pc")
+	ci, err = js.Consumer(ctx, "PIN", "pc")
 	if err != nil || len(ci.PriorityGroups) != 1 || ci.PriorityGroups[0].Group != "A" || ci.PriorityGroups[0].PinnedClientID != pin ||
 		ci.PriorityGroups[0].PinnedTS.IsZero() {
 		t.Fatalf("pinned state: %+v %v", ci.PriorityGroups, err)
 	}
-	if err := st.UnpinConsumer(ctx, "pc", "A"); err != nil {
+	if err := js.UnpinConsumer(ctx, "PIN", "pc", "A"); err != nil {
 		t.Fatal(err)
 	}
-	ci, err = st.Consumer(ctx, "pc")
+	ci, err = js.Consumer(ctx, "PIN", "pc")
 	if err != nil || len(ci.PriorityGroups) != 1 || ci.PriorityGroups[0].PinnedClientID != "" {
 		t.Fatalf("after unpin: %+v %v", ci.PriorityGroups, err)
 	}
@@ -405,10 +405,10 @@ func TestConsumerUnpin(t *testing.T) {
 	if err := js.UnpinConsumer(ctx, "PIN", "pc", "B"); !errors.Is(err, jsapi.ErrPriorityGroupConfig) {
 		t.Fatalf("unknown group: %v", err)
 	}
-	if err := st.UnpinConsumer(ctx, "pc", ""); !errors.Is(err, conn.ErrInvalidOption) {
+	if err := js.UnpinConsumer(ctx, "PIN", "pc", ""); !errors.Is(err, conn.ErrInvalidOption) {
 		t.Fatalf("empty group: %v", err)
 	}
-	if err := st.UnpinConsumer(ctx, "nope", "A"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if err := js.UnpinConsumer(ctx, "PIN", "nope", "A"); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("missing consumer: %v", err)
 	}
 }

@@ -35,9 +35,9 @@ func pullFirst(t *testing.T, nc *conn.Conn, body string) *conn.Msg {
 func TestNakWithDelayDelaysRedelivery(t *testing.T) {
 	_, nc, js := startJS(t)
 	ctx := ctxT(t)
-	st := mustCreateStream(t, js, jsapi.StreamConfig{Name: "NAK", Subjects: []string{"nak.>"}})
+	mustCreateStream(t, js, jsapi.StreamConfig{Name: "NAK", Subjects: []string{"nak.>"}})
 	seq := mustStore(t, nc, "nak.a", "payload")
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 30 * time.Second}); err != nil {
+	if _, err := js.CreateConsumer(ctx, "NAK", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -566,7 +566,7 @@ func TestStreamTTLConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Name: "watch", DeliverSubject: "deliver.ttl", AckPolicy: jsapi.AckNone}); err != nil {
+	if _, err := js.CreateConsumer(ctx, "TTL", jsapi.ConsumerConfig{Name: "watch", DeliverSubject: "deliver.ttl", AckPolicy: jsapi.AckNone}); err != nil {
 		t.Fatal(err)
 	}
 	mustStore(t, nc, "ttl.b", "forever", "Nats-TTL", "never")
@@ -613,7 +613,7 @@ func TestDomain(t *testing.T) {
 	if err != nil || string(m.Data) != "hello" {
 		t.Fatalf("direct get via domain: %+v %v", m, err)
 	}
-	if _, err := st.CreateConsumer(ctx, jsapi.ConsumerConfig{Durable: "D", AckPolicy: jsapi.AckExplicit}); err != nil {
+	if _, err := js.CreateConsumer(ctx, "DOM", jsapi.ConsumerConfig{Durable: "D", AckPolicy: jsapi.AckExplicit}); err != nil {
 		t.Fatal(err)
 	}
 	var names []string

@@ -197,8 +197,8 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }
 // subjects into its write buffer before a publish or request returns, so a
 // view of a pooled buffer is valid for the duration of the call.
 //
-// The connection's memo of the last publish subject it checked
-// (proto.SubjectMemo) compares bytes, so a later subject built in the same
+// The connection's memo of the last publish subject it checked compares
+// bytes, so a later subject built in the same
 // buffer is checked on its own content.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 

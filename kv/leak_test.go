@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"context"
+	"iter"
 	"testing"
 
 	"github.com/natsio/natsio/internal/testutil"
@@ -36,17 +37,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 			}
 			break
 		}
-		ctx, cancel := context.WithCancel(e.Ctx)
-		n := 0
-		for ent, err := range b.WatchAll(ctx) {
-			if err != nil {
-				break
-			}
-			_ = ent
-			if n++; n == 10 {
-				cancel() // waiting for updates: the cancel ends it
-			}
-		}
-		cancel()
+		// waiting for updates: the cancel ends it
+		testutil.CancelAfter(e.Ctx, 10, func(ctx context.Context) iter.Seq2[*kv.Entry, error] { return b.WatchAll(ctx) })
 	})
 }

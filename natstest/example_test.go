@@ -96,7 +96,12 @@ func ExampleServer_Restart() {
 	defer nc.Close()
 	js, _ := jsapi.New(nc)
 	js.CreateStream(ctx, jsapi.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -261,7 +266,12 @@ func ExampleCluster_KillStreamLeader() {
 		return
 	}
 
-	cons, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "audit", AckPolicy: jsapi.AckExplicit})
+	consInfo, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "audit", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -313,9 +323,13 @@ func (o *orderService) place(ctx context.Context, id string) error {
 // A redelivered order (its ack lost in a fault) is acknowledged again
 // without billing it twice.
 func (o *orderService) work(ctx context.Context) error {
-	c, err := pull.CreateOrUpdate(ctx, o.js, "ORDERS", jsapi.ConsumerConfig{
+	info, err := o.js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{
 		Durable: "billing", AckPolicy: jsapi.AckExplicit, AckWait: 2 * time.Second,
 	})
+	if err != nil {
+		return err
+	}
+	c, err := pull.FromInfo(o.js, info)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"iter"
 	"testing"
 
 	"github.com/natsio/natsio/internal/testutil"
@@ -42,17 +43,8 @@ func TestNoGoroutineLeak(t *testing.T) {
 		for range st.List(e.Ctx) {
 			break
 		}
-		ctx, cancel := context.WithCancel(e.Ctx)
-		n := 0
-		for _, err := range st.Watch(ctx) {
-			if err != nil {
-				break
-			}
-			if n++; n == 2 {
-				cancel() // waiting for updates: the cancel ends it
-			}
-		}
-		cancel()
+		// waiting for updates: the cancel ends it
+		testutil.CancelAfter(e.Ctx, 2, func(ctx context.Context) iter.Seq2[*objstore.Info, error] { return st.Watch(ctx) })
 		if err := st.Delete(e.Ctx, "a"); err != nil {
 			t.Fatal(err)
 		}

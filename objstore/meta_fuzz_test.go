@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/natsio/natsio/internal/fuzzref"
+	"github.com/natsio/natsio/internal/streamstore"
 	"github.com/natsio/natsio/jsapi"
 )
 
@@ -56,7 +57,8 @@ func objectMeta(bucket, name string, data []byte) (nuid, chunkSubject string, li
 	s := newStore(nil, bucket, nil)
 	m := &jsapi.Msg{}
 	m.Subject, m.Data = s.metaSubject(name), data
-	listed = s.infoOf(m, watchOpts{}) != nil
+	_, skip := s.watchInfo(m, jsapi.Metadata{}, streamstore.Spec{})
+	listed = !skip
 	info, err := s.decodeMeta(data, name)
 	if err != nil {
 		return "", "", listed, err

@@ -106,17 +106,3 @@ func (s *Store) List(ctx context.Context, opts ...Opt) iter.Seq2[*Info, error] {
 		streamstore.Initial(ctx, s.source(), s.prepare(wo), s.watchInfo, yield)
 	}
 }
-
-// watchOpts is a resolved watch (the fuzz hook's name for it).
-type watchOpts = streamstore.Spec
-
-// infoOf is watchInfo for a message read outside a watch: nil when
-// skipped.
-func (s *Store) infoOf(m *jsapi.Msg, o watchOpts) *Info {
-	md, _ := m.Metadata()
-	info, skip := s.watchInfo(m, md, o)
-	if skip {
-		return nil
-	}
-	return info
-}

@@ -39,7 +39,7 @@ func TestBorrowedLifetime(t *testing.T) {
 	for _, form := range []string{"Messages", "Consume"} {
 		t.Run(form, func(t *testing.T) {
 			oc := newOrdered(t, e.js, "O", ordered.Config{})
-			name := oc.ConsumerName()
+			name := oc.Name()
 			lentBefore := e.nc.Stats().BorrowedMsgs
 			kept := make([]borrowedCopy, 0, n)
 			// body checks the message while it is valid and keeps copies;

@@ -85,8 +85,8 @@ func TestConsumeStop(t *testing.T) {
 	if n := h.calls.Load(); n != k || cc.Err() != nil {
 		t.Fatalf("%d handler calls, Err %v; want %d and nil", n, cc.Err(), k)
 	}
-	if oc.ConsumerName() != "" || countConsumers(t, e) != 0 {
-		t.Fatalf("server-side consumer %q left, %d on the stream", oc.ConsumerName(), countConsumers(t, e))
+	if oc.Name() != "" || countConsumers(t, e) != 0 {
+		t.Fatalf("server-side consumer %q left, %d on the stream", oc.Name(), countConsumers(t, e))
 	}
 	if n := readAll(t, oc, e.ctx, k+1); n != 50-k {
 		t.Fatalf("the next read got %d, want the %d not handled", n, 50-k)
@@ -184,7 +184,7 @@ func TestConsumeContextEnd(t *testing.T) {
 	leakcheck.Wait(t, before, 5*time.Second)
 }
 
-// Terminal errors end the Consume and are its Err: Delete (ErrDeleted,
+// Terminal errors end the Consume and are its Err: Delete (ErrConsumerDeleted,
 // which matches pull.ErrConsumerDeleted), the stream deleted, the
 // connection closed, the idle timeout. A server-side consumer deleted
 // behind its back is not one: it is recreated.
@@ -199,7 +199,7 @@ func TestConsumeTerminal(t *testing.T) {
 			if err := oc.Delete(e.ctx); err != nil {
 				t.Fatal(err)
 			}
-		}, []error{ordered.ErrDeleted, pull.ErrConsumerDeleted}},
+		}, []error{ordered.ErrConsumerDeleted, pull.ErrConsumerDeleted}},
 		{"stream deleted", nil, func(t *testing.T, e *env, oc *ordered.Consumer) {
 			if err := e.js.DeleteStream(e.ctx, "O"); err != nil {
 				t.Fatal(err)

@@ -57,7 +57,7 @@
 //
 // A read deletes its server-side consumer when it ends, so between reads
 // there is none. Info reports the current one; Delete deletes it and ends
-// the Consumer: a running read ends with ErrDeleted, and every later one
+// the Consumer: a running read ends with ErrConsumerDeleted, and every later one
 // fails with it.
 //
 // # Ending

@@ -52,7 +52,7 @@ func TestNew(t *testing.T) {
 		t.Fatalf("%d creates by New", n)
 	}
 	info, err := oc.Info(e.ctx)
-	if err != nil || info.Name != oc.ConsumerName() || info.NumPending != 3 || info.Config.AckPolicy != jsapi.AckNone ||
+	if err != nil || info.Name != oc.Name() || info.NumPending != 3 || info.Config.AckPolicy != jsapi.AckNone ||
 		info.Config.FilterSubject != "o.a" || !info.Config.MemoryStorage || info.Name[:6] != "watch_" {
 		t.Fatalf("info after New: %+v %v", info, err)
 	}
@@ -100,7 +100,7 @@ func TestNew(t *testing.T) {
 
 // Info reports the current server-side consumer, during a read too; there
 // is none between reads. Delete deletes it, ends a running read with
-// ErrDeleted and refuses every later one.
+// ErrConsumerDeleted and refuses every later one.
 func TestInfoAndDelete(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, "o.a", 5)
@@ -113,18 +113,18 @@ func TestInfoAndDelete(t *testing.T) {
 	if err := oc.Delete(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := countConsumers(t, e); n != 0 || oc.ConsumerName() != "" {
-		t.Fatalf("%d consumers after Delete, name %q", n, oc.ConsumerName())
+	if n := countConsumers(t, e); n != 0 || oc.Name() != "" {
+		t.Fatalf("%d consumers after Delete, name %q", n, oc.Name())
 	}
 	for _, err := range oc.Messages(e.ctx) {
-		if !errors.Is(err, ordered.ErrDeleted) {
+		if !errors.Is(err, ordered.ErrConsumerDeleted) {
 			t.Fatalf("Messages after Delete: %v", err)
 		}
 	}
-	if _, err := oc.Consume(e.ctx, func(*jsapi.Msg) {}); !errors.Is(err, ordered.ErrDeleted) {
+	if _, err := oc.Consume(e.ctx, func(*jsapi.Msg) {}); !errors.Is(err, ordered.ErrConsumerDeleted) {
 		t.Fatalf("Consume after Delete: %v", err)
 	}
-	if _, err := oc.Info(e.ctx); !errors.Is(err, ordered.ErrDeleted) {
+	if _, err := oc.Info(e.ctx); !errors.Is(err, ordered.ErrConsumerDeleted) {
 		t.Fatalf("Info after Delete: %v", err)
 	}
 	if err := oc.Delete(e.ctx); err != nil {
@@ -145,7 +145,7 @@ func TestInfoAndDelete(t *testing.T) {
 		switch n {
 		case 2:
 			info, err := oc.Info(e.ctx)
-			if err != nil || info.Name != oc.ConsumerName() || info.Delivered.Stream < md.StreamSeq {
+			if err != nil || info.Name != oc.Name() || info.Delivered.Stream < md.StreamSeq {
 				t.Fatalf("Info during the read: %+v %v", info, err)
 			}
 		case 3:
@@ -154,8 +154,8 @@ func TestInfoAndDelete(t *testing.T) {
 			}
 		}
 	}
-	if n != 3 || !errors.Is(last, ordered.ErrDeleted) {
-		t.Fatalf("read %d, then %v; want 3 then ErrDeleted", n, last)
+	if n != 3 || !errors.Is(last, ordered.ErrConsumerDeleted) {
+		t.Fatalf("read %d, then %v; want 3 then ErrConsumerDeleted", n, last)
 	}
 	if c := countConsumers(t, e); c != 0 {
 		t.Fatalf("%d consumers after Delete during a read", c)

@@ -25,9 +25,9 @@ var (
 	// ErrBusy: Messages or Consume was called while another read of the
 	// same Consumer runs.
 	ErrBusy = errors.New("ordered: a read of the consumer is already running")
-	// ErrDeleted: the Consumer was deleted with Delete; no read can run on
+	// ErrConsumerDeleted: the Consumer was deleted with Delete; no read can run on
 	// it any more. It matches pull.ErrConsumerDeleted.
-	ErrDeleted = fmt.Errorf("ordered: consumer deleted: %w", pull.ErrConsumerDeleted)
+	ErrConsumerDeleted = fmt.Errorf("ordered: consumer deleted: %w", pull.ErrConsumerDeleted)
 	// ErrNoConsumer: Info was asked between reads, when there is no
 	// server-side consumer (a read deletes its own when it ends). It
 	// matches jsapi.ErrConsumerNotFound.
@@ -124,9 +124,9 @@ func New(ctx context.Context, js *jsapi.JS, stream string, cfg Config) (*Consume
 	return c, nil
 }
 
-// ConsumerName returns the name of the current server-side consumer, ""
+// Name returns the name of the current server-side consumer, ""
 // when there is none (between reads, after Delete).
-func (c *Consumer) ConsumerName() string {
+func (c *Consumer) Name() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.consumer
@@ -149,7 +149,7 @@ func (c *Consumer) LastSequence() uint64 { return c.lastSeq.Load() }
 // one New created until a read starts, then the one the running read
 // uses (a recreation replaces it). A read deletes its consumer when it
 // ends, so between reads there is none: Info fails with ErrNoConsumer,
-// and with ErrDeleted after Delete. A consumer the server removed fails
+// and with ErrConsumerDeleted after Delete. A consumer the server removed fails
 // with jsapi.ErrConsumerNotFound.
 func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.mu.Lock()
@@ -157,7 +157,7 @@ func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.mu.Unlock()
 	switch {
 	case deleted:
-		return nil, ErrDeleted
+		return nil, ErrConsumerDeleted
 	case name == "":
 		return nil, ErrNoConsumer
 	}
@@ -165,8 +165,8 @@ func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 }
 
 // Delete ends the ordered consumer: it deletes the current server-side
-// consumer, ends a running read with ErrDeleted (a Consume's Err), and
-// makes every later read and Info fail with ErrDeleted. Deleting again
+// consumer, ends a running read with ErrConsumerDeleted (a Consume's Err), and
+// makes every later read and Info fail with ErrConsumerDeleted. Deleting again
 // does nothing. It fails with the server's error for the deletion (a
 // consumer already gone is not an error); the Consumer is ended anyway.
 func (c *Consumer) Delete(ctx context.Context) error {
@@ -183,7 +183,7 @@ func (c *Consumer) Delete(ctx context.Context) error {
 	c.consumer, c.fresh = "", nil
 	c.mu.Unlock()
 	if stop != nil {
-		stop(ErrDeleted)
+		stop(ErrConsumerDeleted)
 	}
 	if name == "" {
 		return nil
@@ -202,7 +202,7 @@ func (c *Consumer) begin(ctx context.Context) (context.Context, context.CancelCa
 	defer c.mu.Unlock()
 	switch {
 	case c.deleted.Load():
-		return nil, nil, ErrDeleted
+		return nil, nil, ErrConsumerDeleted
 	case c.running:
 		return nil, nil, ErrBusy
 	}
@@ -354,7 +354,7 @@ var errDrained = errors.New("ordered: drained")
 
 // Messages returns a single-use iterator over the stream in order; see the
 // package documentation for how it ends. Errors are terminal:
-// jsapi.ErrStreamNotFound, ErrNoMessages (IdleTimeout), ErrDeleted,
+// jsapi.ErrStreamNotFound, ErrNoMessages (IdleTimeout), ErrConsumerDeleted,
 // conn.ErrClosed, ErrBusy, conn.ErrInvalidOption (before any request), or
 // ctx's error. A message whose delivery metadata cannot be read (its reply
 // is not a readable $JS.ACK subject: the server did not send it) is
@@ -392,7 +392,7 @@ func (c *Consumer) Messages(ctx context.Context, opts ...Opt) iter.Seq2[*jsapi.M
 // which end it and are then reported by Err.
 //
 // Invalid options (conn.ErrInvalidOption), a nil handler, a ctx already done,
-// another read running (ErrBusy) or a deleted Consumer (ErrDeleted) fail
+// another read running (ErrBusy) or a deleted Consumer (ErrConsumerDeleted) fail
 // Consume at once, with no goroutine started.
 func (c *Consumer) Consume(ctx context.Context, handler func(*jsapi.Msg), opts ...Opt) (*pull.ConsumeContext, error) {
 	if ctx == nil {
@@ -611,14 +611,18 @@ func (c *Consumer) create(ctx context.Context, drain <-chan struct{}) (*pull.Con
 		// deadline: a request nobody answers (no meta leader) must not
 		// hold up the retries until the caller's deadline.
 		actx, acancel := context.WithTimeout(ctx, c.js.Timeout())
-		cons, err := pull.Create(actx, c.js, c.stream, cfg)
+		var cons *pull.Consumer
+		info, err := c.js.CreateConsumer(actx, c.stream, cfg)
 		acancel()
+		if err == nil {
+			cons, err = pull.FromInfo(c.js, info)
+		}
 		if err == nil {
 			c.mu.Lock()
 			if c.deleted.Load() {
 				c.mu.Unlock()
 				deleteConsumer(c.js, c.stream, name)
-				return nil, ErrDeleted
+				return nil, ErrConsumerDeleted
 			}
 			c.consumer = name
 			c.started = true
@@ -749,7 +753,7 @@ func (r *reader) read(ctx context.Context, yield func(*jsapi.Msg, error) bool) (
 		}
 		r.expected++
 		if r.c.deleted.Load() {
-			return false, ErrDeleted // no message after Delete
+			return false, ErrConsumerDeleted // no message after Delete
 		}
 		if r.stopped != nil && r.stopped() {
 			// Not given to the handler: a later read starts with it.

@@ -170,7 +170,7 @@ func TestGapRecovery(t *testing.T) {
 			// Pull two messages of the consumer from elsewhere.
 			inbox := e.nc.NewInbox()
 			sub, _ := e.nc.Subscribe(inbox)
-			e.nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.O."+oc.ConsumerName(), inbox, nil, []byte(`{"batch":2}`))
+			e.nc.PublishMsg("$JS.API.CONSUMER.MSG.NEXT.O."+oc.Name(), inbox, nil, []byte(`{"batch":2}`))
 			for range 2 {
 				if _, err := sub.NextMsg(e.ctx); err != nil {
 					t.Fatal(err)
@@ -201,7 +201,7 @@ func TestRecreateAfterConsumerDeletion(t *testing.T) {
 		}
 		next++
 		if md.StreamSeq == 30 {
-			if err := e.js.DeleteConsumer(e.ctx, "O", oc.ConsumerName()); err != nil {
+			if err := e.js.DeleteConsumer(e.ctx, "O", oc.Name()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -134,7 +134,7 @@ func TestSurvivesMetaLeaderLoss(t *testing.T) {
 	// Take down the server hosting the ordered consumer and the meta
 	// leader (or one more server if that is the same one): no quorum
 	// anywhere, and the consumer must be recreated while the API is down.
-	name := oc.ConsumerName()
+	name := oc.Name()
 	host, leader := -1, -1
 	for i, s := range cl.Nodes() {
 		if srv := s.Server(); srv != nil && srv.JetStreamIsConsumerLeader("$G", "O", name) {

@@ -95,7 +95,11 @@ func TestHostileHeaderAttributesCapped(t *testing.T) {
 	}
 	<-sub.HandlerDone()
 
-	cons, err := pull.Create(ctx(t), js, "ORDERS", jsapi.ConsumerConfig{Durable: "w"})
+	consInfo, err := js.CreateConsumer(ctx(t), "ORDERS", jsapi.ConsumerConfig{Durable: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,11 @@ func TestJetStreamPublishConsumeAck(t *testing.T) {
 	}
 	parent.End()
 
-	cons, err := pull.Create(ctx(t), js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
+	consInfo, err := js.CreateConsumer(ctx(t), "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +182,11 @@ func TestWindowFutureAndFetch(t *testing.T) {
 		t.Errorf("pending futures: %d (found %v), want 0", got, ok)
 	}
 
-	cons, err := pull.Create(ctx(t), js, "EV", jsapi.ConsumerConfig{Durable: "f"})
+	consInfo, err := js.CreateConsumer(ctx(t), "EV", jsapi.ConsumerConfig{Durable: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +237,11 @@ func TestOrderedConsumeAndSettleKinds(t *testing.T) {
 	proc := k.one(t, "process O")
 	childOf(t, proc, pub)
 
-	cons, err := pull.Create(ctx(t), js, "O", jsapi.ConsumerConfig{Durable: "slow"})
+	consInfo, err := js.CreateConsumer(ctx(t), "O", jsapi.ConsumerConfig{Durable: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		t.Fatal(err)
 	}

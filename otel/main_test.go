@@ -37,7 +37,11 @@ func TestNoGoroutineOutlivesClose(t *testing.T) {
 	if _, err := js.Publish(ctx(t), "l.1", nil); err != nil {
 		t.Fatal(err)
 	}
-	c, err := pull.Create(ctx(t), js, "L", jsapi.ConsumerConfig{})
+	info, err := js.CreateConsumer(ctx(t), "L", jsapi.ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -345,7 +345,11 @@ func TestElasticGroupDeadLetters(t *testing.T) {
 	defer func() { m.Stop(); <-m.Done() }()
 	e.publish(t, "dl", 2, 1, 1)
 	e.publish(t, "dl", 1, 2, 2) // k0:2, the poison
-	letters, err := pull.Create(e.ctx, e.js, "LETTERS", jsapi.ConsumerConfig{Durable: "r"})
+	lettersInfo, err := e.js.CreateConsumer(e.ctx, "LETTERS", jsapi.ConsumerConfig{Durable: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	letters, err := pull.FromInfo(e.js, lettersInfo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,11 @@
 
 package proto
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/natsio/natsio/internal/wire"
+)
 
 // The race detector's instrumentation allocates, hence the build tag.
 
@@ -12,7 +16,6 @@ func TestZeroAllocs(t *testing.T) {
 	spans := 0
 	p.Alloc = func(n int) []byte { spans++; return s.alloc(n) }
 	var h, built Header
-	var memo SubjectMemo
 	dst := make([]byte, 0, 4096)
 	raw := HeaderFromBlock(statusBlock)
 	fwd := HeaderFromBlock(benchBlock)
@@ -51,9 +54,9 @@ func TestZeroAllocs(t *testing.T) {
 			b.Set("Nats-TTL", "5s")
 			dst, err = AppendHPub(dst[:0], benchSubject, "", b, payload16)
 		}},
-		{"SubjectMemo.Check + AppendPubUnchecked", func() {
-			if err = memo.Check(benchSubject); err == nil {
-				dst = AppendPubUnchecked(dst[:0], benchSubject, "", payload16)
+		{"ValidatePublishSubject + wire.AppendPubUnchecked", func() {
+			if err = ValidatePublishSubject(benchSubject); err == nil {
+				dst = wire.AppendPubUnchecked(dst[:0], benchSubject, "", payload16)
 			}
 		}},
 		{"AppendSub", func() { dst, err = AppendSub(dst[:0], "events.*.created", "workers", 42) }},

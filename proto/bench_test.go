@@ -3,6 +3,8 @@ package proto
 import (
 	"bytes"
 	"testing"
+
+	"github.com/natsio/natsio/internal/wire"
 )
 
 // Fixtures shared by the benchmarks and the allocation tests.
@@ -22,11 +24,11 @@ var (
 	payload16 = bytes.Repeat([]byte("p"), 16)
 	payload1k = bytes.Repeat([]byte("q"), 1024)
 
-	msg16 = AppendMsg(nil, benchSubject, 12, "", payload16)
-	msg1k = AppendMsg(nil, benchSubject, 12, benchReply, payload1k)
+	msg16 = wire.AppendMsg(nil, benchSubject, 12, "", payload16)
+	msg1k = wire.AppendMsg(nil, benchSubject, 12, benchReply, payload1k)
 	// benchBlock is a header block with two fields.
 	benchBlock = mustBlock(benchHeader(new(Header)))
-	hmsg16     = AppendHMsg(nil, benchSubject, 12, benchReply, benchBlock, payload16)
+	hmsg16     = wire.AppendHMsg(nil, benchSubject, 12, benchReply, benchBlock, payload16)
 	// statusBlock is a JetStream flow-control style block with a status.
 	statusBlock = []byte("NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 5\r\nNats-Last-Stream: 9\r\n\r\n")
 

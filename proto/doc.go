@@ -52,6 +52,5 @@
 // # Server side
 //
 // The same Parser reads the client's operations when Parser.ClientOps is
-// set, and AppendInfo, AppendMsg, AppendHMsg, AppendErr and AppendOK encode
-// server operations. They exist for scripted test servers and fuzzing.
+// set.
 package proto

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/natsio/natsio/internal/wire"
 )
 
 // multiHeader is a header with a repeated key, used by several tests.
@@ -86,21 +88,21 @@ func TestAppendExact(t *testing.T) {
 			"CONNECT {\"verbose\":false}\r\n"},
 		{"PING", noErr(AppendPing), "PING\r\n"},
 		{"PONG", noErr(AppendPong), "PONG\r\n"},
-		{"INFO", noErr(func(b []byte) []byte { return AppendInfo(b, []byte(`{"max_payload":1048576}`)) }),
+		{"INFO", noErr(func(b []byte) []byte { return wire.AppendInfo(b, []byte(`{"max_payload":1048576}`)) }),
 			"INFO {\"max_payload\":1048576}\r\n"},
-		{"MSG", noErr(func(b []byte) []byte { return AppendMsg(b, "foo", 1, "", hello) }),
+		{"MSG", noErr(func(b []byte) []byte { return wire.AppendMsg(b, "foo", 1, "", hello) }),
 			"MSG foo 1 5\r\nhello\r\n"},
-		{"MSG reply", noErr(func(b []byte) []byte { return AppendMsg(b, "foo", 22, "r.1", nil) }),
+		{"MSG reply", noErr(func(b []byte) []byte { return wire.AppendMsg(b, "foo", 22, "r.1", nil) }),
 			"MSG foo 22 r.1 0\r\n\r\n"},
 		{"HMSG", noErr(func(b []byte) []byte {
-			return AppendHMsg(b, "foo", 2, "", []byte("NATS/1.0\r\n\r\n"), []byte("hi"))
+			return wire.AppendHMsg(b, "foo", 2, "", []byte("NATS/1.0\r\n\r\n"), []byte("hi"))
 		}), "HMSG foo 2 12 14\r\nNATS/1.0\r\n\r\nhi\r\n"},
 		{"HMSG reply", noErr(func(b []byte) []byte {
-			return AppendHMsg(b, "_INBOX.x", 3, "r", []byte("NATS/1.0 503\r\n\r\n"), nil)
+			return wire.AppendHMsg(b, "_INBOX.x", 3, "r", []byte("NATS/1.0 503\r\n\r\n"), nil)
 		}), "HMSG _INBOX.x 3 r 16 16\r\nNATS/1.0 503\r\n\r\n\r\n"},
-		{"-ERR", noErr(func(b []byte) []byte { return AppendErr(b, "Stale Connection") }),
+		{"-ERR", noErr(func(b []byte) []byte { return wire.AppendErr(b, "Stale Connection") }),
 			"-ERR 'Stale Connection'\r\n"},
-		{"+OK", noErr(AppendOK), "+OK\r\n"},
+		{"+OK", noErr(wire.AppendOK), "+OK\r\n"},
 	}
 	for _, c := range cases {
 		for _, pre := range []string{"", "prefix"} {
@@ -260,15 +262,15 @@ func TestAppendRoundTripClient(t *testing.T) {
 
 func TestAppendRoundTripServer(t *testing.T) {
 	var buf []byte
-	buf = AppendInfo(buf, []byte(`{"server_id":"x","headers":true}`))
-	buf = AppendMsg(buf, "foo", 1, "", []byte("hello"))
-	buf = AppendMsg(buf, "foo.bar", 22, "reply.to", nil)
-	buf = AppendHMsg(buf, "h", 3, "", []byte("NATS/1.0 503\r\n\r\n"), nil)
-	buf = AppendHMsg(buf, "h", 4, "r", []byte("NATS/1.0\r\nA: 1\r\n\r\n"), []byte("pay"))
+	buf = wire.AppendInfo(buf, []byte(`{"server_id":"x","headers":true}`))
+	buf = wire.AppendMsg(buf, "foo", 1, "", []byte("hello"))
+	buf = wire.AppendMsg(buf, "foo.bar", 22, "reply.to", nil)
+	buf = wire.AppendHMsg(buf, "h", 3, "", []byte("NATS/1.0 503\r\n\r\n"), nil)
+	buf = wire.AppendHMsg(buf, "h", 4, "r", []byte("NATS/1.0\r\nA: 1\r\n\r\n"), []byte("pay"))
 	buf = AppendPing(buf)
 	buf = AppendPong(buf)
-	buf = AppendOK(buf)
-	buf = AppendErr(buf, "Permissions Violation for Publish to foo")
+	buf = wire.AppendOK(buf)
+	buf = wire.AppendErr(buf, "Permissions Violation for Publish to foo")
 	want := []string{
 		`INFO "{\"server_id\":\"x\",\"headers\":true}"`,
 		`MSG "foo" 1 "" "" "hello"`,
@@ -319,8 +321,8 @@ func TestAppendPayloadSizes(t *testing.T) {
 
 func TestAppendSize(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10, 42, 99, 100, 512, 999, 1000, 1024, 65535, 1 << 20, 64 << 20, 1<<62 + 12345} {
-		if got, want := string(appendSize([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
-			t.Errorf("appendSize(%d) = %q, want %q", n, got, want)
+		if got, want := string(wire.AppendSize([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
+			t.Errorf("AppendSize(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

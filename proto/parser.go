@@ -111,10 +111,6 @@ func (p *Parser) resetOp() {
 // that is, whether bytes of an incomplete op have been consumed.
 func (p *Parser) Buffered() bool { return p.state != stStart }
 
-// Unread reports how many bytes of the last chunk Next has not consumed
-// yet: zero means the next call to Next needs another chunk.
-func (p *Parser) Unread() int { return len(p.buf) - p.pos }
-
 // Offset reports how many bytes of the stream the parser has consumed.
 func (p *Parser) Offset() int64 { return p.off + int64(p.pos) }
 

@@ -1,9 +1,6 @@
 package proto
 
-import (
-	"unicode/utf8"
-	"unsafe"
-)
+import "unicode/utf8"
 
 // ValidatePublishSubject checks a subject a message is published to (also
 // used for reply subjects): not empty, no empty token ("a..b", ".a", "a."),
@@ -13,36 +10,6 @@ func ValidatePublishSubject(s string) error {
 	if !validSubject(s, false) {
 		return ErrBadSubject
 	}
-	return nil
-}
-
-// SubjectMemo remembers the last subject that passed its Check, so that a
-// publisher repeating one subject (the usual loop) skips the validation.
-// The zero value is ready to use; it is not safe for concurrent use (a
-// connection keeps one under its lock).
-//
-// The memo keeps its own copy of the subject and compares bytes, never
-// memory: a string that is a view of memory written again later (a lent
-// message's reply, a view of a reused buffer) is checked on its content, so
-// other bytes at the same address and of the same length are validated
-// afresh. Keeping the copy allocates only when a longer subject than any
-// before is accepted.
-type SubjectMemo struct {
-	buf  []byte
-	last string // a view of buf
-}
-
-// Check is ValidatePublishSubject, answered without validating when s has
-// the bytes of the subject last accepted.
-func (m *SubjectMemo) Check(s string) error {
-	if len(s) == len(m.last) && s == m.last && s != "" {
-		return nil
-	}
-	if !validSubject(s, false) {
-		return ErrBadSubject
-	}
-	m.buf = append(m.buf[:0], s...)
-	m.last = unsafe.String(unsafe.SliceData(m.buf), len(m.buf))
 	return nil
 }
 

@@ -19,7 +19,11 @@ import (
 func TestZeroAckPolicyIsExplicit(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	const ackWait = 500 * time.Millisecond
-	c, err := pull.Create(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: "Z", AckWait: ackWait})
+	info, err := e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Durable: "Z", AckWait: ackWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(e.js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +59,7 @@ func TestZeroAckPolicyIsExplicit(t *testing.T) {
 	if m, err := c.Next(wctx); !errors.Is(err, pull.ErrNoMessages) {
 		t.Fatalf("after both acks: %v %v", m, err)
 	}
-	info, err := c.Info(e.ctx)
+	info, err = c.Info(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +71,12 @@ func TestZeroAckPolicyIsExplicit(t *testing.T) {
 // AckNone asked for by name is still sent, through every create call.
 func TestAckNoneByName(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
-	for i, create := range []func(context.Context, *jsapi.JS, string, jsapi.ConsumerConfig) (*pull.Consumer, error){pull.Create, pull.CreateOrUpdate} {
-		c, err := create(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: "N" + string(rune('0'+i)), AckPolicy: jsapi.AckNone})
+	for i, create := range []func(context.Context, string, jsapi.ConsumerConfig) (*jsapi.ConsumerInfo, error){e.js.CreateConsumer, e.js.CreateOrUpdateConsumer} {
+		created, err := create(e.ctx, "S", jsapi.ConsumerConfig{Durable: "N" + string(rune('0'+i)), AckPolicy: jsapi.AckNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(e.js, created)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,21 +85,17 @@ func TestAckNoneByName(t *testing.T) {
 			t.Fatalf("create %d: %v %v", i, info, err)
 		}
 	}
-	st, err := e.js.Stream(e.ctx, "S")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.CreateConsumer(e.ctx, jsapi.ConsumerConfig{Name: "N2", AckPolicy: jsapi.AckNone})
+	info, err := e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Name: "N2", AckPolicy: jsapi.AckNone})
 	if err != nil || info.Config.AckPolicy != jsapi.AckNone {
-		t.Fatalf("Stream.CreateConsumer: %v %v", info, err)
+		t.Fatalf("CreateConsumer: %v %v", info, err)
 	}
 	// An update that leaves the field zero asks for explicit: the server
 	// refuses to change the policy of an existing consumer.
 	if _, err := e.js.UpdateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Name: "N2"}); err == nil {
 		t.Fatal("updating an ack-none consumer with a zero AckPolicy was accepted")
 	}
-	info, err = st.CreateConsumer(e.ctx, jsapi.ConsumerConfig{Name: "E"})
+	info, err = e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Name: "E"})
 	if err != nil || info.Config.AckPolicy != jsapi.AckExplicit {
-		t.Fatalf("Stream.CreateConsumer, zero policy: %v %v", info, err)
+		t.Fatalf("CreateConsumer, zero policy: %v %v", info, err)
 	}
 }

@@ -38,7 +38,11 @@ func TestMessagesBorrowed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := pull.CreateOrUpdate(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: "B" + fmt.Sprint(len(tc.name)), AckPolicy: tc.ack})
+			info, err := e.js.CreateOrUpdateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Durable: "B" + fmt.Sprint(len(tc.name)), AckPolicy: tc.ack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := pull.FromInfo(e.js, info)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +105,11 @@ func TestBorrowedLifetime(t *testing.T) {
 	}
 	for _, form := range []string{"Messages", "Consume"} {
 		t.Run(form, func(t *testing.T) {
-			c, err := pull.Create(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: "L" + form})
+			info, err := e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Durable: "L" + form})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := pull.FromInfo(e.js, info)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -265,7 +265,7 @@ func TestConsumeTerminal(t *testing.T) {
 		want []error // any of
 	}{
 		{"consumer deleted", func(t *testing.T, e *env, c *pull.Consumer) {
-			if err := c.Delete(e.ctx); err != nil {
+			if err := e.js.DeleteConsumer(e.ctx, c.Stream(), c.Name()); err != nil {
 				t.Fatal(err)
 			}
 		}, []error{pull.ErrConsumerDeleted}},

@@ -44,6 +44,6 @@ func (cc *ConsumeContext) Closed() <-chan struct{} { return cc.ctl().Closed() }
 // error — for a pull consumer ErrConsumerDeleted (also what the server
 // tells waiting pulls when the stream is deleted), jsapi.ErrStreamNotFound,
 // ErrPushConsumer, ErrBadPull, conn.ErrClosed; for an ordered one
-// jsapi.ErrStreamNotFound, ordered.ErrDeleted, ErrNoMessages (its
+// jsapi.ErrStreamNotFound, ordered.ErrConsumerDeleted, ErrNoMessages (its
 // IdleTimeout), conn.ErrClosed.
 func (cc *ConsumeContext) Err() error { return cc.ctl().Err() }

@@ -32,51 +32,11 @@ type Consumer struct {
 	obs jsapi.Observer // the connection's, if any (JS.Observer)
 }
 
-// Create creates a consumer on stream (an error if a different one with
-// the same name exists) and returns its handle. A configuration with a
-// DeliverSubject describes a push consumer, which this package cannot
-// read: it is refused with ErrPushConsumer before any request.
-func Create(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
-	if cfg.DeliverSubject != "" {
-		return nil, ErrPushConsumer
-	}
-	info, err := js.CreateConsumer(ctx, stream, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return newConsumer(js, info), nil
-}
-
-// CreateOrUpdate creates the consumer or updates it to cfg (a push
-// configuration is refused as by Create).
-func CreateOrUpdate(ctx context.Context, js *jsapi.JS, stream string, cfg jsapi.ConsumerConfig) (*Consumer, error) {
-	if cfg.DeliverSubject != "" {
-		return nil, ErrPushConsumer
-	}
-	info, err := js.CreateOrUpdateConsumer(ctx, stream, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return newConsumer(js, info), nil
-}
-
-// Bind returns a handle on an existing consumer (jsapi.ErrConsumerNotFound
-// if there is none).
-func Bind(ctx context.Context, js *jsapi.JS, stream, name string) (*Consumer, error) {
-	info, err := js.Consumer(ctx, stream, name)
-	if err != nil {
-		return nil, err
-	}
-	if info.Config.DeliverSubject != "" {
-		return nil, ErrPushConsumer
-	}
-	return newConsumer(js, info), nil
-}
-
 // FromInfo returns a handle on the consumer info describes, without a
-// request: for the info a create call or a listing already returned
-// (jsapi.JS.CreateConsumer, jsapi.Stream.CreateConsumer, jsapi.JS.Consumers).
-// It checks the info names a stream and a consumer (jsapi.ErrInvalidName)
+// request. It is the one way to get a handle: jsapi creates, updates and
+// looks up consumers (jsapi.JS.CreateOrUpdateConsumer, jsapi.JS.CreateConsumer,
+// jsapi.JS.Consumer, jsapi.JS.Consumers), and FromInfo reads the info any of
+// them returned. It checks the info names a stream and a consumer (jsapi.ErrInvalidName)
 // and describes a pull consumer (ErrPushConsumer); whether the consumer
 // still exists shows on the first read. The handle keeps a copy of info
 // as its CachedInfo.
@@ -138,20 +98,6 @@ func (c *Consumer) Info(ctx context.Context) (*jsapi.ConsumerInfo, error) {
 	c.info = info
 	c.mu.Unlock()
 	return info, nil
-}
-
-// Delete deletes the consumer at the server. Reads under way on any handle
-// of it end with ErrConsumerDeleted, and later ones fail with it. Delete
-// fails with jsapi.ErrConsumerNotFound when the consumer is already gone
-// and jsapi.ErrStreamNotFound when its stream is.
-func (c *Consumer) Delete(ctx context.Context) error {
-	return c.js.DeleteConsumer(ctx, c.stream, c.name)
-}
-
-// Unpin releases the pin of group, so the server pins the next client that
-// pulls (pinned_client policy).
-func (c *Consumer) Unpin(ctx context.Context, group string) error {
-	return c.js.UnpinConsumer(ctx, c.stream, c.name, group)
 }
 
 // receive reports m to o (nil: none) as handed to the application, and

@@ -88,7 +88,11 @@ func TestDeadlineRule(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			subject := fmt.Sprintf("s.rule.%d", i)
-			c, err := pull.Create(e.ctx, e.js, "S", jsapi.ConsumerConfig{Durable: fmt.Sprint("R", i), FilterSubject: subject})
+			info, err := e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Durable: fmt.Sprint("R", i), FilterSubject: subject})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := pull.FromInfo(e.js, info)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,9 @@
 // self-refilling loop for long-running workers: Messages, an iterator,
 // and Consume, which runs a handler on a goroutine of its own.
 //
-//	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
+//	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "worker"})
+//	if err != nil { return err }
+//	c, err := pull.FromInfo(js, info)
 //	if err != nil { return err }
 //	for m, err := range c.Messages(ctx) {
 //		if err != nil { return err }     // terminal: consumer or stream deleted, connection closed, ctx done
@@ -20,12 +22,13 @@
 //
 // # Handles
 //
-// Create, CreateOrUpdate and Bind return a Consumer handle; FromInfo makes
-// one from a ConsumerInfo already at hand (a create call's reply, a
-// listing) without a request. Info fetches the consumer's state, Delete
-// deletes it. A consumer configured with a zero AckPolicy acknowledges
+// jsapi manages consumers: JS.CreateOrUpdateConsumer (or CreateConsumer,
+// UpdateConsumer) creates one and JS.Consumer looks one up, each returning a
+// jsapi.ConsumerInfo. FromInfo turns that info into a Consumer handle, without
+// a request; it is the one way to get one. Info fetches the consumer's state;
+// deleting or unpinning it is jsapi's (JS.DeleteConsumer, JS.UnpinConsumer). A consumer configured with a zero AckPolicy acknowledges
 // explicitly (see jsapi.ConsumerConfig.AckPolicy): AckNone must be named.
-// A push configuration (DeliverSubject) is refused with ErrPushConsumer.
+// The info of a push consumer (DeliverSubject) is refused with ErrPushConsumer.
 //
 // # Waiting and its end
 //

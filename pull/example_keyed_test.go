@@ -28,7 +28,8 @@ func ExampleConsumer_ConsumeKeyed() {
 			js.Publish(ctx, "orders."+id+"."+ev, nil)
 		}
 	}
-	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "fulfil"})
+	info, _ := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "fulfil"})
+	c, _ := pull.FromInfo(js, info)
 
 	var mu sync.Mutex
 	history := map[string][]string{}
@@ -76,13 +77,14 @@ func Example_exactlyOnce() {
 		fmt.Println("seq", ack.Sequence, "duplicate", ack.Duplicate)
 	}
 
-	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "once"})
+	info, _ := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "once"})
+	c, _ := pull.FromInfo(js, info)
 	m, _ := c.Next(ctx)
 	fmt.Printf("processing %s\n", m.Data)
 	if err := m.AckSync(ctx); err != nil {
 		fmt.Println("not acknowledged, will be redelivered:", err)
 	}
-	info, _ := c.Info(ctx)
+	info, _ = c.Info(ctx)
 	fmt.Println("pending", info.NumPending, "ack pending", info.NumAckPending)
 	// Output:
 	// seq 1 duplicate false

@@ -25,7 +25,12 @@ func ExampleConsumer_Info_lag() {
 			return
 		}
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "billing"})
+	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "billing"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -42,7 +47,7 @@ func ExampleConsumer_Info_lag() {
 		}
 	}
 
-	info, err := c.Info(ctx)
+	info, err = c.Info(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -43,7 +43,12 @@ func Example() {
 	for i := 1; i <= 3; i++ {
 		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf("order %d", i)))
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "worker", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +78,8 @@ func ExampleConsumer_Fetch() {
 	for i := 1; i <= 5; i++ {
 		js.Publish(ctx, "orders.new", []byte(fmt.Sprint(i)))
 	}
-	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "batch", AckPolicy: jsapi.AckExplicit})
+	info, _ := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "batch", AckPolicy: jsapi.AckExplicit})
+	c, _ := pull.FromInfo(js, info)
 
 	fctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -102,7 +108,12 @@ func ExampleConsumer_Consume() {
 	for i := 1; i <= 3; i++ {
 		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf("order %d", i)))
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "handler"})
+	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "handler"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -141,9 +152,10 @@ func Example_deadLetter() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	c, _ := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{
+	info, _ := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{
 		Durable: "billing", AckPolicy: jsapi.AckExplicit, MaxDeliver: 2, AckWait: time.Second,
 	})
+	c, _ := pull.FromInfo(js, info)
 	// Watch for messages that ran out of deliveries.
 	adv, _ := nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ORDERS.billing")
 	nc.Flush(ctx)
@@ -211,7 +223,12 @@ func ExampleBorrowed() {
 	for i := 1; i <= 3; i++ {
 		js.Publish(ctx, "orders.new", []byte(fmt.Sprintf(`{"qty":%d}`, i)))
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "ORDERS", jsapi.ConsumerConfig{Durable: "tally", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jsapi.ConsumerConfig{Durable: "tally", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -44,7 +44,11 @@ func newForgeEnv(t *testing.T) *forgeEnv {
 	if _, err := js.CreateStream(ctx, jsapi.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jsapi.StorageMemory}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Create(ctx, js, "S", jsapi.ConsumerConfig{Durable: "V", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateConsumer(ctx, "S", jsapi.ConsumerConfig{Durable: "V", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +174,7 @@ func TestForgedConsumerDeletedMessages(t *testing.T) {
 	t.Logf("after 21 forged statuses: %d messages received, %d pulls", st.Messages, st.Pulls)
 
 	// A real deletion ends the loop.
-	if err := e.c.Delete(e.ctx); err != nil {
+	if err := e.js.DeleteConsumer(e.ctx, e.c.Stream(), e.c.Name()); err != nil {
 		t.Fatal(err)
 	}
 	for {

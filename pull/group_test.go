@@ -40,7 +40,11 @@ func TestWorkerPool(t *testing.T) {
 		}
 		t.Cleanup(func() { nc.Close() })
 		js, _ := jsapi.New(nc)
-		c, err := pull.Bind(e.ctx, js, "S", "G")
+		info, err := js.Consumer(e.ctx, "S", "G")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pull.FromInfo(js, info)
 		if err != nil {
 			t.Fatal(err)
 		}

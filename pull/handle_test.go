@@ -29,7 +29,7 @@ func TestInfoAndDelete(t *testing.T) {
 	if c.CachedInfo() != info {
 		t.Fatal("Info did not refresh the cached info")
 	}
-	if err := c.Delete(e.ctx); err != nil {
+	if err := e.js.DeleteConsumer(e.ctx, c.Stream(), c.Name()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Info(e.ctx); !errors.Is(err, jsapi.ErrConsumerNotFound) {
@@ -38,7 +38,7 @@ func TestInfoAndDelete(t *testing.T) {
 	if _, err := c.Fetch(e.ctx, 1); !errors.Is(err, pull.ErrConsumerDeleted) {
 		t.Fatalf("fetch after delete: %v", err)
 	}
-	if err := c.Delete(e.ctx); !errors.Is(err, jsapi.ErrConsumerNotFound) {
+	if err := e.js.DeleteConsumer(e.ctx, c.Stream(), c.Name()); !errors.Is(err, jsapi.ErrConsumerNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -48,11 +48,7 @@ func TestInfoAndDelete(t *testing.T) {
 func TestFromInfo(t *testing.T) {
 	e := newEnv(t, jsapi.StorageMemory)
 	e.publish(t, 2)
-	st, err := e.js.Stream(e.ctx, "S")
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := st.CreateConsumer(e.ctx, jsapi.ConsumerConfig{Durable: "C"})
+	created, err := e.js.CreateConsumer(e.ctx, "S", jsapi.ConsumerConfig{Durable: "C"})
 	if err != nil {
 		t.Fatal(err)
 	}

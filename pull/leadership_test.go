@@ -51,9 +51,13 @@ func TestRegressionNatsGo2063RepullAfterLeadershipChange(t *testing.T) {
 		}
 	}
 	const held = 20
-	c, err := pull.CreateOrUpdate(ctx, js, "R", jsapi.ConsumerConfig{
+	info, err := js.CreateOrUpdateConsumer(ctx, "R", jsapi.ConsumerConfig{
 		Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 2 * time.Second, MaxAckPending: held,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +140,11 @@ func stepDown(t *testing.T, ctx context.Context, nc *conn.Conn, stream, consumer
 // nothing acknowledged is lost and the loop goes on.
 func TestMessagesSurvivesLeaderChange(t *testing.T) {
 	cl, ctx, _, js := r3Stream(t, 90*time.Second)
-	c, err := pull.CreateOrUpdate(ctx, js, "R", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 2 * time.Second})
+	info, err := js.CreateOrUpdateConsumer(ctx, "R", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func TestPinnedClientPinReplayAndMismatch(t *testing.T) {
 	nextPull("B", "")
 
 	// Unpin; B pulls and is pinned with a new id.
-	if err := a.Unpin(e.ctx, "g"); err != nil {
+	if err := e.js.UnpinConsumer(e.ctx, a.Stream(), a.Name(), "g"); err != nil {
 		t.Fatal(err)
 	}
 	if got := pinnedID(t, e, a); got != "" {

@@ -108,7 +108,12 @@ func (e *env) otherJS(t testing.TB) *jsapi.JS {
 // client of the same consumer.
 func (e *env) bindOther(t testing.TB) *pull.Consumer {
 	t.Helper()
-	c, err := pull.Bind(e.ctx, e.otherJS(t), "S", "C")
+	js := e.otherJS(t)
+	info, err := js.Consumer(e.ctx, "S", "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +128,11 @@ func (e *env) consumer(t testing.TB, cfg jsapi.ConsumerConfig) *pull.Consumer {
 	if cfg.AckPolicy == "" {
 		cfg.AckPolicy = jsapi.AckExplicit
 	}
-	c, err := pull.CreateOrUpdate(e.ctx, e.js, "S", cfg)
+	info, err := e.js.CreateOrUpdateConsumer(e.ctx, "S", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(e.js, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +349,7 @@ func TestPinnedClient(t *testing.T) {
 		t.Fatalf("pull with unknown group: %v", err)
 	}
 	e.publish(t, 20)
-	c2, _ := pull.Bind(e.ctx, e.js, "S", "C")
+	c2, _ := pull.FromInfo(e.js, c.CachedInfo())
 	ctx, cancel := context.WithTimeout(e.ctx, time.Second)
 	defer cancel()
 	msgs, err := c.Fetch(ctx, 5, pull.FetchGroup("g"))
@@ -358,7 +367,7 @@ func TestPinnedClient(t *testing.T) {
 		t.Fatalf("unpinned client got %d messages (%v)", len(msgs2), err)
 	}
 	// Unpin: the next client to pull gets the pin.
-	if err := c.Unpin(e.ctx, "g"); err != nil {
+	if err := e.js.UnpinConsumer(e.ctx, c.Stream(), c.Name(), "g"); err != nil {
 		t.Fatal(err)
 	}
 	ctx3, cancel3 := context.WithTimeout(e.ctx, 2*time.Second)

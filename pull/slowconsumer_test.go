@@ -35,7 +35,11 @@ func TestServerSideSlowConsumerRedelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "F10", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: time.Second})
+	info, err := js.CreateOrUpdateConsumer(ctx, "F10", jsapi.ConsumerConfig{Durable: "C", AckPolicy: jsapi.AckExplicit, AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

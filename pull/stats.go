@@ -3,7 +3,7 @@ package pull
 import "sync/atomic"
 
 // Stats are a consumer handle's counters, summed over its Fetch calls and
-// Messages iterations since Create, CreateOrUpdate or Bind.
+// Messages iterations since FromInfo made the handle.
 type Stats struct {
 	// Pulls counts pull requests sent.
 	Pulls uint64

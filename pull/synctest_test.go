@@ -163,7 +163,11 @@ func startScriptedConsumer(t *testing.T) (*scriptedConsumer, *pull.Consumer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := pull.Bind(context.Background(), js, "S", "C")
+	consInfo, err := js.Consumer(context.Background(), "S", "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := pull.FromInfo(js, consInfo)
 	if err != nil {
 		t.Fatal(err)
 	}

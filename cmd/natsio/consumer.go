@@ -492,7 +492,11 @@ after the consumer's ack wait. Fails when no message arrives within --wait.`,
 				return err
 			}
 			defer nc.Close()
-			cons, err := pull.Bind(ctx, js, stream, name)
+			info, err := js.Consumer(ctx, stream, name)
+			if err != nil {
+				return consumerErr(err, stream, name)
+			}
+			cons, err := pull.FromInfo(js, info)
 			if err != nil {
 				return consumerErr(err, stream, name)
 			}

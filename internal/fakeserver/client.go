@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/natsio/natsio/internal/wire"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -515,18 +516,18 @@ func (c *Client) SendInfo(info any) error {
 		c.maxPayload.Store(mp.MaxPayload)
 	}
 	if c.tlsDone == nil {
-		return c.Send(proto.AppendInfo(nil, js))
+		return c.Send(wire.AppendInfo(nil, js))
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	select {
 	case <-c.tlsDone:
-		_, err := c.conn.Write(proto.AppendInfo(nil, js))
+		_, err := c.conn.Write(wire.AppendInfo(nil, js))
 		return err
 	default:
 	}
 	// The first INFO, then the TLS handshake; the reader waits for it.
-	_, err := c.raw.Write(proto.AppendInfo(nil, js))
+	_, err := c.raw.Write(wire.AppendInfo(nil, js))
 	if err == nil {
 		tc := tls.Server(c.raw, c.s.tls)
 		if err = tc.HandshakeContext(c.ctx); err == nil {
@@ -545,16 +546,16 @@ func (c *Client) SendInfo(info any) error {
 
 // SendMsg sends "MSG <subject> <sid> [reply] <size>" and the payload.
 func (c *Client) SendMsg(subject string, sid uint64, reply string, payload []byte) error {
-	return c.Send(proto.AppendMsg(nil, subject, sid, reply, payload))
+	return c.Send(wire.AppendMsg(nil, subject, sid, reply, payload))
 }
 
 // SendHMsg sends an HMSG with the raw header block (not validated).
 func (c *Client) SendHMsg(subject string, sid uint64, reply string, header, payload []byte) error {
-	return c.Send(proto.AppendHMsg(nil, subject, sid, reply, header, payload))
+	return c.Send(wire.AppendHMsg(nil, subject, sid, reply, header, payload))
 }
 
 // SendErr sends "-ERR '<text>'".
-func (c *Client) SendErr(text string) error { return c.Send(proto.AppendErr(nil, text)) }
+func (c *Client) SendErr(text string) error { return c.Send(wire.AppendErr(nil, text)) }
 
 // SendPing sends "PING".
 func (c *Client) SendPing() error { return c.Send(proto.AppendPing(nil)) }
@@ -563,7 +564,7 @@ func (c *Client) SendPing() error { return c.Send(proto.AppendPing(nil)) }
 func (c *Client) SendPong() error { return c.Send(proto.AppendPong(nil)) }
 
 // SendOK sends "+OK".
-func (c *Client) SendOK() error { return c.Send(proto.AppendOK(nil)) }
+func (c *Client) SendOK() error { return c.Send(wire.AppendOK(nil)) }
 
 // ErrNoInterest is returned by SendTo when no subscription of the client
 // matches the subject.

@@ -20,7 +20,6 @@ import (
 	"github.com/natsio/natsio/objstore"
 	"github.com/natsio/natsio/ordered"
 	"github.com/natsio/natsio/pcgroup"
-	"github.com/natsio/natsio/pull"
 	"github.com/natsio/natsio/sysapi"
 )
 
@@ -196,10 +195,6 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		}},
 		{name: "pull.Consumer.Info", call: func(ctx context.Context) error {
 			_, err := e.cons.Info(ctx)
-			return err
-		}},
-		{name: "pull.Bind", call: func(ctx context.Context) error {
-			_, err := pull.Bind(ctx, e.js, "D", "w")
 			return err
 		}},
 		{name: "ordered.New", noDefault: true, call: func(ctx context.Context) error {
@@ -382,13 +377,9 @@ var requestPath = []string{
 	"jsapi.JS.CreateConsumer", "jsapi.JS.UpdateConsumer", "jsapi.JS.CreateOrUpdateConsumer",
 	"jsapi.JS.Consumer", "jsapi.JS.DeleteConsumer", "jsapi.JS.ConsumerNames", "jsapi.JS.Consumers",
 	"jsapi.JS.PauseConsumer", "jsapi.JS.ResumeConsumer", "jsapi.JS.ResetConsumer", "jsapi.JS.UnpinConsumer",
-	"jsapi.Stream.CreateConsumer", "jsapi.Stream.UpdateConsumer", "jsapi.Stream.CreateOrUpdateConsumer",
-	"jsapi.Stream.Consumer", "jsapi.Stream.DeleteConsumer", "jsapi.Stream.ConsumerNames", "jsapi.Stream.Consumers",
-	"jsapi.Stream.PauseConsumer", "jsapi.Stream.ResumeConsumer", "jsapi.Stream.ResetConsumer", "jsapi.Stream.UnpinConsumer",
 	"jsapi.Stream.DeleteMsg", "jsapi.Stream.SecureDeleteMsg", "jsapi.Stream.Info", "jsapi.Stream.Purge",
 	"jsapi.JS.CreateStream", "jsapi.JS.UpdateStream", "jsapi.JS.CreateOrUpdateStream", "jsapi.JS.DeleteStream",
 	"jsapi.JS.StreamNames", "jsapi.JS.Streams", "jsapi.JS.StreamNameBySubject",
-	"pull.Create", "pull.CreateOrUpdate", "pull.Consumer.Delete", "pull.Consumer.Unpin",
 	"kv.CreateBucket", "kv.UpdateBucket", "kv.CreateOrUpdateBucket", "kv.DeleteBucket", "kv.BucketNames", "kv.Buckets",
 	"objstore.CreateStore", "objstore.UpdateStore", "objstore.CreateOrUpdateStore", "objstore.DeleteStore",
 	"objstore.StoreNames", "objstore.Stores",

@@ -77,7 +77,11 @@ func newDeadlineEnv(t *testing.T) *deadlineEnv {
 	if _, err := b.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "D", jsapi.ConsumerConfig{Durable: "w", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "D", jsapi.ConsumerConfig{Durable: "w", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,11 @@ func TestZeroOptionRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := pull.CreateOrUpdate(ctx, js, "Z", jsapi.ConsumerConfig{Durable: "z", AckPolicy: jsapi.AckExplicit})
+	info, err := js.CreateOrUpdateConsumer(ctx, "Z", jsapi.ConsumerConfig{Durable: "z", AckPolicy: jsapi.AckExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pull.FromInfo(js, info)
 	if err != nil {
 		t.Fatal(err)
 	}

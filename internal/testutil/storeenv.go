@@ -239,3 +239,20 @@ func CheckStores[H, S any](t testing.TB, e JSEnv, k Stores[H, S], want ...string
 		t.Fatalf("statuses of %v; want %v", names, want)
 	}
 }
+
+// CancelAfter ranges over the watch mk returns for a child of ctx and
+// cancels that context after n yields (values and markers), so that the
+// watch ends while it waits for updates; it returns when the watch ended.
+func CancelAfter[E any](ctx context.Context, n int, mk func(ctx context.Context) iter.Seq2[*E, error]) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	i := 0
+	for _, err := range mk(ctx) {
+		if err != nil {
+			return
+		}
+		if i++; i == n {
+			cancel()
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -43,7 +44,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rawceiling: -size above 512 KiB does not fit the reader's buffer")
 		os.Exit(2)
 	}
-	if err := run(*rawURL, *subject, *size, *n, *warmup, *rounds); err != nil {
+	if err := run(os.Stdout, *rawURL, *subject, *size, *n, *warmup, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "rawceiling:", err)
 		os.Exit(1)
 	}
@@ -58,7 +59,7 @@ type result struct {
 	NsPerMsg float64 `json:"cli_ns_per_msg"`
 }
 
-func run(rawURL, subject string, size, n, warmup, rounds int) error {
+func run(out io.Writer, rawURL, subject string, size, n, warmup, rounds int) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err
@@ -126,7 +127,7 @@ func run(rawURL, subject string, size, n, warmup, rounds int) error {
 			return err
 		}
 	}
-	enc := json.NewEncoder(os.Stdout)
+	enc := json.NewEncoder(out)
 	for range rounds {
 		target += int64(n)
 		want.Store(target)

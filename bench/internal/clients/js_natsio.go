@@ -176,7 +176,12 @@ func natsioPullConnect(ctx context.Context, cfg Config, name string, consume boo
 	}
 	p := &natsioPull{natsioJS: c, size: cfg.Size, consume: consume, batch: cfg.Batch, borrow: cfg.Mode == Borrowed}
 	for _, name := range cfg.Consumers {
-		pc, err := pull.Bind(ctx, c.js, cfg.Stream, name)
+		info, err := c.js.Consumer(ctx, cfg.Stream, name)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		pc, err := pull.FromInfo(c.js, info)
 		if err != nil {
 			c.Close()
 			return nil, err

@@ -45,18 +45,17 @@ type ScanResult struct {
 // the scan. A read error is returned with the counts of the frames
 // scanned before it.
 func (s *MsgScanner) Scan(control func(line []byte) error) (ScanResult, error) {
-	// Move the partial frame at head to the front when the free space is
-	// short, and grow the buffer when that frame will not fit in it.
-	if s.head == s.tail {
-		s.head, s.tail = 0, 0
-	} else if s.head > 0 && (len(s.buf)-s.tail < len(s.buf)/4 || s.need > len(s.buf)-s.head) {
+	// Move the partial frame at head (less than one frame) to the front,
+	// so that every read has the rest of the buffer, and grow the buffer
+	// when that frame will not fit in it.
+	if s.head > 0 {
 		s.tail = copy(s.buf, s.buf[s.head:s.tail])
 		s.head = 0
 	}
-	if s.need > len(s.buf)-s.head || s.tail == len(s.buf) {
+	if s.need > len(s.buf) || s.tail == len(s.buf) {
 		grown := make([]byte, max(2*len(s.buf), s.need))
-		s.tail = copy(grown, s.buf[s.head:s.tail])
-		s.buf, s.head = grown, 0
+		s.tail = copy(grown, s.buf[:s.tail])
+		s.buf = grown
 	}
 	n, rerr := s.r.Read(s.buf[s.tail:])
 	s.tail += n
