@@ -36,7 +36,3 @@ var directGetSeeds = []seed{
 }
 
 func dg(name, block, data string) seed { return seed{name, []any{[]byte(block), []byte(data)}} }
-
-func om(name, bucket, object, data string) seed {
-	return seed{name, []any{bucket, object, []byte(data)}}
-}
