@@ -77,10 +77,6 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err := e.nc.RequestMsg(ctx, "nobody.answers", nil, nil)
 			return err
 		}},
-		{name: "conn.Conn.RequestUnobserved", call: func(ctx context.Context) error {
-			_, err := e.nc.RequestUnobserved(ctx, "nobody.answers", nil, nil)
-			return err
-		}},
 		{name: "conn.Conn.RequestMany", call: func(ctx context.Context) error {
 			return firstErr(e.nc.RequestMany(ctx, "nobody.answers", nil, nil))
 		}},
@@ -117,10 +113,6 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 		}},
 		{name: "conn.Subscription.NextMsg", noDefault: true, call: func(ctx context.Context) error {
 			_, err := e.sub.NextMsg(ctx)
-			return err
-		}},
-		{name: "conn.Subscription.NextBatch", noDefault: true, call: func(ctx context.Context) error {
-			_, err := e.sub.NextBatch(ctx, nil)
 			return err
 		}},
 		{name: "conn.Subscription.Messages", noDefault: true, call: func(ctx context.Context) error {
@@ -289,9 +281,7 @@ var sharedPath = map[string]string{
 	"natscontext.Connect":               "conn.Connect",
 	"jsapi.JS.APILevel":                 "jsapi.JS.AccountInfo",
 	"jsapi.JS.ApplyPubOpts":             "jsapi.JS.AccountInfo (the feature check's $JS.API.INFO, for a JS with a Domain or APIPrefix)",
-	"jsapi.Batches.Next":                "conn.Subscription.NextBatch (its wait)",
 	"jsapi.JS.Check":                    "jsapi.JS.AccountInfo",
-	"jsapi.JS.ApplyPubOpts":             "jsapi.JS.AccountInfo (the feature check's $JS.API.INFO, once per JS)",
 	"jsapi.JS.PublishMsg":               "jsapi.JS.Publish",
 	"jsapi.Stream.Counter":              "jsapi.Stream.GetMsg",
 	"jsapi.Stream.GetLastMsgForSubject": "jsapi.Stream.GetMsg",
