@@ -11,6 +11,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/extra"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 )
@@ -117,7 +118,7 @@ func newR3(t *testing.T, cfg jsapi.StreamConfig) *r3 {
 func (r *r3) probe() uint64 {
 	r.t.Helper()
 	subj := strings.ToLower(r.st.Name()) + ".probe"
-	a, err := r.js.Publish(r.ctx, subj, nil, jsapi.RetryOnNoResponders(100, 50*time.Millisecond))
+	a, err := testutil.Retrying(r.t, r.js, 12, 50*time.Millisecond).Publish(r.ctx, subj, nil)
 	if err != nil {
 		r.t.Fatalf("probe: %v", err)
 	}

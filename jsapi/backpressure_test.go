@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/proto"
 )
@@ -64,8 +65,8 @@ func TestPublishRetriesTooManyRequests(t *testing.T) {
 		return &fakeserver.Reply{Body: []byte(`{"stream":"S","seq":7}`)}
 	})))
 	js := newJS(t, connect(t, fs.URL()))
-	ack, err := js.Publish(ctxT(t), "orders.1", []byte("x"),
-		jsapi.MsgID("order-1"), jsapi.RetryOnNoResponders(2, time.Millisecond))
+	ack, err := testutil.Retrying(t, js, 2, time.Millisecond).Publish(ctxT(t), "orders.1", []byte("x"),
+		jsapi.MsgID("order-1"))
 	if err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestPublishTooManyRequestsExhausted(t *testing.T) {
 		return tooManyRequests
 	})))
 	js := newJS(t, connect(t, fs.URL()))
-	ack, err := js.Publish(ctxT(t), "orders.1", []byte("x"), jsapi.RetryOnNoResponders(retries, time.Millisecond))
+	ack, err := testutil.Retrying(t, js, retries, time.Millisecond).Publish(ctxT(t), "orders.1", []byte("x"))
 	if !errors.Is(err, jsapi.ErrTooManyRequests) || ack != (jsapi.PubAck{}) {
 		t.Fatalf("Publish: %+v, %v; want ErrTooManyRequests", ack, err)
 	}

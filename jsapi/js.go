@@ -1,8 +1,8 @@
 package jsapi
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +33,10 @@ type JS struct {
 	// remote: requests go through a domain or an API prefix, so the
 	// connected server's INFO does not describe the server answering them.
 	remote bool
+	// retries and retryWait: how Publish retries a publish that finds no
+	// stream listening or is pushed back (RetryOnNoResponders).
+	retries   int
+	retryWait time.Duration
 }
 
 // defaultPrefix is the API prefix of a JS without Domain or APIPrefix.
@@ -53,7 +57,7 @@ func (o Option) apply(c *JS) error {
 func Domain(d string) Option {
 	return Option{func(js *JS) error {
 		if d == "" || strings.ContainsAny(d, ". *>\t\r\n") {
-			return errors.New("jsapi: invalid domain")
+			return fmt.Errorf("%w: jsapi domain %q", conn.ErrInvalidOption, d)
 		}
 		js.domain = d
 		js.prefix = "$JS." + d + ".API."
@@ -67,7 +71,7 @@ func APIPrefix(prefix string) Option {
 	return Option{func(js *JS) error {
 		prefix = strings.TrimSuffix(prefix, ".")
 		if proto.ValidatePublishSubject(prefix) != nil {
-			return errors.New("jsapi: invalid API prefix")
+			return fmt.Errorf("%w: jsapi API prefix %q", conn.ErrInvalidOption, prefix)
 		}
 		js.prefix = prefix + "."
 		return nil
@@ -82,16 +86,40 @@ func APIPrefix(prefix string) Option {
 func Timeout(d time.Duration) Option {
 	return Option{func(js *JS) error {
 		if d <= 0 {
-			return errors.New("jsapi: invalid timeout")
+			return fmt.Errorf("%w: jsapi timeout %v", conn.ErrInvalidOption, d)
 		}
 		js.timeout = d
 		return nil
 	}}
 }
 
+// MaxPublishRetries is the most retries RetryOnNoResponders accepts.
+const MaxPublishRetries = 32
+
+// RetryOnNoResponders sets how often Publish and PublishMsg retry a
+// publish that finds no stream listening (a leader election in progress,
+// 503) or is pushed back (429), and the base wait between tries, doubled
+// after each (default 2 retries from 250 ms). Such a message was not
+// stored, so retrying cannot duplicate it. attempts is 0 (no retry) to
+// MaxPublishRetries; wait is not negative, and positive when attempts is;
+// wait doubled attempts times must fit a time.Duration. Otherwise New
+// fails with an error matching conn.ErrInvalidOption. Publishers built on
+// a JS (pubwin, extra) have retry options of their own and do not read
+// this one.
+func RetryOnNoResponders(attempts int, wait time.Duration) Option {
+	return Option{func(js *JS) error {
+		if attempts < 0 || attempts > MaxPublishRetries || wait < 0 || (attempts > 0 && wait == 0) ||
+			(attempts > 0 && wait > time.Duration(math.MaxInt64)>>attempts) {
+			return fmt.Errorf("%w: RetryOnNoResponders(%d, %v)", conn.ErrInvalidOption, attempts, wait)
+		}
+		js.retries, js.retryWait = attempts, wait
+		return nil
+	}}
+}
+
 // New returns a JetStream view of nc. It does not contact the server.
 func New(nc *conn.Conn, opts ...Option) (*JS, error) {
-	js := &JS{nc: nc, prefix: defaultPrefix, timeout: DefaultTimeout}
+	js := &JS{nc: nc, prefix: defaultPrefix, timeout: DefaultTimeout, retries: 2, retryWait: 250 * time.Millisecond}
 	js.remoteLevel.Store(levelNotFetched)
 	for _, o := range opts {
 		if err := o.apply(js); err != nil {

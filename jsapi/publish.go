@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/pause"
@@ -68,8 +67,6 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 			}
 		}
 		hdr = ph
-	} else {
-		ps = pubSettings{retries: 2, retryWait: 250 * time.Millisecond}
 	}
 	if hdr != nil && hdr.Len() == 0 {
 		hdr = nil
@@ -77,16 +74,16 @@ func (js *JS) publishTo(ctx context.Context, ack *PubAck, subject string, h *pro
 	if js.obs != nil {
 		var done func(*PubAck, error)
 		hdr, done = ObservePublish(js.obs, ctx, subject, hdr, len(data))
-		err := js.publishLoop(ctx, ack, subject, hdr, data, ps)
+		err := js.publishLoop(ctx, ack, subject, hdr, data)
 		a := *ack // a copy: ack itself would escape through done
 		done(&a, err)
 		return err
 	}
-	return js.publishLoop(ctx, ack, subject, hdr, data, ps)
+	return js.publishLoop(ctx, ack, subject, hdr, data)
 }
 
-// publishLoop sends a publish and retries it as ps says.
-func (js *JS) publishLoop(ctx context.Context, ack *PubAck, subject string, hdr *proto.Header, data []byte, ps pubSettings) error {
+// publishLoop sends a publish and retries it as RetryOnNoResponders says.
+func (js *JS) publishLoop(ctx context.Context, ack *PubAck, subject string, hdr *proto.Header, data []byte) error {
 	for attempt := 0; ; attempt++ {
 		// Without a deadline on ctx each attempt is bounded by the JS
 		// timeout (no context is derived: that would allocate).
@@ -102,10 +99,10 @@ func (js *JS) publishLoop(ctx context.Context, ack *PubAck, subject string, hdr 
 		} else if errors.Is(err, conn.ErrNoResponders) {
 			retry, err = true, fmt.Errorf("%w: %w", ErrNoStreamResponse, err)
 		}
-		if !retry || attempt >= ps.retries {
+		if !retry || attempt >= js.retries {
 			return err
 		}
-		if werr := pause.For(ctx, ps.retryWait<<attempt); werr != nil {
+		if werr := pause.For(ctx, js.retryWait<<attempt); werr != nil {
 			return errors.Join(err, werr)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/proto"
@@ -193,7 +194,7 @@ func TestPublishTTL(t *testing.T) {
 func TestPublishNoStream(t *testing.T) {
 	js, _, ctx := pubEnv(t, "")
 	start := time.Now()
-	_, err := js.Publish(ctx, "nostream.here", nil, jsapi.RetryOnNoResponders(1, 10*time.Millisecond))
+	_, err := testutil.Retrying(t, js, 1, 10*time.Millisecond).Publish(ctx, "nostream.here", nil)
 	if !errors.Is(err, jsapi.ErrNoStreamResponse) {
 		t.Fatalf("got %v", err)
 	}

@@ -57,7 +57,6 @@ const (
 	optExpectLastMsgID
 	optTTL
 	optHeader
-	optRetry
 	optSchedule       // v: the Nats-Schedule pattern; d: the @every interval
 	optScheduleTZ     // v: the IANA zone
 	optCancelSchedule // s: the schedule's subject
@@ -229,18 +228,8 @@ func CancelSchedule(scheduleSubject string) PubOpt {
 	return PubOpt{kind: optCancelSchedule, s: scheduleSubject}
 }
 
-// RetryOnNoResponders sets how often a publish that finds no stream
-// listening (a leader election in progress, 503) or is pushed back (429)
-// is retried, and the base wait between tries (default 2 and 250 ms).
-// Such a message was not stored, so retrying cannot duplicate it.
-func RetryOnNoResponders(attempts int, wait time.Duration) PubOpt {
-	return PubOpt{kind: optRetry, n: uint64(max(attempts, 0)), d: wait}
-}
-
 // pubSettings is the result of applying PubOpts.
 type pubSettings struct {
-	retries   int
-	retryWait time.Duration
 	feature   Feature // the version-gated feature needing the highest level, or 0
 }
 
@@ -270,7 +259,7 @@ func ttlValue(d time.Duration) string {
 
 // applyPubOpts validates opts and writes their headers into h.
 func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
-	ps := pubSettings{retries: 2, retryWait: 250 * time.Millisecond}
+	var ps pubSettings
 	var subjSeq, subjSeqFor, tz bool
 	schedule := "" // the Nats-Schedule pattern, when set
 	for i := range opts {
@@ -357,8 +346,6 @@ func applyPubOpts(h *proto.Header, opts []PubOpt) (pubSettings, error) {
 			}
 			h.Set(HeaderIncr, o.v)
 			ps.feature = maxFeature(ps.feature, FeatureCounters)
-		case optRetry:
-			ps.retries, ps.retryWait = int(o.n), o.d
 		default:
 			return ps, fmt.Errorf("%w: zero PubOpt", conn.ErrInvalidOption)
 		}
@@ -389,7 +376,6 @@ func scheduleFeature(pattern string) Feature {
 // applyPubOptHeaders validates opts, checks that the server that answers
 // js's requests has the features they use (see JS.Check), and adds their
 // headers to h, for publishers built on this package (pubwin, kv, extra).
-// Retry options are ignored.
 func applyPubOptHeaders(ctx context.Context, js *JS, h *proto.Header, opts []PubOpt) error {
 	ps, err := applyPubOpts(h, opts)
 	if err == nil && ps.feature != 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/ordered"
@@ -85,7 +86,7 @@ func publishOnce(t *testing.T, ctx context.Context, js *jsapi.JS, subj, id strin
 	t.Helper()
 	for {
 		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ack, err := js.Publish(actx, subj, []byte(id), jsapi.MsgID(id), jsapi.RetryOnNoResponders(20, 50*time.Millisecond))
+		ack, err := testutil.Retrying(t, js, 20, 50*time.Millisecond).Publish(actx, subj, []byte(id), jsapi.MsgID(id))
 		cancel()
 		if err == nil {
 			return ack.Sequence

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/ordered"
 )
@@ -43,8 +44,7 @@ func TestRestartWhileIdle(t *testing.T) {
 	// The publish may meet the disconnect (an unknown outcome): retry
 	// with the same message ID, which the stream stores once.
 	for attempt := 0; ; attempt++ {
-		_, err := e.js.Publish(e.ctx, "o.a", []byte("after"), jsapi.MsgID("after-restart"),
-			jsapi.RetryOnNoResponders(20, 50*time.Millisecond))
+		_, err := testutil.Retrying(t, e.js, 20, 50*time.Millisecond).Publish(e.ctx, "o.a", []byte("after"), jsapi.MsgID("after-restart"))
 		if err == nil {
 			break
 		}

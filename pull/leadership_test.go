@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/internal/testutil"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 	"github.com/natsio/natsio/pull"
@@ -46,7 +47,7 @@ func TestRegressionNatsGo2063RepullAfterLeadershipChange(t *testing.T) {
 	}
 	const total = 300
 	for i := range total {
-		if _, err := js.Publish(ctx, "r.x", []byte(fmt.Sprint(i)), jsapi.MsgID(fmt.Sprint(i)), jsapi.RetryOnNoResponders(20, 50*time.Millisecond)); err != nil {
+		if _, err := testutil.Retrying(t, js, 20, 50*time.Millisecond).Publish(ctx, "r.x", []byte(fmt.Sprint(i)), jsapi.MsgID(fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +155,7 @@ func TestMessagesSurvivesLeaderChange(t *testing.T) {
 	publish := func(batch string, n int) error {
 		for i := 0; i < n; {
 			id := jsapi.MsgID(fmt.Sprintf("%s-%d", batch, i))
-			if _, err := js.Publish(ctx, "r.x", nil, id, jsapi.RetryOnNoResponders(20, 100*time.Millisecond)); err != nil {
+			if _, err := testutil.Retrying(t, js, 20, 100*time.Millisecond).Publish(ctx, "r.x", nil, id); err != nil {
 				if ctx.Err() != nil {
 					return err
 				}

@@ -25,6 +25,8 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		{"var c *pull.Consumer\nfor range c.Messages(ctx, pull.NoWait()) {}", "pull.FetchOpt"},
 		{`for range extra.GetBatch(ctx, js, "S", 1, extra.UpToSeq(3)) {}`, "extra.GetLastMsgsOpt"},
 		{`for range extra.GetLastMsgsFor(ctx, js, "S", nil, extra.StartSeq(3)) {}`, "extra.GetBatchOpt"},
+		{`_, err := js.Publish(ctx, "s", nil, jsapi.RetryOnNoResponders(2, time.Second))`, "jsapi.PubOpt"},
+		{`_, err := jsapi.New(nil, jsapi.MsgID("a"))`, "jsapi.Option"},
 	} {
 		err := check(fset, imp, snippet{file: "x.md", line: 1, code: tc.code})
 		if err == nil {
@@ -43,6 +45,8 @@ func TestOptionOfAnotherCallDoesNotCompile(t *testing.T) {
 		"var c *pull.Consumer\nfor range c.Messages(ctx, pull.Borrowed(), pull.Group(\"g\"), pull.MaxBytes(1)) {}",
 		`for range extra.GetBatch(ctx, js, "S", 1, extra.StartSeq(3), extra.MaxBytes(1)) {}`,
 		`for range extra.GetLastMsgsFor(ctx, js, "S", nil, extra.UpToSeq(3), extra.PageBytes(1)) {}`,
+		`_, err := jsapi.New(nil, jsapi.RetryOnNoResponders(2, time.Second))`,
+		`_, err := js.Publish(ctx, "s", nil, jsapi.MsgID("a"), jsapi.TTL(time.Minute))`,
 	} {
 		if err := check(fset, imp, snippet{file: "x.md", line: 1, code: code}); err != nil {
 			t.Errorf("%s: %v", code, err)

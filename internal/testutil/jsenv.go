@@ -49,3 +49,15 @@ func JSEnvOn(t testing.TB, s *natstest.Server, url string, opts ...conn.Option) 
 	}
 	return JSEnv{Server: s, Conn: nc, JS: js, Ctx: ctx}
 }
+
+// Retrying returns a JS on js's connection whose publishes retry as
+// jsapi.RetryOnNoResponders(attempts, wait) says: for tests that publish
+// across an election or a restart.
+func Retrying(t testing.TB, js *jsapi.JS, attempts int, wait time.Duration) *jsapi.JS {
+	t.Helper()
+	r, err := jsapi.New(js.Conn(), jsapi.RetryOnNoResponders(attempts, wait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
