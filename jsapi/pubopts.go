@@ -230,7 +230,7 @@ func CancelSchedule(scheduleSubject string) PubOpt {
 
 // pubSettings is the result of applying PubOpts.
 type pubSettings struct {
-	feature   Feature // the version-gated feature needing the highest level, or 0
+	feature Feature // the version-gated feature needing the highest level, or 0
 }
 
 // checkTTL validates a TTL for the header named what: TTLNever, or a whole
