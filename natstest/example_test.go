@@ -278,13 +278,20 @@ func ExampleCluster_KillStreamLeader() {
 	}
 	// A new replicated consumer serves pulls once it has a leader.
 	c.WaitConsumerLeader("ORDERS", "audit")
+	// Its interest may take a moment more to reach every node, and a pull
+	// the new leader drops while it settles is never answered: fetch with
+	// a short deadline of its own and ask again until both have come.
 	var msgs []*jsapi.Msg
-	for {
-		// Its interest may take a moment more to reach every node.
-		msgs, err = cons.Fetch(ctx, 2)
-		if !errors.Is(err, conn.ErrNoResponders) {
+	err = nil
+	for len(msgs) < 2 && ctx.Err() == nil {
+		fctx, fcancel := context.WithTimeout(ctx, 2*time.Second)
+		batch, ferr := cons.Fetch(fctx, 2-len(msgs))
+		fcancel()
+		if ferr != nil && !errors.Is(ferr, conn.ErrNoResponders) {
+			err = ferr
 			break
 		}
+		msgs = append(msgs, batch...)
 	}
 	for _, m := range msgs {
 		fmt.Println(string(m.Data))
