@@ -88,22 +88,3 @@ func goroutinesStartedByConn() []string {
 	return out
 }
 
-// goroutinesInConn counts goroutines with a frame in package conn.
-func goroutinesInConn() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "natsio/natsio/conn.") {
-			n++
-		}
-	}
-	return n
-}

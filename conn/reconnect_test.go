@@ -17,6 +17,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
+	"github.com/natsio/natsio/internal/leakcheck"
 	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/internal/testutil"
 )
@@ -24,7 +25,7 @@ import (
 func TestMaxReconnectsReleasesEverything(t *testing.T) {
 	s := coreServer(t)
 	p := testutil.Proxy(t, s.URL())
-	baseG := goroutinesInConn()
+	baseG := leakcheck.InPackage("conn")
 	ev := &testutil.Events{}
 	nc := connect(t, p.URL(), conn.MaxReconnects(2), testutil.FastReconnect(), ev.Opt(),
 		conn.RequestTimeout(time.Minute))
@@ -92,7 +93,7 @@ func TestMaxReconnectsReleasesEverything(t *testing.T) {
 	if c, _, _ := ev.First(conn.EventClosed); !errors.Is(c.Err, conn.ErrNoServers) {
 		t.Fatalf("Closed event with %v", c.Err)
 	}
-	eventually(t, "client goroutines to return", func() bool { return goroutinesInConn() <= baseG })
+	eventually(t, "client goroutines to return", func() bool { return leakcheck.InPackage("conn") <= baseG })
 }
 
 func TestQueueAutoUnsubAcrossRestart(t *testing.T) {

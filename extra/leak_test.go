@@ -3,8 +3,6 @@ package extra_test
 import (
 	"context"
 	"errors"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,26 +11,6 @@ import (
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
 )
-
-// extraGoroutines counts goroutines running code of package extra.
-func extraGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	n := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "natsio/natsio/extra.") {
-			n++
-		}
-	}
-	return n
-}
 
 // Publishers and iterators leave no subscription and no goroutine behind,
 // however they end: commit, close, abort, failure, break, cancelled ctx.
@@ -111,7 +89,7 @@ func TestNoLeftovers(t *testing.T) {
 	if got := s.Server().NumSubscriptions(); got != base {
 		t.Fatalf("%d subscriptions on the server, %d before", got, base)
 	}
-	if g := extraGoroutines(); g != 0 {
+	if g := leakcheck.InPackage("extra"); g != 0 {
 		t.Fatalf("%d goroutines of package extra left", g)
 	}
 }

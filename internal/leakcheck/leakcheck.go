@@ -91,3 +91,16 @@ func wait(t testing.TB, what string, list func() []string, before int, within ti
 		}
 	}
 }
+
+// InPackage counts the goroutines with code of natsio's package pkg
+// ("conn", "extra") anywhere on their stack, whoever created them.
+func InPackage(pkg string) int {
+	mark := "natsio/natsio/" + pkg + "."
+	n := 0
+	for _, g := range allStacks() {
+		if strings.Contains(g, mark) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,6 +1,7 @@
 package leakcheck_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -32,5 +33,34 @@ func TestGoroutinesOfOtherCodeNotCounted(t *testing.T) {
 	leakcheck.Wait(r, before, 10*time.Millisecond)
 	if r.failed {
 		t.Fatal("Wait failed though nothing of natsio is running")
+	}
+}
+
+// parked waits in this package until release is closed.
+func parked(entered chan<- struct{}, release <-chan struct{}) {
+	close(entered)
+	<-release
+}
+
+func TestInPackageCountsGoroutinesInThatPackage(t *testing.T) {
+	const pkg = "internal/leakcheck_test"
+	before := leakcheck.InPackage(pkg)
+	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() { parked(entered, release); close(done) }()
+	<-entered
+	if got := leakcheck.InPackage(pkg); got != before+1 {
+		t.Fatalf("with one goroutine parked here: %d, want %d", got, before+1)
+	}
+	if got := leakcheck.InPackage("conn"); got != 0 {
+		t.Fatalf("goroutines in conn: %d, want 0 (nothing here runs conn)", got)
+	}
+	close(release)
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for leakcheck.InPackage(pkg) != before {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %d after the goroutine returned, want %d", leakcheck.InPackage(pkg), before)
+		}
+		runtime.Gosched()
 	}
 }
