@@ -132,7 +132,6 @@ func TestRespondFailuresCount(t *testing.T) {
 		results <- r.Error("E42", "not numeric", nil)
 		results <- r.Error("500", "", nil)
 		results <- r.RespondJSON(func() {}) // cannot be encoded
-		wg.Add(1)
 		go func() { // answered later, elsewhere
 			defer wg.Done()
 			results <- r.Error("503", "later", nil)
@@ -141,6 +140,9 @@ func TestRespondFailuresCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Added before the request: the reply can arrive, and Wait run, before
+	// the handler reaches its go statement.
+	wg.Add(1)
 	m, err := nc.Request(ctxT(t), "bad", nil)
 	if err != nil {
 		t.Fatal(err)
