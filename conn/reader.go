@@ -1,6 +1,10 @@
 package conn
 
 import (
+	"errors"
+	"os"
+	"time"
+
 	"github.com/natsio/natsio/proto"
 )
 
@@ -17,6 +21,9 @@ type reader struct {
 	err error // read error held back until buffered ops are consumed
 	// filled: the last read filled buf (fill grows it).
 	filled bool
+	// rdl is the socket's read deadline, set by a holder (readHeld), zero
+	// once the reader goroutine runs.
+	rdl time.Time
 
 	// lastSID and lastSub remember the last routed subscription.
 	lastSID uint64
@@ -97,7 +104,8 @@ func (r *reader) next() (*proto.Op, error) {
 // fill reads the next chunk from the socket into the parser. Before it
 // reads, what is staged is queued and the consumers noted are woken. A
 // read error that came with data is held back (r.err) until that data is
-// parsed.
+// parsed. A read deadline that passed is returned, not held: the socket
+// stays usable (readHeld).
 func (r *reader) fill() error {
 	if r.err != nil {
 		return r.err
@@ -114,6 +122,9 @@ func (r *reader) fill() error {
 		r.p.Feed(r.buf[:n])
 	}
 	if err != nil {
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
 		r.err = err
 	}
 	return nil
