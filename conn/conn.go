@@ -36,11 +36,8 @@ type Conn struct {
 	pool  *serverPool
 	cur   *server
 	link  *link
-	// direct is link while it has no reader goroutine (readmode.go), nil
-	// otherwise: requesters look at it without the lock.
-	direct atomic.Pointer[link]
-	gen    uint64
-	info   *ServerInfo
+	gen   uint64
+	info  *ServerInfo
 	// jsLevel is jetStreamLevel(info), stored whenever info changes, for
 	// lock-free feature checks (JetStreamLevel).
 	jsLevel atomic.Int32
@@ -200,12 +197,6 @@ func (nc *Conn) start(l *link, info *ServerInfo, s *server) {
 	nc.flusherDone = make(chan struct{})
 	go nc.flusher()
 	go nc.pinger()
-	if _, ws := l.c.(*wsConn); !ws {
-		// Requesters may read their replies until something needs the
-		// reader goroutine (readmode.go). A WebSocket frame cut by a
-		// read deadline could not be resumed.
-		l.mode.Store(readIdle)
-	}
 	nc.install(l, info, s, g)
 	nc.mu.Unlock()
 	nc.opts.logger.Info("nats: connected", "server", s.redacted())
@@ -405,7 +396,6 @@ func (nc *Conn) closeWith(err error) {
 	}
 	l := nc.link
 	nc.link = nil
-	nc.direct.Store(nil)
 	pongs := nc.pongs
 	nc.pongs = nil
 	pending := nc.wbuf

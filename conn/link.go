@@ -2,7 +2,6 @@ package conn
 
 import (
 	"net"
-	"sync/atomic"
 	"time"
 )
 
@@ -46,17 +45,10 @@ type link struct {
 	// wdl is the write deadline last set (armWrite). Owned by the writer
 	// of the moment (nc.writing).
 	wdl time.Time
-
-	// mode is who reads the socket (readmode.go): readBackground unless
-	// Connect's link starts without the reader goroutine.
-	mode atomic.Uint32
-	// gen is the connection generation the link serves, set by install.
-	gen uint64
 }
 
 func newLink(c net.Conn) *link {
 	l := &link{c: c}
-	l.mode.Store(readBackground)
 	l.rd = reader{l: l, buf: make([]byte, minReadBuf)}
 	l.rd.p.Alloc = l.rd.cutBody
 	return l

@@ -1,11 +1,5 @@
 package conn
 
-import (
-	"time"
-
-	"github.com/natsio/natsio/proto"
-)
-
 // readLoop is the reader goroutine of connection generation gen: from the
 // handshake on, it alone reads l's socket, and it dispatches every op it
 // reads (handleOp) until the link fails. Nobody else ever reads the
@@ -13,20 +7,9 @@ import (
 // (queued messages, responses) reaches other goroutines only through the
 // subscriptions' queues and the requests' channels. Internal handlers
 // (deliverView, deliverMux) run here, never on a user's goroutine.
-//
-// A link that a requester read before (readmode.go) hands the reader
-// first, the op that requester parsed but did not dispatch (nil for
-// none), and may have a read deadline the holder set: it is cleared
-// first.
-func (nc *Conn) readLoop(l *link, gen uint64, first *proto.Op) {
+func (nc *Conn) readLoop(l *link, gen uint64) {
 	defer nc.wg.Done()
 	r := &l.rd
-	if !r.rdl.IsZero() {
-		r.setReadDeadline(time.Time{})
-	}
-	if first != nil && nc.handleOp(r, gen, first) {
-		return
-	}
 	for {
 		op, err := r.p.Next()
 		if err != nil {

@@ -1,10 +1,6 @@
 package conn
 
 import (
-	"errors"
-	"os"
-	"time"
-
 	"github.com/natsio/natsio/proto"
 )
 
@@ -21,9 +17,6 @@ type reader struct {
 	err error // read error held back until buffered ops are consumed
 	// filled: the last read filled buf (fill grows it).
 	filled bool
-	// rdl is the socket's read deadline, set by a holder (readHeld), zero
-	// once the reader goroutine runs.
-	rdl time.Time
 
 	// lastSID and lastSub remember the last routed subscription.
 	lastSID uint64
@@ -104,8 +97,7 @@ func (r *reader) next() (*proto.Op, error) {
 // fill reads the next chunk from the socket into the parser. Before it
 // reads, what is staged is queued and the consumers noted are woken. A
 // read error that came with data is held back (r.err) until that data is
-// parsed. A read deadline that passed is returned, not held: the socket
-// stays usable (readHeld).
+// parsed.
 func (r *reader) fill() error {
 	if r.err != nil {
 		return r.err
@@ -122,9 +114,6 @@ func (r *reader) fill() error {
 		r.p.Feed(r.buf[:n])
 	}
 	if err != nil {
-		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-			return err
-		}
 		r.err = err
 	}
 	return nil

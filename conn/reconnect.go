@@ -26,7 +26,6 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server, g *gossip) {
 	nc.jsLevel.Store(jetStreamLevel(info))
 	nc.cur = s
 	nc.gen++
-	l.gen = nc.gen
 	s.failures = 0
 	s.refusals = 0
 	s.authFailed = false
@@ -50,12 +49,8 @@ func (nc *Conn) install(l *link, info *ServerInfo, s *server, g *gossip) {
 		}
 	}
 	nc.wbuf = append(out, nc.wbuf...)
-	if l.mode.Load() == readIdle {
-		nc.direct.Store(l) // requesters read until the reader is wanted (readmode.go)
-	} else {
-		nc.wg.Add(1)
-		go nc.readLoop(l, nc.gen, nil)
-	}
+	nc.wg.Add(1)
+	go nc.readLoop(l, nc.gen)
 	nc.kicked = false
 	nc.kickLocked()
 }
@@ -82,7 +77,6 @@ func (nc *Conn) connLost(gen uint64, reason error) {
 	}
 	l := nc.link
 	nc.link = nil
-	nc.direct.Store(nil)
 	pongs := nc.pongs
 	nc.pongs = nil
 	nc.pingsOut = 0

@@ -228,33 +228,15 @@ func (nc *Conn) requestMsg(ctx context.Context, subject string, h *proto.Header,
 	}
 	w.reply = strconv.AppendUint(append(w.reply[:0], r.prefix...), tok, 10)
 	r.waiters[tok] = w
-	inFlight := len(r.waiters)
-	r.pending.Store(int32(inFlight))
+	r.pending.Store(int32(len(r.waiters)))
 	r.mu.Unlock()
 
-	// Before the reader goroutine runs, a request alone in flight whose
-	// ctx cannot be canceled reads its own reply; any other needs the
-	// reader (readmode.go).
-	l := nc.direct.Load()
-	held := false
-	if l != nil {
-		held = inFlight == 1 && ctx.Done() == nil && l.claim()
-		if !held {
-			nc.wantReader()
-		}
-	}
 	reply := unsafe.String(unsafe.SliceData(w.reply), len(w.reply))
 	if err := nc.publishAt(subject, reply, h, data, pubUrgent, now); err != nil {
-		if held {
-			nc.release(l)
-		}
 		r.forget(tok, w)
 		return nil, err
 	}
 	nc.stats.requests.Add(1)
-	if held {
-		nc.readHeld(l, w, 0, w.dl)
-	}
 	var m *Msg
 	if done := ctx.Done(); done == nil {
 		m = <-w.ch // the response, or a sentinel: expire, failAll

@@ -136,9 +136,6 @@ func (nc *Conn) register(subject, queue string, handler func(*Msg), mode deliver
 	s.sid = nc.sid
 	nc.subs[s.sid] = s
 	nc.subMu.Unlock()
-	if mode != deliverMux {
-		nc.wantReaderLocked() // before its SUB is queued (readmode.go)
-	}
 	if nc.state == stateConnected {
 		nc.queueSubLocked(subject, queue, s.sid)
 	}

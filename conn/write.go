@@ -340,13 +340,7 @@ func (nc *Conn) pinger() {
 		nc.pongs = append(nc.pongs, nil)
 		nc.wbuf = proto.AppendPing(nc.wbuf)
 		nc.kickLocked()
-		pongs := len(nc.pongs)
 		nc.mu.Unlock()
-		// Before the reader goroutine runs, the pinger reads its PONG
-		// when nobody else reads (readmode.go), for at most an interval.
-		if l := nc.direct.Load(); l != nil && l.claim() {
-			nc.readHeld(l, nil, pongs, time.Now().Add(nc.opts.pingInterval))
-		}
 	}
 }
 
@@ -377,7 +371,6 @@ func (nc *Conn) Flush(ctx context.Context) error {
 		nc.mu.Unlock()
 		return ErrDisconnected
 	}
-	nc.wantReaderLocked() // its PONG is the reader goroutine's to read
 	nc.pongs = append(nc.pongs, ch)
 	nc.wbuf = proto.AppendPing(nc.wbuf)
 	if !nc.writing {
