@@ -117,7 +117,9 @@ func (o *oracle) waitHandled(t *testing.T, ctx context.Context, keys, n int) {
 		case <-o.progress:
 		case <-ctx.Done():
 			o.mu.Lock()
-			t.Fatalf("not all handled: %d of %d keys done; handled up to %v", done, keys, o.prefix)
+			prefix := fmt.Sprint(o.prefix)
+			o.mu.Unlock() // handlers still running take it
+			t.Fatalf("not all handled: %d of %d keys done; handled up to %v", done, keys, prefix)
 		}
 	}
 }
