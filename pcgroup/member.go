@@ -195,12 +195,13 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(reqCtx, m.js.Timeout())
 	defer cancel()
 	info, err := m.js.CreateConsumer(cctx, m.stream, cc)
-	if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
-		// It exists with other filters: replace it.
+	if m.kind == Elastic && m.mustReplace(cctx, err, filters) {
 		if derr := m.js.DeleteConsumer(cctx, m.stream, cc.Name); derr != nil && !errors.Is(derr, jsapi.ErrConsumerNotFound) {
 			return derr
 		}
 		info, err = m.js.CreateConsumer(cctx, m.stream, cc)
+	} else if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
+		info, err = m.js.CreateConsumer(cctx, m.stream, cc) // replaced meanwhile by another instance
 	}
 	if err != nil {
 		return fmt.Errorf("pcgroup: member %s consumer: %w", m.name, err)
@@ -286,6 +287,24 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 	m.kc, m.consumer, m.filters = kc, info.Name, filters
 	m.mu.Unlock()
 	return nil
+}
+
+// mustReplace reports whether an elastic member's consumer, whose creation
+// failed with err, is to be deleted and created anew: it exists with other
+// filters (unless another instance has just replaced it with filters), or
+// the server failed to update it (a server error: a consumer whose store
+// was removed under it, as when one instance's deletion of it finishes
+// after another instance created it anew, cannot be updated again).
+func (m *Member) mustReplace(ctx context.Context, err error, filters []string) bool {
+	var apiErr *jsapi.APIError
+	switch {
+	case errors.Is(err, jsapi.ErrConsumerExists):
+		cur, ierr := m.js.Consumer(ctx, m.stream, m.name)
+		return ierr != nil || !slices.Equal(cur.Config.FilterSubjects, filters)
+	case errors.As(err, &apiErr):
+		return apiErr.Code >= 500
+	}
+	return false
 }
 
 // subjectToken is the tok'th token of subject (as pull.Keyed.KeyToken).
