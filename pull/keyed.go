@@ -562,6 +562,9 @@ func (kc *KeyedContext) holdLoop(ctx context.Context, c *Consumer, cfg Keyed, ru
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			kc.mu.Lock()
+			kc.held = false
+			return // the ConsumeKeyed is ending; its workers are stopped
 		case <-t.C:
 		}
 		kc.mu.Lock()
