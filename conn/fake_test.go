@@ -53,8 +53,7 @@ type fake struct {
 }
 
 type fakeSetup struct {
-	mem    string       // in-memory listener address, "" for TCP
-	ln     net.Listener // a listener the test made
+	mem    string // in-memory listener address, "" for TCP
 	script func(*fakeserver.Client)
 	hangUp bool // close each connection when its script returns
 	tls    *tls.Config
@@ -70,10 +69,6 @@ func inMemory() fakeOpt { return inMemoryAt(fakeAddr) }
 
 // inMemoryAt is inMemory on the in-memory address addr (host:port).
 func inMemoryAt(addr string) fakeOpt { return func(s *fakeSetup) { s.mem = addr } }
-
-// onListener serves on ln (whose address the test needed first, for the
-// INFO it sends, say).
-func onListener(ln net.Listener) fakeOpt { return func(s *fakeSetup) { s.ln = ln } }
 
 // withScript runs h on its own goroutine for every connection; the
 // connection stays open after h returns, until the client, the test or
@@ -119,8 +114,6 @@ func startFake(t testing.TB, opts ...fakeOpt) *fake {
 		fo = append(fo, fakeserver.WithTLS(s.tls))
 	}
 	switch {
-	case s.ln != nil:
-		f.Server = fakeserver.Serve(t, s.ln, fo...)
 	case s.mem != "":
 		f.mem = memnet.Listen(s.mem)
 		f.Server = fakeserver.Serve(t, f.mem, fo...)
