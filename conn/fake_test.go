@@ -161,18 +161,18 @@ func (f *fake) tryConnect(t testing.TB, ctx context.Context, opts ...conn.Option
 	return nc, err
 }
 
-// dialFakes is a Dialer that reaches each in-memory server of fs
-// (inMemoryAt) at its address, and no other address: for a test that
-// connects to several.
-func dialFakes(fs ...*fake) conn.Option {
-	return conn.Dialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialFakes is a dialer (for conn.Dialer) that reaches each in-memory
+// server of fs (inMemoryAt) at its address, and no other address: for a
+// test that connects to several.
+func dialFakes(fs ...*fake) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		for _, f := range fs {
 			if f.mem != nil && f.Addr() == addr {
 				return f.mem.Dial(ctx, network, addr)
 			}
 		}
 		return nil, fmt.Errorf("no route to %s", addr)
-	})
+	}
 }
 
 // connect is tryConnect that fails the test on an error (after 10 s out

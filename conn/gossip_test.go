@@ -161,7 +161,7 @@ func TestGossipCredentialMatrix(t *testing.T) {
 				gossiped := startFake(t, inMemoryAt(m.gossiped), withTLS(gossipTLS),
 					withScript(recordConnect(t, gossipInfo(m.tls), gossipConnects, pongThenHangUp(func(int) bool { return false }))))
 				failed := make(chan error, 16)
-				opts := append([]conn.Option{dialFakes(named, gossiped), conn.DontRandomize(), conn.PingInterval(time.Hour),
+				opts := append([]conn.Option{conn.Dialer(dialFakes(named, gossiped)), conn.DontRandomize(), conn.PingInterval(time.Hour),
 					conn.ReconnectWait(time.Hour), conn.TLS(&tls.Config{RootCAs: pki.roots}),
 					conn.OnEvent(func(ev conn.Event) {
 						if ev.Kind == conn.EventAttemptFailed && strings.Contains(ev.Server, m.gossiped) {

@@ -37,35 +37,21 @@ func wsStartServer(t *testing.T, compression bool) *url.URL {
 	return u
 }
 
-// wsCountConn counts the raw bytes read and written.
-type wsCountConn struct {
-	net.Conn
-	r, w atomic.Int64
-}
-
-func (c *wsCountConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.r.Add(int64(n))
-	return n, err
-}
-
-func (c *wsCountConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.w.Add(int64(n))
-	return n, err
-}
+// wsCounts are the raw bytes read and written under a WebSocket
+// connection (byteCountingConn).
+type wsCounts struct{ r, w atomic.Int64 }
 
 // wsDialRaw dials u's host and runs the handshake. On error the raw conn is
 // closed.
-func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o conn.WSOptions) (net.Conn, *wsCountConn, error) {
+func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o conn.WSOptions) (net.Conn, *wsCounts, error) {
 	t.Helper()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	cc := &wsCountConn{Conn: c}
-	wc, err := conn.WSHandshake(ctx, cc, u, o)
+	cc := &wsCounts{}
+	wc, err := conn.WSHandshake(ctx, byteCountingConn{Conn: c, in: &cc.r, out: &cc.w}, u, o)
 	if err != nil {
 		c.Close()
 		return nil, cc, err
@@ -75,7 +61,7 @@ func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o conn.WSOptions) 
 
 // wsDial is wsDialRaw that must succeed; the conn is closed at cleanup and
 // has a generous deadline so a broken test cannot hang.
-func wsDial(t *testing.T, u *url.URL, o conn.WSOptions) (net.Conn, *wsCountConn) {
+func wsDial(t *testing.T, u *url.URL, o conn.WSOptions) (net.Conn, *wsCounts) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
