@@ -161,14 +161,14 @@ func (f *fake) tryConnect(t testing.TB, ctx context.Context, opts ...conn.Option
 	return nc, err
 }
 
-// dialFakes is a dialer (for conn.Dialer) that reaches each in-memory
-// server of fs (inMemoryAt) at its address, and no other address: for a
-// test that connects to several.
+// dialFakes is a dialer (for conn.Dialer) that reaches each server of fs
+// at its address (f.dial: in memory for inMemoryAt), and no other
+// address: for a test that connects to several.
 func dialFakes(fs ...*fake) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		for _, f := range fs {
-			if f.mem != nil && f.Addr() == addr {
-				return f.mem.Dial(ctx, network, addr)
+			if f.Addr() == addr {
+				return f.dial(ctx, network, addr)
 			}
 		}
 		return nil, fmt.Errorf("no route to %s", addr)
