@@ -230,7 +230,7 @@ func TestNextBatchBorrowedAllocs(t *testing.T) {
 	var ownedRate float64
 	for _, borrow := range []bool{false, true} {
 		sc := connect(t, s.URL(), conn.PendingLimits(1<<20, 1<<30))
-		sub, err := sc.SubscribeBatches("alloc.borrow", nil, shellIf(borrow))
+		sub, err := sc.SubscribeBatches("alloc.borrow", borrow)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,9 @@ import (
 )
 
 // A layer that wraps each message in a struct of its own embeds conn.Msg
-// in it and hands the connection the embedded Msg to fill: no allocation
-// or copy per message beyond the layer's own arrays.
-func ExampleConn_SubscribeBatches() {
+// in it and hands the connection structs to fill: no allocation or copy
+// per message beyond the layer's own arrays, and Next returns the structs.
+func ExampleSubscribeBatchesOf() {
 	url, stop := exampleServer()
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -25,18 +25,18 @@ func ExampleConn_SubscribeBatches() {
 
 	type event struct {
 		conn.Msg
-		// the layer's own fields
+		handled bool // the layer's own fields
 	}
-	arena := make([]event, 8) // the layer's memory; alloc runs on the reader
-	alloc := func() *conn.Msg {
+	var arena []event // the layer's memory; the shell runs on the reader
+	shell := func(*event) *event {
 		if len(arena) == 0 {
 			arena = make([]event, 8)
 		}
 		e := &arena[0]
 		arena = arena[1:]
-		return &e.Msg
+		return e
 	}
-	sub, err := nc.SubscribeBatches("events.>", alloc, nil)
+	events, err := conn.SubscribeBatchesOf(nc, "events.>", false, shell)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,14 +48,15 @@ func ExampleConn_SubscribeBatches() {
 	for _, s := range []string{"events.a", "events.b", "events.c"} {
 		nc.Publish(s, []byte("x"))
 	}
-	var batch []*conn.Msg
 	for n := 0; n < 3; {
-		if batch, err = sub.NextBatch(ctx, batch); err != nil {
+		batch, err := events.Next(ctx)
+		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		for _, m := range batch {
-			fmt.Println(m.Subject)
+		for _, e := range batch {
+			e.handled = true
+			fmt.Println(e.Subject)
 			n++
 		}
 	}

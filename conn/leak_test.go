@@ -87,4 +87,3 @@ func goroutinesStartedByConn() []string {
 	}
 	return out
 }
-

@@ -57,9 +57,9 @@ type arena struct {
 
 // borrowBatches makes s's messages lent (deliverLent) from now on: each is
 // valid until its consumer asks for its next batch (take). shell supplies
-// the Msgs (nil: plain ones, carved msgChunk at a time); a subscription made with its own allocator
-// (SubscribeBatches) passes a supplier of the same kind of Msg. It cannot
-// be undone.
+// the Msgs (nil: plain ones, carved msgChunk at a time); a subscription
+// whose messages live in the caller's structs (SubscribeBatchesOf) passes
+// a supplier of those. It cannot be undone.
 func (s *Subscription) borrowBatches(shell func(reuse *Msg) *Msg) {
 	if s.lend.CompareAndSwap(nil, &lender{shell: shell}) {
 		s.mode.CompareAndSwap(deliverQueue, deliverLent)

@@ -96,26 +96,14 @@ func (nc *Conn) JetStreamLevel() int { return int(nc.jsLevel.Load()) }
 func (nc *Conn) ReuseReply(m *Msg) { nc.reuseReply(m) }
 
 // SubscribeBatches is Subscribe for a consumer that reads its messages in
-// batches with NextBatch, and may provide their memory:
-//
-//   - alloc, when not nil, provides the memory of each delivered Msg (nil:
-//     the subscription's own, as for Subscribe): a layer that wraps
-//     messages in a larger struct embeds Msg in it, carves those from
-//     arrays of its own and returns the embedded Msg, saving an allocation
-//     and a copy per message. alloc is called on the goroutine that reads
-//     the connection, one call at a time, before the message is queued; it
-//     must return a Msg nothing else references (its fields are
-//     overwritten) and must not block.
-//   - lend, when not nil, makes the messages lent: their fields are views
-//     of recycled memory, valid only until the next NextBatch call, in
-//     Msgs lend supplies: given nil it returns a fresh Msg, given one of
-//     an earlier batch it prepares that one for reuse (or returns another).
-//     It is called like alloc.
-//
-// The subscription has Subscribe's pending limits. It fails like
-// Subscribe.
-func (nc *Conn) SubscribeBatches(subject string, alloc func() *Msg, lend func(reuse *Msg) *Msg) (*Subscription, error) {
-	return nc.register(subject, "", nil, deliverQueue, nil, alloc, lend, lend != nil)
+// batches with NextBatch. With lent, the messages are lent: their fields
+// are views of memory the subscription recycles, valid only until the
+// next NextBatch call, and a steady loop allocates nothing per message;
+// without, they are the receiver's. SubscribeBatchesOf delivers them in a
+// struct of the caller's instead. The subscription has Subscribe's
+// pending limits. It fails like Subscribe.
+func (nc *Conn) SubscribeBatches(subject string, lent bool) (*Subscription, error) {
+	return nc.register(subject, "", nil, deliverQueue, nil, nil, nil, lent)
 }
 
 // NextBatch waits until at least one message is queued, then returns every
@@ -126,7 +114,7 @@ func (nc *Conn) SubscribeBatches(subject string, alloc func() *Msg, lend func(re
 // its deadline), messages queued or not; at the end of the subscription
 // it returns ErrBadSubscription (or the close error), and while Messages
 // or a handler consumes the subscription ErrSubscriptionActive. For a
-// lent subscription (SubscribeBatches with lend) the messages of the
+// lent subscription (SubscribeBatches with lent) the messages of the
 // previous call are over when it is called. It allocates nothing once buf
 // has grown to the batch size.
 func (s *Subscription) NextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {

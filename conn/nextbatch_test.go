@@ -20,7 +20,7 @@ func borrowPayload(i int) []byte {
 	return bytes.Repeat(fmt.Appendf(nil, "<%d>", i), 40)
 }
 
-// With lending (SubscribeBatches with a shell), messages are lent, and
+// With lending (SubscribeBatches with lent), messages are lent, and
 // each batch stays intact until the next NextBatch call while more
 // messages and responses to requests on the same connection arrive, which
 // would land on the lent messages if their memory were reused too soon.
@@ -33,7 +33,7 @@ func TestNextBatchBorrowed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := nc.SubscribeBatches("borrow.data", nil, plainShell)
+	sub, err := nc.SubscribeBatches("borrow.data", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestNextBatchNotBorrowed(t *testing.T) {
 		t.Run(fmt.Sprintf("borrow=%v", tc.borrow), func(t *testing.T) {
 			s := coreServer(t)
 			nc := connect(t, s.URL())
-			sub, err := nc.SubscribeBatches("nb.copy", nil, shellIf(tc.borrow))
+			sub, err := nc.SubscribeBatches("nb.copy", tc.borrow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 			t.Errorf("the client reconnected: %d connections", fs.Accepted())
 		}
 	}()
-	sub, err := nc.SubscribeBatches("cut", nil, shellIf(borrow))
+	sub, err := nc.SubscribeBatches("cut", borrow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func testCutMessage(t *testing.T, borrow bool, before int) {
 func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	s := coreServer(t)
 	nc := connect(t, s.URL())
-	sub, err := nc.SubscribeBatches("nb.ctx", nil, nil)
+	sub, err := nc.SubscribeBatches("nb.ctx", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,33 +249,6 @@ func TestNextBatchSameCtxInterrupted(t *testing.T) {
 	if err := <-done; !errors.Is(err, cause) {
 		t.Fatalf("NextBatch after its ctx was cancelled: %v", err)
 	}
-}
-
-// plainShell supplies plain Msgs for lent batches, carved 128 at a time
-// as the JetStream consumers carve theirs. It is called on the reader
-// goroutine only.
-func plainShell(reuse *conn.Msg) *conn.Msg {
-	if reuse != nil {
-		return reuse
-	}
-	if len(shells) == 0 {
-		shells = make([]conn.Msg, 128)
-	}
-	m := &shells[0]
-	shells = shells[1:]
-	return m
-}
-
-// shells is what plainShell carves from. Tests that lend run one
-// subscription at a time.
-var shells []conn.Msg
-
-// shellIf returns plainShell when lend is true, else nil (no lending).
-func shellIf(lend bool) func(*conn.Msg) *conn.Msg {
-	if lend {
-		return plainShell
-	}
-	return nil
 }
 
 func TestNextBatch(t *testing.T) {

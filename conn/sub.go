@@ -474,8 +474,8 @@ func (s *Subscription) stopConsuming() {
 // too at its deadline), messages queued or not; at the end of the
 // subscription it returns ErrBadSubscription (or the close error), and
 // while Messages or a handler consumes the subscription it returns
-// ErrSubscriptionActive. For a lent subscription (SubscribeBatches with
-// lend), the messages of the previous call are over.
+// ErrSubscriptionActive. For a lent subscription (SubscribeBatches or
+// SubscribeBatchesOf with lent), the messages of the previous call are over.
 func (s *Subscription) nextBatch(ctx context.Context, buf []*Msg) ([]*Msg, error) {
 	if ctx == nil {
 		return nil, ErrNilContext

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/natsio/natsio/conn"
 )
@@ -23,15 +22,12 @@ import (
 // Respond publishes to the $JS.ACK subject, which the server reads as an
 // acknowledgement: use the methods above instead).
 type Msg struct {
-	conn.Msg // first: fromSlab relies on it
+	conn.Msg
 
 	nc    *conn.Conn
 	acked atomic.Bool
 	lazy  bool // acknowledgements go out with the next write (msgSlab.lazy)
 }
-
-// The embedded conn.Msg must start a Msg (fromSlab).
-var _ [0]struct{} = [unsafe.Offsetof(Msg{}.Msg)]struct{}{}
 
 // ErrAlreadyAcked is returned by a second terminal acknowledgement.
 var ErrAlreadyAcked = errors.New("jsapi: message already acknowledged")
@@ -47,20 +43,18 @@ func newMsg(nc *conn.Conn, m *conn.Msg) *Msg {
 
 // msgSlab carves Msgs from arrays for the subscriptions of consumers on one
 // connection, so that a delivered message costs no allocation and no copy
-// of its own: the subscription is made with its alloc as the connection's
-// message allocator, and each *conn.Msg it delivers turned into its Msg
-// with fromSlab (Batches.Next). alloc is called by whichever goroutine reads the
-// connection, one call at a time; a msgSlab is not safe for any other
-// concurrent use.
+// of its own: it is the shell of the subscription (conn.SubscribeBatchesOf),
+// which the connection calls on the goroutine that reads it, one call at a
+// time; a msgSlab is not safe for any other concurrent use.
 type msgSlab struct {
 	nc    *conn.Conn
 	free  []Msg
 	chunk int
 	// lazy: acknowledgements of the messages go out with the connection's
-	// next write (conn.WriteLazy), for a consumer loop that reads the
-	// socket itself and pulls again before the server could run dry, so
-	// that a batch's acknowledgements travel with its next pull instead of
-	// each waking the connection's flusher.
+	// next write (conn.WriteLazy), for a consumer loop that pulls again
+	// before the server could run dry, so that a batch's acknowledgements
+	// travel with its next pull instead of each waking the connection's
+	// flusher.
 	lazy bool
 }
 
@@ -73,37 +67,23 @@ func newMsgSlab(nc *conn.Conn, hint int, lazy bool) *msgSlab {
 	return &msgSlab{nc: nc, chunk: min(max(hint, 8), slabMsgs), lazy: lazy}
 }
 
-// alloc returns the conn.Msg embedded in a fresh Msg.
-func (s *msgSlab) alloc() *conn.Msg {
-	if len(s.free) == 0 {
-		s.free = make([]Msg, s.chunk)
-		s.chunk = slabMsgs
+// shell supplies the Msgs of a subscription: given nil a fresh one carved
+// from the slab, given one of an earlier batch of a lent subscription that
+// one, reset (no acknowledgement sent yet) for reuse.
+func (s *msgSlab) shell(reuse *Msg) *Msg {
+	jm := reuse
+	if jm == nil {
+		if len(s.free) == 0 {
+			s.free = make([]Msg, s.chunk)
+			s.chunk = slabMsgs
+		}
+		jm = &s.free[0]
+		s.free = s.free[1:]
+	} else {
+		jm.acked.Store(false)
 	}
-	jm := &s.free[0]
-	s.free = s.free[1:]
 	jm.nc, jm.lazy = s.nc, s.lazy
-	return &jm.Msg
-}
-
-// shell supplies the Msgs of a subscription whose batches are lent
-// (SubscribeBatches with lent): given nil it
-// returns a fresh Msg from the slab, given one of an earlier batch it
-// resets that one (no acknowledgement sent yet) for reuse. Like alloc it
-// is called by whichever goroutine reads the connection.
-func (s *msgSlab) shell(reuse *conn.Msg) *conn.Msg {
-	if reuse == nil {
-		return s.alloc()
-	}
-	jm := fromSlab(reuse)
-	jm.nc, jm.lazy = s.nc, s.lazy
-	jm.acked.Store(false)
-	return reuse
-}
-
-// fromSlab returns the Msg whose embedded conn.Msg is m. m must come from a
-// msgSlab's alloc; for any other m the result is undefined.
-func fromSlab(m *conn.Msg) *Msg {
-	return (*Msg)(unsafe.Pointer(m))
+	return jm
 }
 
 // Ack acknowledges the message. It does not wait for the server: the

@@ -89,7 +89,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			return err
 		}},
 		{name: "conn.Subscription.NextBatch", noDefault: true, call: func(ctx context.Context) error {
-			sub, err := e.nc.SubscribeBatches("nobody.sends.batch", nil, nil)
+			sub, err := e.nc.SubscribeBatches("nobody.sends.batch", false)
 			if err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ func deadlineCalls(e *deadlineEnv) []deadlineCall {
 			_, err = sub.NextBatch(ctx, nil)
 			return err
 		}},
-		{name: "jsapi.Batches.Next", noDefault: true, call: func(ctx context.Context) error {
+		{name: "conn.Batches.Next", noDefault: true, call: func(ctx context.Context) error {
 			b, err := jsapi.SubscribeBatches(e.nc, "nobody.sends.jsbatch", 8, false, false)
 			if err != nil {
 				return err
