@@ -12,6 +12,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -189,6 +190,19 @@ func (e *gEnv) publish(t *testing.T, prefix string, keys, from, to int) {
 				}
 			}
 		}
+	}
+}
+
+// soloGroup creates stream <name> on "<prefix>.*" and elastic group "g"
+// over it (two partitions by the second token) with the one member "solo".
+func (e *gEnv) soloGroup(t *testing.T, name, prefix string) {
+	t.Helper()
+	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: name, Subjects: []string{prefix + ".*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, name, "g", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"solo"},
+		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: prefix + ".*", PartitioningWildcards: []int{1}}}}); err != nil {
+		t.Fatal(err)
 	}
 }
 

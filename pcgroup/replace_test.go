@@ -21,13 +21,7 @@ import (
 func TestElasticMemberReplacesConsumerTheServerCannotUpdate(t *testing.T) {
 	dir := t.TempDir()
 	e := newGEnv(t, natstest.StoreDir(dir))
-	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "RP", Subjects: []string{"rp.*"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pcgroup.CreateElastic(e.ctx, e.js, "RP", "g", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"solo"},
-		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "rp.*", PartitioningWildcards: []int{1}}}}); err != nil {
-		t.Fatal(err)
-	}
+	e.soloGroup(t, "RP", "rp")
 	o := newOracle()
 	// A long AckWait keeps the consumer past the first instance's end.
 	mcfg := pcgroup.MemberConfig{Consumer: jsapi.ConsumerConfig{AckWait: 20 * time.Second}}

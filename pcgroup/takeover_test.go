@@ -22,13 +22,7 @@ func TestElasticGroupTakeoverWaitsForLateRedelivery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const keys, backlog = 4, 30
 			e := newGEnv(t)
-			if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: "TO", Subjects: []string{"to.*"}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := pcgroup.CreateElastic(e.ctx, e.js, "TO", "g", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"solo"},
-				PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: "to.*", PartitioningWildcards: []int{1}}}}); err != nil {
-				t.Fatal(err)
-			}
+			e.soloGroup(t, "TO", "to")
 			o := newOracle()
 			// The pin lapses after AckWait (1 s) without a pull; what the
 			// killed instance held comes back after the BackOff (4 s).

@@ -30,7 +30,6 @@ func TestConsumeKeyedHoldConfirmedWaitsForRedelivery(t *testing.T) {
 		var mu sync.Mutex
 		handled := 0
 		done := make(chan struct{})
-		var first sync.Once
 		kc, err := c.ConsumeKeyed(e.ctx, func(_ context.Context, m *jsapi.Msg) error {
 			md, _ := m.Metadata()
 			o.enter(m.Subject, md.StreamSeq)
@@ -41,19 +40,11 @@ func TestConsumeKeyedHoldConfirmedWaitsForRedelivery(t *testing.T) {
 				close(done)
 			}
 			return nil
-		}, pull.Keyed{HoldConfirmed: confirmed, HoldFor: func(*jsapi.Msg) time.Duration {
-			d := time.Duration(0)
-			first.Do(func() { d = time.Millisecond })
-			return d
-		}})
+		}, pull.Keyed{HoldConfirmed: confirmed, HoldFor: holdFirst()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-done:
-		case <-e.ctx.Done():
-			t.Fatal(e.ctx.Err())
-		}
+		waitDone(t, e.ctx, done)
 		kc.Drain()
 		<-kc.Closed()
 		st := kc.Stats()
@@ -104,7 +95,6 @@ func TestConsumeKeyedHoldConfirmedGivesUp(t *testing.T) {
 	var firstAt time.Time
 	handled := 0
 	done := make(chan struct{})
-	var first sync.Once
 	start := time.Now()
 	kc, err := c.ConsumeKeyed(e.ctx, func(context.Context, *jsapi.Msg) error {
 		mu.Lock()
@@ -116,19 +106,11 @@ func TestConsumeKeyedHoldConfirmedGivesUp(t *testing.T) {
 			close(done)
 		}
 		return nil
-	}, pull.Keyed{HoldConfirmed: true, HoldFor: func(*jsapi.Msg) time.Duration {
-		d := time.Duration(0)
-		first.Do(func() { d = time.Millisecond })
-		return d
-	}})
+	}, pull.Keyed{HoldConfirmed: true, HoldFor: holdFirst()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-done:
-	case <-e.ctx.Done():
-		t.Fatal(e.ctx.Err())
-	}
+	waitDone(t, e.ctx, done)
 	kc.Stop()
 	<-kc.Closed()
 	st := kc.Stats()
@@ -139,4 +121,24 @@ func TestConsumeKeyedHoldConfirmedGivesUp(t *testing.T) {
 		t.Fatalf("stats %+v, first handler after %v: want one unconfirmed hold ended after 2 s", st, waited)
 	}
 	t.Logf("first handler after %v; stats %+v", waited.Round(time.Millisecond), st)
+}
+
+// holdFirst returns a Keyed.HoldFor that holds 1 ms on the first message.
+func holdFirst() func(*jsapi.Msg) time.Duration {
+	var first sync.Once
+	return func(*jsapi.Msg) time.Duration {
+		d := time.Duration(0)
+		first.Do(func() { d = time.Millisecond })
+		return d
+	}
+}
+
+// waitDone waits for ch to be closed, failing t when ctx ends first.
+func waitDone(t *testing.T, ctx context.Context, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
 }
