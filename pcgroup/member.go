@@ -203,15 +203,6 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 	} else if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
 		info, err = m.js.CreateConsumer(cctx, m.stream, cc) // replaced meanwhile by another instance
 	}
-	if err == nil && m.kind == Elastic && inherited(info) {
-		// Created while another instance's deletion of the consumer was
-		// finishing, it took the deleted one's state (its position and
-		// pending messages, of other partitions too): replace it.
-		if derr := m.js.DeleteConsumer(cctx, m.stream, cc.Name); derr != nil && !errors.Is(derr, jsapi.ErrConsumerNotFound) {
-			return derr
-		}
-		info, err = m.js.CreateConsumer(cctx, m.stream, cc)
-	}
 	if err != nil {
 		return fmt.Errorf("pcgroup: member %s consumer: %w", m.name, err)
 	}
@@ -314,17 +305,6 @@ func (m *Member) mustReplace(ctx context.Context, err error, filters []string) b
 		return apiErr.Code >= 500
 	}
 	return false
-}
-
-// inherited reports whether a consumer info, answering a creation, shows
-// a consumer created just now (within a second of the answer) that has
-// delivered messages but never been active: the server restored it from
-// the store of a consumer of the same name whose deletion had not
-// finished (it unregisters a deleted consumer before removing its store).
-// A consumer restored after a server restart was created before it.
-func inherited(info *jsapi.ConsumerInfo) bool {
-	return info.Delivered.Consumer > 0 && info.Delivered.LastActive.IsZero() &&
-		!info.Created.IsZero() && !info.TimeStamp.IsZero() && info.TimeStamp.Sub(info.Created) < time.Second
 }
 
 // subjectToken is the tok'th token of subject (as pull.Keyed.KeyToken).
