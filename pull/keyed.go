@@ -182,6 +182,7 @@ type keyRules struct {
 	wait       time.Duration // how long a naked message may take to come back
 	recheck    time.Duration // how often an unconfirmed hold asks again
 	unconfirm  time.Duration // how long past its time a hold waits for confirmation
+	created    time.Time     // the consumer's creation: a hold is confirmed by it only
 }
 
 // ConsumeKeyed reads the consumer with Messages (opts are its options;
@@ -246,6 +247,7 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 	rules := &keyRules{ackWait: 30 * time.Second}
 	redeliver := time.Duration(0) // the longest wait before a redelivery
 	if info := c.CachedInfo(); info != nil {
+		rules.created = info.Created
 		rules.maxDeliver = info.Config.MaxDeliver
 		if info.Config.AckWait > 0 {
 			rules.ackWait = info.Config.AckWait
@@ -537,7 +539,7 @@ func (kc *KeyedContext) holdLoop(ctx context.Context, c *Consumer, cfg Keyed, ru
 				}
 				gen, waiting := kc.holdGen, kc.waitingSeqs()
 				kc.mu.Unlock()
-				confirmed = confirmHold(ctx, c, waiting)
+				confirmed = confirmHold(ctx, c, rules.created, waiting)
 				kc.mu.Lock()
 				if kc.holdGen != gen {
 					giveUp = time.Time{} // lengthened meanwhile: wait for its new end
@@ -604,12 +606,14 @@ func (kc *KeyedContext) waitingSeqs() []uint64 {
 // up to its Delivered.Consumer and not acknowledged, including what
 // another reader left (until it is redelivered, here, with a later
 // sequence). Messages still on their way here count against it, so it
-// errs on holding longer.
-func confirmHold(ctx context.Context, c *Consumer, waiting []uint64) bool {
+// errs on holding longer. A consumer of the same name created since
+// (created differs) confirms nothing: this one was deleted, and the loop
+// is about to end.
+func confirmHold(ctx context.Context, c *Consumer, created time.Time, waiting []uint64) bool {
 	rctx, cancel := context.WithTimeout(ctx, c.js.Timeout())
 	defer cancel()
-	info, err := c.Info(rctx)
-	if err != nil {
+	info, err := c.js.Consumer(rctx, c.stream, c.name)
+	if err != nil || !created.IsZero() && !info.Created.Equal(created) {
 		return false
 	}
 	here := 0
