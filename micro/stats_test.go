@@ -132,7 +132,7 @@ func TestRespondFailuresCount(t *testing.T) {
 		results <- r.Error("E42", "not numeric", nil)
 		results <- r.Error("500", "", nil)
 		results <- r.RespondJSON(func() {}) // cannot be encoded
-		go func() { // answered later, elsewhere
+		go func() {                         // answered later, elsewhere
 			defer wg.Done()
 			results <- r.Error("503", "later", nil)
 		}()
