@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -402,12 +403,11 @@ func TestClusterTLSCredentialsToDiscovered(t *testing.T) {
 	recvEventually(t, pub, sub, "tlscreds")
 }
 
-// connectRecorder is the scripted server (internal/fakeserver) of the
-// discovery and credential tests, on a loopback listener: it records the
-// CONNECT JSON of every client.
+// connectRecorder is the scripted server of the discovery and credential
+// tests, over loopback TCP: it records the CONNECT JSON of every client.
 type connectRecorder struct {
-	t        *testing.T
-	ln       net.Listener
+	t *testing.T
+	*fake
 	info     map[string]any
 	connects chan map[string]any
 	// onPong, when set, runs after the PONG that completes a connection's
@@ -415,18 +415,18 @@ type connectRecorder struct {
 	onPong func(c *fakeserver.Client)
 	// reject answers CONNECT with an authorization error.
 	reject bool
+	// started is set by start: the fields are read from then on.
+	started atomic.Bool
 }
 
-// newConnectRecorder listens on a free port; the test may change the
-// fields (info included) until start.
+// newConnectRecorder starts the server on a free port; the test may
+// change the fields (info included) until start, and connects after it.
 func newConnectRecorder(t *testing.T, info map[string]any) *connectRecorder {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &connectRecorder{t: t, ln: ln, info: info, connects: make(chan map[string]any, 64)}
-	port := ln.Addr().(*net.TCPAddr).Port
+	f := &connectRecorder{t: t, connects: make(chan map[string]any, 64)}
+	f.fake = startFake(t, withScript(f.serve))
+	_, p, _ := net.SplitHostPort(f.Addr())
+	port, _ := strconv.Atoi(p)
 	base := map[string]any{
 		"server_id": "FAKE" + strconv.Itoa(port), "version": "2.11.0", "proto": 1,
 		"host": "127.0.0.1", "port": port, "headers": true, "max_payload": 1 << 20,
@@ -438,13 +438,19 @@ func newConnectRecorder(t *testing.T, info map[string]any) *connectRecorder {
 	return f
 }
 
-func (f *connectRecorder) addr() string { return f.ln.Addr().String() }
+func (f *connectRecorder) addr() string { return f.Addr() }
 
-func (f *connectRecorder) url() string { return "nats://" + f.addr() }
+// start serves connections from now on, until the test ends.
+func (f *connectRecorder) start() { f.started.Store(true) }
 
-// start serves connections until the test ends.
-func (f *connectRecorder) start() {
-	startFake(f.t, onListener(f.ln), withScript(recordConnect(f.t, f.info, f.connects, f.afterConnect)))
+// serve is the script: recordConnect once started.
+func (f *connectRecorder) serve(c *fakeserver.Client) {
+	if !f.started.Load() {
+		f.t.Errorf("a client connected to %s before the test started it", f.addr())
+		c.Close()
+		return
+	}
+	recordConnect(f.t, f.info, f.connects, f.afterConnect)(c)
 }
 
 // afterConnect refuses the client (reject) or completes its handshake and

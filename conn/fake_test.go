@@ -1,11 +1,15 @@
 package conn_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +30,9 @@ import (
 // returns). The scripts below cover the usual parts: the handshake,
 // answering PINGs, refusing credentials, echoing requests and feeding a
 // subscription; a test pushes arbitrary bytes with Client.Send and stalls
-// by not reading (Client.StopReading) or not answering.
+// by not reading (Client.StopReading) or not answering. [withWebSocket]
+// serves below the NATS protocol instead: the script answers the client's
+// WebSocket upgrade request and plays frames on the raw connection.
 
 // fakeAddr is the address of the in-memory listener of [inMemory].
 const (
@@ -42,14 +48,16 @@ type fake struct {
 	// close it to refuse further connections: those already accepted
 	// stay.
 	mem *memnet.Listener
+	// ws holds what each withWebSocket script returned, by connection.
+	ws *wsResults
 }
 
 type fakeSetup struct {
-	mem    string       // in-memory listener address, "" for TCP
-	ln     net.Listener // a listener the test made
+	mem    string // in-memory listener address, "" for TCP
 	script func(*fakeserver.Client)
 	hangUp bool // close each connection when its script returns
 	tls    *tls.Config
+	ws     wsScript
 }
 
 // fakeOpt configures startFake.
@@ -61,10 +69,6 @@ func inMemory() fakeOpt { return inMemoryAt(fakeAddr) }
 
 // inMemoryAt is inMemory on the in-memory address addr (host:port).
 func inMemoryAt(addr string) fakeOpt { return func(s *fakeSetup) { s.mem = addr } }
-
-// onListener serves on ln (whose address the test needed first, for the
-// INFO it sends, say).
-func onListener(ln net.Listener) fakeOpt { return func(s *fakeSetup) { s.ln = ln } }
 
 // withScript runs h on its own goroutine for every connection; the
 // connection stays open after h returns, until the client, the test or
@@ -90,7 +94,13 @@ func startFake(t testing.TB, opts ...fakeOpt) *fake {
 	for _, o := range opts {
 		o(&s)
 	}
+	f := &fake{}
 	var fo []fakeserver.Option
+	if s.ws != nil {
+		f.ws = &wsResults{}
+		s.script, s.hangUp = f.ws.serve(s.ws), true
+		fo = append(fo, fakeserver.WithRawStream())
+	}
 	if h := s.script; h != nil {
 		if s.hangUp {
 			h = func(c *fakeserver.Client) {
@@ -103,15 +113,23 @@ func startFake(t testing.TB, opts ...fakeOpt) *fake {
 	if s.tls != nil {
 		fo = append(fo, fakeserver.WithTLS(s.tls))
 	}
-	f := &fake{}
 	switch {
-	case s.ln != nil:
-		f.Server = fakeserver.Serve(t, s.ln, fo...)
 	case s.mem != "":
 		f.mem = memnet.Listen(s.mem)
 		f.Server = fakeserver.Serve(t, f.mem, fo...)
 	default:
 		f.Server = fakeserver.New(t, fo...)
+	}
+	if f.ws != nil {
+		// Before the server's Close: the scripts end with their
+		// connection (the client's Close, or the safety deadline).
+		t.Cleanup(func() {
+			for _, c := range f.Clients() {
+				if err := f.ws.wait(c.Index()); err != nil {
+					t.Errorf("fake WebSocket server, connection %d: %v", c.Index(), err)
+				}
+			}
+		})
 	}
 	return f
 }
@@ -141,6 +159,20 @@ func (f *fake) tryConnect(t testing.TB, ctx context.Context, opts ...conn.Option
 		t.Cleanup(func() { nc.Close() })
 	}
 	return nc, err
+}
+
+// dialFakes is a dialer (for conn.Dialer) that reaches each server of fs
+// at its address (f.dial: in memory for inMemoryAt), and no other
+// address: for a test that connects to several.
+func dialFakes(fs ...*fake) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		for _, f := range fs {
+			if f.Addr() == addr {
+				return f.dial(ctx, network, addr)
+			}
+		}
+		return nil, fmt.Errorf("no route to %s", addr)
+	}
 }
 
 // connect is tryConnect that fails the test on an error (after 10 s out
@@ -325,6 +357,20 @@ func recordConnect(t testing.TB, info any, connects chan<- map[string]any, then 
 	}
 }
 
+// pongThenHangUp is recordConnect's then for a server that answers the
+// PING of the handshake and no later one, and closes connection i (from
+// 1) right after that PONG when hangUp(i).
+func pongThenHangUp(hangUp func(i int) bool) func(*fakeserver.Client) {
+	return func(c *fakeserver.Client) {
+		if _, err := c.Expect(c.Context(), proto.KindPing); err != nil {
+			return
+		}
+		if c.SendPong() != nil || hangUp(c.Index()) {
+			c.Close()
+		}
+	}
+}
+
 // echoFeed is a script that completes the handshake, answers each request
 // after delay with its own payload (except those to "silent"), and sends
 // feed to the subscription on "feed" each time push gets a value.
@@ -345,5 +391,79 @@ func echoFeed(delay time.Duration, push <-chan struct{}, feed string) func(*fake
 			time.Sleep(delay)
 			_ = c.SendTo(string(op.Reply), "", nil, op.Payload)
 		})
+	}
+}
+
+// ---- WebSocket ----
+
+// wsScript plays the server's side of a WebSocket connection: c is the raw
+// connection, br reads what the client sends after req, its upgrade
+// request (already read). It answers the upgrade or not (wsAccept), then
+// plays frames. Its error fails the test.
+type wsScript func(c net.Conn, br *bufio.Reader, req *http.Request) error
+
+// withWebSocket serves WebSocket below the NATS protocol: for every
+// connection the server reads the client's HTTP upgrade request and runs
+// h on the raw connection (fakeserver.WithRawStream), then hangs up. What
+// h returns is checked when the test ends, after the client's Close, or
+// earlier with f.wsResult. Use f.wsURL.
+func withWebSocket(h wsScript) fakeOpt { return func(s *fakeSetup) { s.ws = h } }
+
+// wsURL is the server's ws:// URL.
+func (f *fake) wsURL() *url.URL { return &url.URL{Scheme: "ws", Host: f.Addr()} }
+
+// wsResult waits for the withWebSocket script of the first connection to
+// return and returns its error.
+func (f *fake) wsResult(t testing.TB) error {
+	t.Helper()
+	return f.ws.wait(f.client(t, 1).Index())
+}
+
+// wsResults is what each connection's withWebSocket script returned.
+type wsResults struct {
+	mu   sync.Mutex
+	byIx map[int]*wsResult
+}
+
+type wsResult struct {
+	done chan struct{}
+	err  error
+}
+
+func (r *wsResults) of(i int) *wsResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byIx == nil {
+		r.byIx = map[int]*wsResult{}
+	}
+	x := r.byIx[i]
+	if x == nil {
+		x = &wsResult{done: make(chan struct{})}
+		r.byIx[i] = x
+	}
+	return x
+}
+
+// wait waits for the script of connection i (accepted) to return.
+func (r *wsResults) wait(i int) error {
+	x := r.of(i)
+	<-x.done
+	return x.err
+}
+
+// serve is the fakeserver script running h after the upgrade request.
+func (r *wsResults) serve(h wsScript) func(*fakeserver.Client) {
+	return func(fc *fakeserver.Client) {
+		x := r.of(fc.Index())
+		defer close(x.done)
+		c := fc.Conn()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Minute)) // a safety net against a hang, not a bound under test
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			x.err = fmt.Errorf("reading request: %w", err)
+			return
+		}
+		x.err = h(c, br, req)
 	}
 }

@@ -81,49 +81,11 @@ func (p *gossipPKI) server(t *testing.T, host string) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }
 
-// gossipServe serves addr in memory: INFO (with tls_required when cfg
-// is set, and a nonce), TLS, then it records the CONNECT JSON and answers
-// the PING. first, when set, makes it close the first connection right
-// after the handshake (so that the client moves to a gossiped server).
-func gossipServe(t *testing.T, addr string, cfg *tls.Config, info map[string]any, connects chan<- map[string]any, closeFirst bool) *fake {
-	info = maps(info, map[string]any{"server_id": "G", "version": "2.15.2", "proto": 1, "headers": true,
-		"max_payload": 1 << 20, "nonce": "gossip-nonce", "tls_required": cfg != nil})
-	opts := []fakeOpt{inMemoryAt(addr), withScript(func(c *fakeserver.Client) {
-		ctx := c.Context()
-		if c.SendInfo(info) != nil {
-			return
-		}
-		js, err := c.ExpectConnect(ctx)
-		if err != nil {
-			return
-		}
-		var cm map[string]any
-		if json.Unmarshal(js, &cm) != nil {
-			return
-		}
-		connects <- cm
-		if _, err := c.Expect(ctx, proto.KindPing); err != nil {
-			return
-		}
-		if c.SendPong() != nil || closeFirst && c.Index() == 1 {
-			c.Close()
-		}
-	})}
-	if cfg != nil {
-		opts = append(opts, withTLS(cfg))
-	}
-	return startFake(t, opts...)
-}
-
-func maps(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range b {
-		out[k] = v
-	}
-	for k, v := range a {
-		out[k] = v
-	}
-	return out
+// gossipInfo is the INFO of the gossip matrix's servers: a nonce to sign,
+// and tls_required over TLS.
+func gossipInfo(tls bool) fakeserver.Info {
+	return fakeserver.Info{"server_id": "G", "version": "2.15.2", "proto": 1, "headers": true,
+		"max_payload": 1 << 20, "nonce": "gossip-nonce", "tls_required": tls}
 }
 
 // credFields are the CONNECT fields that carry credentials.
@@ -190,19 +152,16 @@ func TestGossipCredentialMatrix(t *testing.T) {
 				}
 				namedConnects := make(chan map[string]any, 4)
 				gossipConnects := make(chan map[string]any, 4)
-				named := gossipServe(t, "nats.example:4222", namedTLS, map[string]any{"connect_urls": []string{m.gossiped}}, namedConnects, true)
-				gossiped := gossipServe(t, m.gossiped, gossipTLS, nil, gossipConnects, false)
-				dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-					switch addr {
-					case "nats.example:4222":
-						return named.dial(ctx, network, addr)
-					case m.gossiped:
-						return gossiped.dial(ctx, network, addr)
-					}
-					return nil, fmt.Errorf("no route to %s", addr)
-				}
+				// The named server closes the first connection right after
+				// its handshake, so that the client moves to the gossiped
+				// one.
+				named := startFake(t, inMemoryAt("nats.example:4222"), withTLS(namedTLS),
+					withScript(recordConnect(t, gossipInfo(m.tls).With("connect_urls", []string{m.gossiped}), namedConnects,
+						pongThenHangUp(func(i int) bool { return i == 1 }))))
+				gossiped := startFake(t, inMemoryAt(m.gossiped), withTLS(gossipTLS),
+					withScript(recordConnect(t, gossipInfo(m.tls), gossipConnects, pongThenHangUp(func(int) bool { return false }))))
 				failed := make(chan error, 16)
-				opts := append([]conn.Option{conn.Dialer(dial), conn.DontRandomize(), conn.PingInterval(time.Hour),
+				opts := append([]conn.Option{conn.Dialer(dialFakes(named, gossiped)), conn.DontRandomize(), conn.PingInterval(time.Hour),
 					conn.ReconnectWait(time.Hour), conn.TLS(&tls.Config{RootCAs: pki.roots}),
 					conn.OnEvent(func(ev conn.Event) {
 						if ev.Kind == conn.EventAttemptFailed && strings.Contains(ev.Server, m.gossiped) {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/natsio/natsio/internal/fakeserver"
 	"github.com/natsio/natsio/internal/faultproxy"
 	"github.com/natsio/natsio/internal/leakcheck"
-	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/internal/testutil"
 )
 
@@ -171,41 +169,6 @@ func TestQueueAutoUnsubAcrossRestart(t *testing.T) {
 	}
 }
 
-// blackHoles accepts every dial to an address other than the named
-// server's and never answers: the connection stays open, silent, until
-// the client closes it.
-type blackHoles struct {
-	mu    sync.Mutex
-	ends  []*memnet.Conn
-	dials map[string]int
-}
-
-func (b *blackHoles) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	b.mu.Lock()
-	b.dials[addr]++
-	b.mu.Unlock()
-	return memnet.Dialer(addr, func(server *memnet.Conn) error {
-		b.mu.Lock()
-		b.ends = append(b.ends, server)
-		b.mu.Unlock()
-		return nil
-	})(ctx, network, addr)
-}
-
-func (b *blackHoles) close() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range b.ends {
-		_ = c.Close()
-	}
-}
-
-func (b *blackHoles) tried() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.dials)
-}
-
 // A server that gossips 30 addresses that accept TCP and never answer,
 // then goes down for 2 s: the client must be back on the named server
 // within ReconnectWait + jitter (2.5 s) of its return, as with no gossip.
@@ -236,13 +199,19 @@ func TestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 			}
 			serveOps(c, nil, nil)
 		}))
-		holesDial := &blackHoles{dials: map[string]int{}}
+		// The gossiped servers accept every connection and never send a
+		// byte: silent until the client closes.
+		blackHoles := make([]*fake, holes)
+		for i, u := range urls {
+			blackHoles[i] = startFake(t, inMemoryAt(u))
+		}
+		holesDial := dialFakes(blackHoles...)
 		named := &outageDialer{l: srv.mem, start: start, down: lossAt, up: back}
 		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == fakeAddr {
 				return named.dial(ctx, network, addr)
 			}
-			return holesDial.dial(ctx, network, addr)
+			return holesDial(ctx, network, addr)
 		}
 		ev := newTimedEvents(start)
 		nc, err := srv.tryConnect(t, context.Background(), conn.Dialer(dial), ev.opt(), conn.PingInterval(time.Hour))
@@ -253,9 +222,16 @@ func TestGossipedBlackHolesDoNotStarveNamedServer(t *testing.T) {
 			t.Fatalf("pool of %d servers, want %d", got, holes+1)
 		}
 		r := ev.wait(conn.EventReconnected)
-		tried := holesDial.tried()
+		tried := 0
+		for _, h := range blackHoles {
+			if h.mem.Dials() > 0 {
+				tried++
+			}
+		}
 		nc.Close()
-		holesDial.close()
+		for _, h := range blackHoles {
+			h.stop()
+		}
 		srv.stop()
 		late := r.at - back
 		if r.Server != fakeURL || late < 0 || late > bound {

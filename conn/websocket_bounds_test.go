@@ -1,4 +1,4 @@
-package conn
+package conn_test
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/natsio/natsio/conn"
 )
 
 // TestWSDeflatedPingFloodBounded: over WebSocket with
@@ -25,7 +27,7 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 	measured := make(chan struct{})
 	var measuredOnce sync.Once
 	measure := func() { measuredOnce.Do(func() { close(measured) }) }
-	u, wait := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
 		if err := wsAccept(c, req, wsTestPMC, wsFrame(0x82, []byte(info))); err != nil {
 			return err
@@ -76,7 +78,8 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 		}
 		<-measured
 		return wsDrain(br)
-	})
+	}))
+	u := srv.wsURL()
 	t.Cleanup(measure) // before the server's: a failed test must not leave it waiting
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -90,8 +93,8 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 	// the race detector on a loaded machine: the bound is a safety net.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	nc, err := Connect(ctx, u.String(), WebSocketCompression(), Dialer(dial), PingInterval(time.Hour),
-		WriteTimeout(time.Hour), NoReconnect())
+	nc, err := conn.Connect(ctx, u.String(), conn.WebSocketCompression(), conn.Dialer(dial), conn.PingInterval(time.Hour),
+		conn.WriteTimeout(time.Hour), conn.NoReconnect())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 		t.Fatalf("%d bytes buffered after %d PINGs from a server that does not read, want at most one PONG", buffered, 2*perFrame)
 	}
 	nc.Close()
-	if err := wait(); err != nil {
+	if err := srv.wsResult(t); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package conn
+package conn_test
 
 import (
 	"bufio"
@@ -12,14 +12,16 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/natsio/natsio/conn"
 )
 
 func TestWSPingPongAndClose(t *testing.T) {
-	u, wait := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		if err := wsAccept(c, req, "", wsFrame(0x89, []byte("hello"))); err != nil {
 			return err
 		}
-		if err := wsExpectControl(br, wsOpPong, []byte("hello")); err != nil {
+		if err := wsExpectControl(br, conn.WSOpPong, []byte("hello")); err != nil {
 			return fmt.Errorf("pong: %w", err)
 		}
 		// An unsolicited pong is ignored.
@@ -30,12 +32,13 @@ func TestWSPingPongAndClose(t *testing.T) {
 		if _, err := c.Write(wsFrame(0x88, []byte{0x03, 0xe9, 'b', 'y', 'e'})); err != nil {
 			return err
 		}
-		if err := wsExpectControl(br, wsOpClose, []byte{0x03, 0xe9}); err != nil {
+		if err := wsExpectControl(br, conn.WSOpClose, []byte{0x03, 0xe9}); err != nil {
 			return fmt.Errorf("close echo: %w", err)
 		}
 		return wsDrain(br)
-	})
-	wc, _ := wsDial(t, u, wsOptions{})
+	}))
+	u := srv.wsURL()
+	wc, _ := wsDial(t, u, conn.WSOptions{})
 	buf := make([]byte, 64)
 	n, err := wc.Read(buf)
 	if err != nil || string(buf[:n]) != "ok" {
@@ -50,7 +53,7 @@ func TestWSPingPongAndClose(t *testing.T) {
 		t.Fatalf("Write after close frame: %v", err)
 	}
 	wc.Close()
-	if err := wait(); err != nil {
+	if err := srv.wsResult(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,22 +86,23 @@ func TestWSFragmentedMessages(t *testing.T) {
 	add(0x88, nil) // close without status
 	want := append(append(append([]byte("hello world|"), big...), "final block message"...), random...)
 
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		if err := wsAccept(c, req, wsTestPMC, frames); err != nil {
 			return err
 		}
-		if err := wsExpectControl(br, wsOpPong, []byte("p1")); err != nil {
+		if err := wsExpectControl(br, conn.WSOpPong, []byte("p1")); err != nil {
 			return err
 		}
-		if err := wsExpectControl(br, wsOpPong, []byte("p2")); err != nil {
+		if err := wsExpectControl(br, conn.WSOpPong, []byte("p2")); err != nil {
 			return err
 		}
-		if err := wsExpectControl(br, wsOpClose, nil); err != nil {
+		if err := wsExpectControl(br, conn.WSOpClose, nil); err != nil {
 			return err
 		}
 		return wsDrain(br)
-	})
-	wc, _ := wsDial(t, u, wsOptions{Compression: true})
+	}))
+	u := srv.wsURL()
+	wc, _ := wsDial(t, u, conn.WSOptions{Compression: true})
 	// Small reads exercise resuming mid-frame and mid-inflate.
 	var got []byte
 	buf := make([]byte, 1000)
@@ -148,7 +152,7 @@ func TestWSHostileFrames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+			srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 				ext := ""
 				if tc.comp {
 					ext = wsTestPMC
@@ -157,11 +161,12 @@ func TestWSHostileFrames(t *testing.T) {
 					return err
 				}
 				return wsDrain(br)
-			})
-			wc, _ := wsDial(t, u, wsOptions{Compression: tc.comp, MaxFrame: tc.maxFrame})
+			}))
+			u := srv.wsURL()
+			wc, _ := wsDial(t, u, conn.WSOptions{Compression: tc.comp, MaxFrame: tc.maxFrame})
 			_, err := io.Copy(io.Discard, wc)
-			if !errors.Is(err, errWSProtocol) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want errWSProtocol mentioning %q", err, tc.want)
+			if !errors.Is(err, conn.ErrWSProtocol) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want conn.ErrWSProtocol mentioning %q", err, tc.want)
 			}
 			// The error is sticky.
 			if _, err2 := wc.Read(make([]byte, 10)); err2 != err {
@@ -185,10 +190,11 @@ func TestWSUnexpectedEOF(t *testing.T) {
 		{"between messages", wsFrame(0x82, []byte("abc")), io.EOF},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+			srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 				return wsAccept(c, req, "", tc.frames) // and hang up
-			})
-			wc, _ := wsDial(t, u, wsOptions{})
+			}))
+			u := srv.wsURL()
+			wc, _ := wsDial(t, u, conn.WSOptions{})
 			var err error
 			for err == nil {
 				_, err = wc.Read(make([]byte, 100))
@@ -215,13 +221,14 @@ func TestWSCompressionBomb(t *testing.T) {
 	frames := append(wsFrame(0xC2, exact), wsFrame(0x82, []byte("X"))...)
 	frames = append(frames, wsFrame(0xC2, bomb)...)
 
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		if err := wsAccept(c, req, wsTestPMC, frames); err != nil {
 			return err
 		}
 		return wsDrain(br)
-	})
-	wc, _ := wsDial(t, u, wsOptions{Compression: true, MaxFrame: maxFrame})
+	}))
+	u := srv.wsURL()
+	wc, _ := wsDial(t, u, conn.WSOptions{Compression: true, MaxFrame: maxFrame})
 
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -244,7 +251,7 @@ func TestWSCompressionBomb(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, errWSProtocol) || !strings.Contains(err.Error(), "decompressed message exceeds limit") {
+	if !errors.Is(err, conn.ErrWSProtocol) || !strings.Contains(err.Error(), "decompressed message exceeds limit") {
 		t.Fatalf("err = %v, want decompression limit error", err)
 	}
 	if zeros != 2*maxFrame || other != 1 {
@@ -278,7 +285,7 @@ func TestWSClientWrites(t *testing.T) {
 				{compressible, comp},
 				{wsCompressiblePayload(200 << 10), comp},
 			}
-			u, wait := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+			srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 				ext := ""
 				if comp {
 					ext = wsTestPMC
@@ -290,7 +297,7 @@ func TestWSClientWrites(t *testing.T) {
 				frames := 0
 				for i, w := range wants {
 					// A write is one frame, or with compression
-					// messages of at most wsMaxMessage bytes.
+					// messages of at most conn.WSMaxMessage bytes.
 					var got []byte
 					for len(got) < len(w.payload) {
 						f, err := wsReadClientFrame(br)
@@ -311,7 +318,7 @@ func TestWSClientWrites(t *testing.T) {
 							if p, err = wsTestInflate(p); err != nil {
 								return fmt.Errorf("write %d: inflate: %w", i, err)
 							}
-							if len(p) > wsMaxMessage {
+							if len(p) > conn.WSMaxMessage {
 								return fmt.Errorf("write %d: compressed message of %d bytes", i, len(p))
 							}
 							if len(f.payload) > len(p)/4 {
@@ -330,12 +337,13 @@ func TestWSClientWrites(t *testing.T) {
 				if len(keys) < frames-1 {
 					return fmt.Errorf("masking keys repeat: %d distinct for %d frames", len(keys), frames)
 				}
-				if err := wsExpectControl(br, wsOpClose, []byte{0x03, 0xe8}); err != nil {
+				if err := wsExpectControl(br, conn.WSOpClose, []byte{0x03, 0xe8}); err != nil {
 					return fmt.Errorf("close frame: %w", err)
 				}
 				return wsDrain(br)
-			})
-			wc, _ := wsDial(t, u, wsOptions{Compression: comp})
+			}))
+			u := srv.wsURL()
+			wc, _ := wsDial(t, u, conn.WSOptions{Compression: comp})
 			for i, w := range wants {
 				in := bytes.Clone(w.payload)
 				if n, err := wc.Write(in); err != nil || n != len(in) {
@@ -351,7 +359,7 @@ func TestWSClientWrites(t *testing.T) {
 			if err := wc.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			if err := wait(); err != nil {
+			if err := srv.wsResult(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -363,7 +371,7 @@ func TestWSMask(t *testing.T) {
 		p := wsRandomPayload(n, uint64(n))
 		q := bytes.Clone(p)
 		key := uint32(0x11223344) * uint32(n+1)
-		wsMask(key, q)
+		conn.WSMask(key, q)
 		var k [4]byte
 		binary.LittleEndian.PutUint32(k[:], key)
 		for i := range p {

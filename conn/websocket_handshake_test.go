@@ -1,4 +1,4 @@
-package conn
+package conn_test
 
 import (
 	"bufio"
@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/natsio/natsio/conn"
 )
 
 func TestWSAcceptKeyRFCExample(t *testing.T) {
 	// RFC 6455 section 1.3.
-	if got := wsAcceptKey("dGhlIHNhbXBsZSBub25jZQ=="); got != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
+	if got := conn.WSAcceptKey("dGhlIHNhbXBsZSBub25jZQ=="); got != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
 		t.Fatalf("wsAcceptKey = %q", got)
 	}
 }
@@ -25,7 +27,7 @@ func TestWSAcceptKeyRFCExample(t *testing.T) {
 func TestWSHandshakeRequest(t *testing.T) {
 	for _, comp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compression=%v", comp), func(t *testing.T) {
-			u, wait := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+			srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 				var problems []string
 				check := func(what, got, want string) {
 					if got != want {
@@ -67,19 +69,20 @@ func TestWSHandshakeRequest(t *testing.T) {
 					return errors.New(strings.Join(problems, "; "))
 				}
 				return nil
-			})
+			}))
+			u := srv.wsURL()
 			u.Path, u.RawQuery = "/nats/ws", "x=1"
 			h := http.Header{}
 			h.Set("Host", "example.test:1234")
 			h.Set("Cookie", "jwt=abc")
 			h.Add("X-Test", "a")
 			h.Add("X-Test", "b")
-			wc, _ := wsDial(t, u, wsOptions{Compression: comp, Header: h})
-			if wc.compress != comp {
-				t.Fatalf("compress = %v, want %v", wc.compress, comp)
+			wc, _ := wsDial(t, u, conn.WSOptions{Compression: comp, Header: h})
+			if conn.WSCompressed(wc) != comp {
+				t.Fatalf("compress = %v, want %v", conn.WSCompressed(wc), comp)
 			}
 			wc.Close()
-			if err := wait(); err != nil {
+			if err := srv.wsResult(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -87,7 +90,7 @@ func TestWSHandshakeRequest(t *testing.T) {
 }
 
 func TestWSHandshakeDefaultPath(t *testing.T) {
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		if req.RequestURI != "/" {
 			return fmt.Errorf("request URI %q, want /", req.RequestURI)
 		}
@@ -98,29 +101,31 @@ func TestWSHandshakeDefaultPath(t *testing.T) {
 			return err
 		}
 		return wsDrain(br)
-	})
-	wsDial(t, u, wsOptions{})
+	}))
+	u := srv.wsURL()
+	wsDial(t, u, conn.WSOptions{})
 }
 
 // Header tokens are matched case-insensitively and within lists.
 func TestWSHandshakeLenientHeaders(t *testing.T) {
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		resp := "HTTP/1.1 101 Switching Protocols\r\nupgrade: WebSocket\r\nCONNECTION: keep-alive, UPGRADE\r\nsec-websocket-accept: " +
-			wsAcceptKey(req.Header.Get("Sec-WebSocket-Key")) + "\r\n" +
+			conn.WSAcceptKey(req.Header.Get("Sec-WebSocket-Key")) + "\r\n" +
 			"Sec-WebSocket-Extensions: PerMessage-Deflate;Server_No_Context_Takeover; server_max_window_bits=10\r\n\r\n"
 		if _, err := c.Write([]byte(resp)); err != nil {
 			return err
 		}
 		return wsDrain(br)
-	})
-	wc, _ := wsDial(t, u, wsOptions{Compression: true})
-	if !wc.compress {
+	}))
+	u := srv.wsURL()
+	wc, _ := wsDial(t, u, conn.WSOptions{Compression: true})
+	if !conn.WSCompressed(wc) {
 		t.Fatal("compression not negotiated")
 	}
 }
 
 func TestWSHandshakeErrors(t *testing.T) {
-	accept := func(req *http.Request) string { return wsAcceptKey(req.Header.Get("Sec-WebSocket-Key")) }
+	accept := func(req *http.Request) string { return conn.WSAcceptKey(req.Header.Get("Sec-WebSocket-Key")) }
 	cases := []struct {
 		name string
 		comp bool
@@ -168,26 +173,27 @@ func TestWSHandshakeErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			u, wait := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+			srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 				// The client may hang up mid-response (huge headers).
 				_, _ = c.Write([]byte(tc.resp(req)))
 				if tc.name == "eof" {
 					return nil
 				}
 				return wsDrain(br)
-			})
+			}))
+			u := srv.wsURL()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			wc, _, err := wsDialRaw(t, ctx, u, wsOptions{Compression: tc.comp})
+			wc, _, err := wsDialRaw(t, ctx, u, conn.WSOptions{Compression: tc.comp})
 			if err == nil {
 				wc.Close()
 				t.Fatal("handshake succeeded")
 			}
-			if !errors.Is(err, errWSHandshake) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want errWSHandshake mentioning %q", err, tc.want)
+			if !errors.Is(err, conn.ErrWSHandshake) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want conn.ErrWSHandshake mentioning %q", err, tc.want)
 			}
 			t.Logf("%v", err)
-			if err := wait(); err != nil {
+			if err := srv.wsResult(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -205,24 +211,25 @@ func TestWSHandshakeBadOptions(t *testing.T) {
 		{"Host": {"a b"}},
 	} {
 		c1, c2 := net.Pipe()
-		_, err := wsHandshake(context.Background(), c1, u, wsOptions{Header: h})
+		_, err := conn.WSHandshake(context.Background(), c1, u, conn.WSOptions{Header: h})
 		c1.Close()
 		c2.Close()
-		if !errors.Is(err, errWSHandshake) {
-			t.Errorf("header %v: err = %v, want errWSHandshake", h, err)
+		if !errors.Is(err, conn.ErrWSHandshake) {
+			t.Errorf("header %v: err = %v, want conn.ErrWSHandshake", h, err)
 		}
 	}
-	if _, err := wsHandshake(context.Background(), nil, &url.URL{Path: "/"}, wsOptions{}); !errors.Is(err, errWSHandshake) {
+	if _, err := conn.WSHandshake(context.Background(), nil, &url.URL{Path: "/"}, conn.WSOptions{}); !errors.Is(err, conn.ErrWSHandshake) {
 		t.Errorf("no host: err = %v", err)
 	}
 }
 
 func TestWSHandshakeContextCancel(t *testing.T) {
 	got := make(chan struct{})
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		close(got) // never answer
 		return wsDrain(br)
-	})
+	}))
+	u := srv.wsURL()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -234,39 +241,41 @@ func TestWSHandshakeContextCancel(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		_, err = wsHandshake(ctx, c, u, wsOptions{})
+		_, err = conn.WSHandshake(ctx, c, u, conn.WSOptions{})
 		errc <- err
 	}()
 	<-got
 	cancel()
 	err := <-errc
-	if !errors.Is(err, errWSHandshake) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want errWSHandshake and context.Canceled", err)
+	if !errors.Is(err, conn.ErrWSHandshake) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want conn.ErrWSHandshake and context.Canceled", err)
 	}
 }
 
 func TestWSHandshakeContextDeadline(t *testing.T) {
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		return wsDrain(br) // never answer
-	})
+	}))
+	u := srv.wsURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, _, err := wsDialRaw(t, ctx, u, wsOptions{})
-	if !errors.Is(err, errWSHandshake) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want errWSHandshake and context.DeadlineExceeded", err)
+	_, _, err := wsDialRaw(t, ctx, u, conn.WSOptions{})
+	if !errors.Is(err, conn.ErrWSHandshake) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want conn.ErrWSHandshake and context.DeadlineExceeded", err)
 	}
 }
 
 // Frames the server sends together with the 101 response reach Read.
 func TestWSDataWithHandshakeResponse(t *testing.T) {
-	u, _ := wsFakeServer(t, func(c net.Conn, br *bufio.Reader, req *http.Request) error {
+	srv := startFake(t, withWebSocket(func(c net.Conn, br *bufio.Reader, req *http.Request) error {
 		after := append(wsFrame(0x82, []byte("INFO {}\r\n")), wsFrame(0x88, []byte{0x03, 0xe8})...)
 		if err := wsAccept(c, req, "", after); err != nil {
 			return err
 		}
 		return wsDrain(br)
-	})
-	wc, _ := wsDial(t, u, wsOptions{})
+	}))
+	u := srv.wsURL()
+	wc, _ := wsDial(t, u, conn.WSOptions{})
 	got, err := io.ReadAll(wc)
 	if err != nil || string(got) != "INFO {}\r\n" {
 		t.Fatalf("ReadAll = %q, %v", got, err)

@@ -1,4 +1,4 @@
-package conn
+package conn_test
 
 import (
 	"bufio"
@@ -14,81 +14,44 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/natsio/natsio/conn"
+	"github.com/natsio/natsio/natstest"
 )
 
 // ---- helpers ----
 
-// wsStartServer starts an in-process nats-server with a websocket listener
-// and returns the ws:// URL.
+// wsStartServer starts a nats-server with a WebSocket listener, offering
+// compression or not, and returns its ws:// URL.
 func wsStartServer(t *testing.T, compression bool) *url.URL {
 	t.Helper()
-	opts := &natsserver.Options{
-		Host:   "127.0.0.1",
-		Port:   -1,
-		NoLog:  true,
-		NoSigs: true,
-		Websocket: natsserver.WebsocketOpts{
-			Host:        "127.0.0.1",
-			Port:        -1,
-			NoTLS:       true,
-			Compression: compression,
-		},
-	}
-	s, err := natsserver.NewServer(opts)
+	s := natstest.NewServer(t, natstest.JetStream(false), wsListener(compression))
+	u, err := url.Parse(s.WebSocketURL())
 	if err != nil {
-		t.Fatalf("NewServer: %v", err)
-	}
-	go s.Start()
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	u, err := url.Parse(s.WebsocketURL())
-	if err != nil {
-		t.Fatalf("parse %q: %v", s.WebsocketURL(), err)
+		t.Fatalf("parse %q: %v", s.WebSocketURL(), err)
 	}
 	return u
 }
 
-// wsCountConn counts the raw bytes read and written.
-type wsCountConn struct {
-	net.Conn
-	r, w atomic.Int64
-}
-
-func (c *wsCountConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.r.Add(int64(n))
-	return n, err
-}
-
-func (c *wsCountConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.w.Add(int64(n))
-	return n, err
-}
+// wsCounts are the raw bytes read and written under a WebSocket
+// connection (byteCountingConn).
+type wsCounts struct{ r, w atomic.Int64 }
 
 // wsDialRaw dials u's host and runs the handshake. On error the raw conn is
 // closed.
-func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o wsOptions) (net.Conn, *wsCountConn, error) {
+func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o conn.WSOptions) (net.Conn, *wsCounts, error) {
 	t.Helper()
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	cc := &wsCountConn{Conn: c}
-	wc, err := wsHandshake(ctx, cc, u, o)
+	cc := &wsCounts{}
+	wc, err := conn.WSHandshake(ctx, byteCountingConn{Conn: c, in: &cc.r, out: &cc.w}, u, o)
 	if err != nil {
 		c.Close()
 		return nil, cc, err
@@ -98,7 +61,7 @@ func wsDialRaw(t *testing.T, ctx context.Context, u *url.URL, o wsOptions) (net.
 
 // wsDial is wsDialRaw that must succeed; the conn is closed at cleanup and
 // has a generous deadline so a broken test cannot hang.
-func wsDial(t *testing.T, u *url.URL, o wsOptions) (*wsConn, *wsCountConn) {
+func wsDial(t *testing.T, u *url.URL, o conn.WSOptions) (net.Conn, *wsCounts) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -108,49 +71,7 @@ func wsDial(t *testing.T, u *url.URL, o wsOptions) (*wsConn, *wsCountConn) {
 	}
 	t.Cleanup(func() { wc.Close() })
 	_ = wc.SetDeadline(time.Now().Add(30 * time.Second))
-	return wc.(*wsConn), cc
-}
-
-// wsFakeServer accepts one connection on a random port, reads the upgrade
-// request and hands over to h. It returns the ws:// URL and a function
-// waiting for h's result (also checked at cleanup).
-func wsFakeServer(t *testing.T, h func(c net.Conn, br *bufio.Reader, req *http.Request) error) (*url.URL, func() error) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		c, err := ln.Accept()
-		ln.Close()
-		if err != nil {
-			done <- nil // listener closed: no client came
-			return
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Minute)) // a safety net against a hang, not a bound under test
-		br := bufio.NewReader(c)
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			done <- fmt.Errorf("reading request: %w", err)
-			return
-		}
-		done <- h(c, br, req)
-	}()
-	var once sync.Once
-	var result error
-	wait := func() error {
-		once.Do(func() { result = <-done })
-		return result
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		if err := wait(); err != nil {
-			t.Errorf("fake server: %v", err)
-		}
-	})
-	return &url.URL{Scheme: "ws", Host: ln.Addr().String()}, wait
+	return wc, cc
 }
 
 // wsTestPMC is the extension response accepting our offer.
@@ -160,7 +81,7 @@ const wsTestPMC = "Sec-WebSocket-Extensions: permessage-deflate; server_no_conte
 // after in the same write.
 func wsAccept(c net.Conn, req *http.Request, extra string, after []byte) error {
 	resp := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
-		wsAcceptKey(req.Header.Get("Sec-WebSocket-Key")) + "\r\n" + extra + "\r\n"
+		conn.WSAcceptKey(req.Header.Get("Sec-WebSocket-Key")) + "\r\n" + extra + "\r\n"
 	_, err := c.Write(append([]byte(resp), after...))
 	return err
 }
@@ -341,9 +262,9 @@ func TestWSRealServer(t *testing.T) {
 	for _, comp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compression=%v", comp), func(t *testing.T) {
 			u := wsStartServer(t, comp)
-			wc, cc := wsDial(t, u, wsOptions{Compression: comp})
-			if wc.compress != comp {
-				t.Fatalf("compression negotiated = %v, want %v", wc.compress, comp)
+			wc, cc := wsDial(t, u, conn.WSOptions{Compression: comp})
+			if conn.WSCompressed(wc) != comp {
+				t.Fatalf("compression negotiated = %v, want %v", conn.WSCompressed(wc), comp)
 			}
 			r := bufio.NewReader(wc)
 			if line := wsReadLine(t, r); !strings.HasPrefix(line, "INFO {") {
@@ -447,7 +368,7 @@ func TestWSRealServer(t *testing.T) {
 // The flusher writes while the reader reads (and answers pings).
 func TestWSRealServerConcurrent(t *testing.T) {
 	u := wsStartServer(t, true)
-	wc, _ := wsDial(t, u, wsOptions{Compression: true})
+	wc, _ := wsDial(t, u, conn.WSOptions{Compression: true})
 	r := bufio.NewReader(wc)
 	wsReadLine(t, r) // INFO
 	if _, err := wc.Write([]byte("CONNECT {\"verbose\":false,\"pedantic\":false,\"protocol\":1}\r\nSUB foo 1\r\n")); err != nil {
@@ -520,7 +441,7 @@ func TestWSAllocs(t *testing.T) {
 	}{{"plain", plain, false}, {"compressed", compressed, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			lc := &wsLoopConn{data: tc.data}
-			wc := newWSConn(lc, bufio.NewReaderSize(lc, wsReadBufSize), tc.comp, wsDefaultMaxFrame)
+			wc := conn.NewWSConn(lc, tc.comp, conn.WSDefaultMaxFrame)
 			buf := make([]byte, 16<<10)
 			read := func() {
 				for range 50 {
@@ -568,7 +489,7 @@ func FuzzWSRead(f *testing.F) {
 	f.Add([]byte{0x82, 127, 0, 0, 0, 0, 0, 0, 1, 0}, false)
 	f.Fuzz(func(t *testing.T, data []byte, comp bool) {
 		c := &wsBytesConn{r: bytes.NewReader(data)}
-		wc := newWSConn(c, bufio.NewReaderSize(c, wsReadBufSize), comp, 4096)
+		wc := conn.NewWSConn(c, comp, 4096)
 		buf := make([]byte, 512)
 		total := 0
 		for {

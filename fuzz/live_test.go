@@ -8,6 +8,7 @@ import (
 
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/internal/fakeserver"
+	"github.com/natsio/natsio/internal/memnet"
 	"github.com/natsio/natsio/proto"
 )
 
@@ -28,13 +29,17 @@ func liveCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// newLiveConn connects to a new fake server. Every address the client
-// dials, gossiped ones included, reaches the fake; reconnects follow at
-// once.
+// newLiveConn connects to a new fake server, in memory: a fuzz run drops
+// and remakes the connection tens of thousands of times, which over TCP
+// would use up the machine's ephemeral ports (each closed connection
+// holds one for a minute) and leave the client unable to dial. Every
+// address the client dials, gossiped ones included, reaches the fake;
+// reconnects follow at once.
 func newLiveConn(f *testing.F) *liveConn {
-	lc := &liveConn{fs: fakeserver.New(f)}
+	ln := memnet.Listen("fake.invalid:4222")
+	lc := &liveConn{fs: fakeserver.Serve(f, ln)}
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, lc.fs.Addr())
+		return ln.Dial(ctx, network, ln.Addr().String())
 	}
 	type result struct {
 		nc  *conn.Conn
@@ -57,21 +62,31 @@ func newLiveConn(f *testing.F) *liveConn {
 }
 
 // accept takes the client's next connection and completes its handshake.
+// A connection the client gives up during the handshake (a gossiped
+// address it dialed as TLS or WebSocket, for one) is let go: the client
+// moves on to the next server of its pool, which is the fake again.
 func (lc *liveConn) accept(t testing.TB) {
-	c, err := lc.fs.Accept(liveCtx(t))
-	if err != nil {
-		t.Fatalf("waiting for the client to connect: %v", err)
+	ctx := liveCtx(t)
+	for {
+		c, err := lc.fs.Accept(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the client to connect: %v", err)
+		}
+		if _, err := c.Handshake(ctx, fakeserver.DefaultInfo()); err != nil {
+			c.Close()
+			continue
+		}
+		// The PONG that ends the client's handshake is on its way once
+		// its PING is seen: what is sent next reaches the connection's
+		// reader, not the handshake (which answers PINGs and skips bad
+		// INFOs itself).
+		if _, err := c.Expect(ctx, proto.KindPing); err != nil {
+			c.Close()
+			continue
+		}
+		lc.c = c
+		return
 	}
-	if _, err := c.Handshake(liveCtx(t), fakeserver.DefaultInfo()); err != nil {
-		t.Fatalf("handshake: %v", err)
-	}
-	// The PONG that ends the client's handshake is on its way once its
-	// PING is seen: what is sent next reaches the connection's reader,
-	// not the handshake (which answers PINGs and skips bad INFOs itself).
-	if _, err := c.Expect(liveCtx(t), proto.KindPing); err != nil {
-		t.Fatalf("handshake: %v", err)
-	}
-	lc.c = c
 }
 
 // dropped waits until the client has closed the current connection, then

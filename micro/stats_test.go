@@ -132,7 +132,8 @@ func TestRespondFailuresCount(t *testing.T) {
 		results <- r.Error("E42", "not numeric", nil)
 		results <- r.Error("500", "", nil)
 		results <- r.RespondJSON(func() {}) // cannot be encoded
-		go func() { // answered later, elsewhere
+		// Answered later, elsewhere.
+		go func() {
 			defer wg.Done()
 			results <- r.Error("503", "later", nil)
 		}()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/micro"
 )
 
@@ -124,5 +125,36 @@ func TestInvalidEndpointSendsNothing(t *testing.T) {
 	}
 	if len(svc.Info().Endpoints) != 0 {
 		t.Fatalf("endpoints %+v", svc.Info().Endpoints)
+	}
+}
+
+// A zero RespondOpt fails Respond, RespondJSON and Error with
+// ErrInvalidOption and sends nothing: the requester gets the handler's
+// next, valid response.
+func TestZeroRespondOptSendsNothing(t *testing.T) {
+	s := startServer(t)
+	nc := connect(t, s.URL())
+	svc := addService(t, nc, micro.Config{Name: "zeroopt", Version: "1.0.0"})
+	errs := make(chan error, 3)
+	err := svc.AddEndpoint("zero", micro.HandlerFunc(func(r micro.Request) {
+		errs <- r.Respond([]byte("bad"), micro.RespondOpt{})
+		errs <- r.RespondJSON("bad", micro.RespondOpt{})
+		errs <- r.Error("400", "bad", nil, micro.RespondOpt{})
+		r.Respond([]byte("good"))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := nc.Request(ctxT(t), "zero", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Data) != "good" || micro.ResponseError(m) != nil {
+		t.Fatalf("reply %q (error %v), want the valid response only", m.Data, micro.ResponseError(m))
+	}
+	for _, call := range []string{"Respond", "RespondJSON", "Error"} {
+		if err := <-errs; !errors.Is(err, conn.ErrInvalidOption) {
+			t.Fatalf("%s with a zero RespondOpt: %v, want ErrInvalidOption", call, err)
+		}
 	}
 }

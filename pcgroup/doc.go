@@ -50,13 +50,16 @@
 //
 // One instance holds a member's pin at a time, and a partition belongs to
 // one member, so a key is handled by one handler at a time, in stream order,
-// while the membership holds. An instance taking over a pin holds its
-// handlers for AckWait, so that what the previous holder left
-// unacknowledged, redelivered by then, is handled before its keys' later
-// messages: order holds across a failover, which costs the pin timeout plus
-// AckWait. When the membership changes, an instance stops
-// and waits for its handlers before its consumer is replaced; an instance
-// that lost its connection can still be running a handler while the
-// message, unacknowledged, is redelivered elsewhere after AckWait: make
-// handlers idempotent, or acknowledge with AckSync and deduplicate.
+// while the membership holds. An instance taking a pin holds its handlers
+// until the server confirms that every message the consumer delivered and
+// has not had acknowledged is with it (pull.Keyed.HoldConfirmed): what a
+// previous holder left unacknowledged, redelivered after AckWait (or its
+// BackOff) however late, is handled before its keys' later messages. Order
+// holds across a failover, which costs the pin timeout and the wait for
+// those redeliveries; a first holder with nothing outstanding starts at
+// once. When the membership changes, an instance stops and waits for its
+// handlers before its consumer is replaced; an instance that lost its
+// connection can still be running a handler while the message,
+// unacknowledged, is redelivered elsewhere after AckWait: make handlers
+// idempotent, or acknowledge with AckSync and deduplicate.
 package pcgroup

@@ -12,6 +12,7 @@ import (
 	"github.com/natsio/natsio/conn"
 	"github.com/natsio/natsio/jsapi"
 	"github.com/natsio/natsio/natstest"
+	"github.com/natsio/natsio/pcgroup"
 	"github.com/natsio/natsio/pull"
 )
 
@@ -117,7 +118,9 @@ func (o *oracle) waitHandled(t *testing.T, ctx context.Context, keys, n int) {
 		case <-o.progress:
 		case <-ctx.Done():
 			o.mu.Lock()
-			t.Fatalf("not all handled: %d of %d keys done; handled up to %v", done, keys, o.prefix)
+			prefix := fmt.Sprint(o.prefix)
+			o.mu.Unlock() // handlers still running take it
+			t.Fatalf("not all handled: %d of %d keys done; handled up to %v", done, keys, prefix)
 		}
 	}
 }
@@ -187,6 +190,19 @@ func (e *gEnv) publish(t *testing.T, prefix string, keys, from, to int) {
 				}
 			}
 		}
+	}
+}
+
+// soloGroup creates stream <name> on "<prefix>.*" and elastic group "g"
+// over it (two partitions by the second token) with the one member "solo".
+func (e *gEnv) soloGroup(t *testing.T, name, prefix string) {
+	t.Helper()
+	if _, err := e.js.CreateStream(e.ctx, jsapi.StreamConfig{Name: name, Subjects: []string{prefix + ".*"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pcgroup.CreateElastic(e.ctx, e.js, name, "g", pcgroup.ElasticConfig{MaxMembers: 2, Members: []string{"solo"},
+		PartitioningFilters: []pcgroup.PartitioningFilter{{Filter: prefix + ".*", PartitioningWildcards: []int{1}}}}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -33,6 +33,8 @@ type MemberConfig struct {
 	// message at a time, and the member's partitions in parallel (up to
 	// Keyed.Workers). A Key or KeyToken of its own (applied to the subject
 	// without the partition token) gives order per finer key instead.
+	// The instance holds its handlers each time it takes the pin
+	// (HoldFor, with HoldConfirmed set), on top of any HoldFor given.
 	Keyed pull.Keyed
 	// OnError receives what the instance heals from: consumer creation
 	// failures it retries, pull conditions (see pull.OnError). It must not
@@ -193,12 +195,13 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(reqCtx, m.js.Timeout())
 	defer cancel()
 	info, err := m.js.CreateConsumer(cctx, m.stream, cc)
-	if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
-		// It exists with other filters: replace it.
+	if m.kind == Elastic && m.mustReplace(cctx, err, filters) {
 		if derr := m.js.DeleteConsumer(cctx, m.stream, cc.Name); derr != nil && !errors.Is(derr, jsapi.ErrConsumerNotFound) {
 			return derr
 		}
 		info, err = m.js.CreateConsumer(cctx, m.stream, cc)
+	} else if m.kind == Elastic && errors.Is(err, jsapi.ErrConsumerExists) {
+		info, err = m.js.CreateConsumer(cctx, m.stream, cc) // replaced meanwhile by another instance
 	}
 	if err != nil {
 		return fmt.Errorf("pcgroup: member %s consumer: %w", m.name, err)
@@ -224,13 +227,15 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 		}
 		return part
 	}
-	// Taking over a pin, hold handlers for AckWait: what the previous
-	// holder had received and not acknowledged is redelivered by then, and
-	// is handled before its keys' later messages. A consumer nothing was
-	// ever delivered from has no previous holder.
-	fresh := info.Delivered.Consumer == 0 && info.NumAckPending == 0
+	// Taking a pin (over from another instance, or first), hold the
+	// handlers until the server confirms that every message the consumer
+	// delivered and has not had acknowledged is here: what a previous
+	// holder left unacknowledged is redelivered first, and handled before
+	// its keys' later messages, however late the server redelivers it.
+	// The pin is known from then on (isPinned), handled or not.
 	lastPin := ""
 	userHold := keyed.HoldFor
+	keyed.HoldConfirmed = true
 	keyed.HoldFor = func(msg *jsapi.Msg) time.Duration {
 		var d time.Duration
 		if userHold != nil {
@@ -240,20 +245,11 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 		if pin == "" || pin == lastPin {
 			return d
 		}
-		first := lastPin == ""
 		lastPin = pin
-		if first && fresh {
-			return d
-		}
-		return max(d, m.ackWait+m.ackWait/4+100*time.Millisecond)
-	}
-	handler := func(hctx context.Context, msg *jsapi.Msg) error {
-		if pin := msg.Header.Get("Nats-Pin-Id"); pin != "" {
-			m.mu.Lock()
-			m.pin = pin
-			m.mu.Unlock()
-		}
-		return m.handler(hctx, msg)
+		m.mu.Lock()
+		m.pin = pin
+		m.mu.Unlock()
+		return max(d, time.Millisecond)
 	}
 	// Cut off from the server (the connection lost, or two heartbeats
 	// missed), the instance stops handing out what it holds: it can no
@@ -277,7 +273,7 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 			m.report(err)
 		})}
 	remove := m.js.Conn().OnDisconnect(func(error) { fence() })
-	kc, err := c.ConsumeKeyed(ctx, handler, keyed, opts...)
+	kc, err := c.ConsumeKeyed(ctx, m.handler, keyed, opts...)
 	if err != nil {
 		remove()
 		return err
@@ -291,6 +287,24 @@ func (m *Member) join(reqCtx, ctx context.Context) error {
 	m.kc, m.consumer, m.filters = kc, info.Name, filters
 	m.mu.Unlock()
 	return nil
+}
+
+// mustReplace reports whether an elastic member's consumer, whose creation
+// failed with err, is to be deleted and created anew: it exists with other
+// filters (unless another instance has just replaced it with filters), or
+// the server failed to update it (a server error: a consumer whose store
+// was removed under it, as when one instance's deletion of it finishes
+// after another instance created it anew, cannot be updated again).
+func (m *Member) mustReplace(ctx context.Context, err error, filters []string) bool {
+	var apiErr *jsapi.APIError
+	switch {
+	case errors.Is(err, jsapi.ErrConsumerExists):
+		cur, ierr := m.js.Consumer(ctx, m.stream, m.name)
+		return ierr != nil || !slices.Equal(cur.Config.FilterSubjects, filters)
+	case errors.As(err, &apiErr):
+		return apiErr.Code >= 500
+	}
+	return false
 }
 
 // subjectToken is the tok'th token of subject (as pull.Keyed.KeyToken).

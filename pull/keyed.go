@@ -50,12 +50,25 @@ type Keyed struct {
 	NakDelay time.Duration
 	// HoldFor, when set, is asked about each message as it arrives; a
 	// positive answer d holds back every handler not yet started for d,
-	// while messages keep arriving and each key's queue stays in stream
-	// order. A group member holds for AckWait when it takes over a pin, so
-	// that what the previous holder left unacknowledged, redelivered after
-	// AckWait, is handled before the key's later messages. It runs on the
-	// goroutine reading the consumer and must not block.
+	// while messages keep arriving, each key's queue stays in stream order
+	// and the messages waiting are kept in progress (so a hold longer than
+	// AckWait has none redelivered). It runs on the goroutine reading the
+	// consumer and must not block.
 	HoldFor func(*jsapi.Msg) time.Duration
+	// HoldConfirmed makes a hold last, past its time, until the consumer
+	// confirms that nothing it delivered is outstanding elsewhere: its
+	// NumAckPending is no more than the messages waiting here that it had
+	// delivered by then, asked of the server every tenth of AckWait (10 ms
+	// to 250 ms). What another reader received and left unacknowledged is
+	// thus back here, queued in stream order, before any handler starts,
+	// however late the server redelivers it. A reader taking over a pinned
+	// consumer holds so (a group member does). A hold still unconfirmed
+	// twice the consumer's longest redelivery wait (AckWait, or its longest
+	// BackOff) past its time ends anyway, counted in
+	// KeyedStats.HoldsUnconfirmed: messages delivered and still on their
+	// way to the handlers (beyond the buffer limits) are not counted as
+	// here, so keep MaxBufferedMsgs at least the consumer's MaxAckPending.
+	HoldConfirmed bool
 }
 
 // ErrKeyedBorrowed: ConsumeKeyed was given the Borrowed option; its
@@ -83,10 +96,15 @@ type KeyedContext struct {
 	ready   []*keyQueue // keys with a message waiting and no handler running
 	nmsgs   int
 	nbytes  int
-	hold    time.Time // no handler starts before
+	held    bool      // no handler starts: a hold lasts
+	holdEnd time.Time // the hold's time is up
+	holdGen uint64    // counts the holds started or lengthened
 	reading bool      // the reading loop has not ended
 	stopped bool
-	st      KeyedStats
+	// startHold starts the goroutine that ends a hold (kc.held false
+	// before, true after).
+	startHold func()
+	st        KeyedStats
 }
 
 // KeyedStats are the counters of a ConsumeKeyed.
@@ -98,6 +116,9 @@ type KeyedStats struct {
 	// MaxBuffered is the most messages buffered at once; MaxRunning the
 	// most handlers running at once.
 	MaxBuffered, MaxRunning int
+	// Holds counts the holds (Keyed.HoldFor) that ended; HoldsUnconfirmed
+	// those with Keyed.HoldConfirmed that ended without the confirmation.
+	Holds, HoldsUnconfirmed uint64
 	running                 int
 }
 
@@ -159,6 +180,9 @@ type keyRules struct {
 	maxDeliver int
 	ackWait    time.Duration
 	wait       time.Duration // how long a naked message may take to come back
+	recheck    time.Duration // how often an unconfirmed hold asks again
+	unconfirm  time.Duration // how long past its time a hold waits for confirmation
+	created    time.Time     // the consumer's creation: a hold is confirmed by it only
 }
 
 // ConsumeKeyed reads the consumer with Messages (opts are its options;
@@ -221,13 +245,20 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 		keyOf = func(m *jsapi.Msg) string { return subjectToken(m.Subject, tok) }
 	}
 	rules := &keyRules{ackWait: 30 * time.Second}
+	redeliver := time.Duration(0) // the longest wait before a redelivery
 	if info := c.CachedInfo(); info != nil {
+		rules.created = info.Created
 		rules.maxDeliver = info.Config.MaxDeliver
 		if info.Config.AckWait > 0 {
 			rules.ackWait = info.Config.AckWait
 		}
+		for _, b := range info.Config.BackOff {
+			redeliver = max(redeliver, b)
+		}
 	}
 	rules.wait = 2*rules.ackWait + cfg.NakDelay
+	rules.recheck = min(max(rules.ackWait/10, 10*time.Millisecond), 250*time.Millisecond)
+	rules.unconfirm = 2 * max(redeliver, rules.ackWait)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	kc := &KeyedContext{cancel: cancel, drainCh: make(chan struct{}), closed: make(chan struct{}),
@@ -244,6 +275,14 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 			kc.work(ctx, handler, cfg, rules)
 		}()
 	}
+	var holding sync.WaitGroup
+	kc.startHold = func() {
+		holding.Add(1)
+		go func() {
+			defer holding.Done()
+			kc.holdLoop(runCtx, c, cfg, rules)
+		}()
+	}
 	go func() {
 		err := kc.read(runCtx, seq, keyOf, cfg, rules)
 		kc.mu.Lock()
@@ -257,6 +296,7 @@ func (c *Consumer) ConsumeKeyed(ctx context.Context, handler KeyedHandler, cfg K
 		wg.Wait()
 		kc.nakLeft(cfg)
 		cancel()
+		holding.Wait() // startHold runs on the reading goroutine only
 		close(kc.closed)
 	}()
 	// Wake waiters when ctx ends.
@@ -350,17 +390,7 @@ func (kc *KeyedContext) read(ctx context.Context, seq func(func(*jsapi.Msg, erro
 		}
 		if cfg.HoldFor != nil {
 			if d := cfg.HoldFor(m); d > 0 {
-				if until := time.Now().Add(d); until.After(kc.hold) {
-					if !time.Now().Before(kc.hold) {
-						go kc.keepHeld(rules.ackWait)
-					}
-					kc.hold = until
-					time.AfterFunc(d, func() {
-						kc.mu.Lock()
-						kc.cond.Broadcast()
-						kc.mu.Unlock()
-					})
-				}
+				kc.hold(d)
 			}
 		}
 		// Keep the key's queue in stream order (a redelivery of an older
@@ -408,7 +438,7 @@ func (kc *KeyedContext) work(ctx context.Context, handler KeyedHandler, cfg Keye
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	for {
-		for (len(kc.ready) == 0 || time.Now().Before(kc.hold)) && !kc.stopped && (kc.reading || kc.nmsgs > 0) {
+		for (len(kc.ready) == 0 || kc.held) && !kc.stopped && (kc.reading || kc.nmsgs > 0) {
 			kc.cond.Wait()
 		}
 		if kc.stopped || len(kc.ready) == 0 {
@@ -465,32 +495,134 @@ func (kc *KeyedContext) work(ctx context.Context, handler KeyedHandler, cfg Keye
 	}
 }
 
-// keepHeld tells the server every ackWait/3 that the messages waiting
-// here are in progress, while a hold lasts, so that a hold longer than
-// AckWait does not have them redelivered.
-func (kc *KeyedContext) keepHeld(ackWait time.Duration) {
-	t := time.NewTicker(max(ackWait/3, 10*time.Millisecond))
-	defer t.Stop()
+// hold holds handlers back for at least d. kc.mu is held.
+func (kc *KeyedContext) hold(d time.Duration) {
+	until := time.Now().Add(d)
+	if kc.held && !until.After(kc.holdEnd) {
+		return
+	}
+	kc.holdEnd = until
+	kc.holdGen++
+	if !kc.held {
+		kc.held = true
+		kc.startHold()
+	}
+}
+
+// holdLoop ends a hold: once its time is up and, with HoldConfirmed, the
+// consumer has confirmed it (or could not in rules.unconfirm). Meanwhile
+// it tells the server every ackWait/3 that the messages waiting here are
+// in progress, so that a hold longer than AckWait does not have them
+// redelivered.
+func (kc *KeyedContext) holdLoop(ctx context.Context, c *Consumer, cfg Keyed, rules *keyRules) {
+	every := max(rules.ackWait/3, 10*time.Millisecond)
+	nextProgress := time.Now().Add(every)
+	var giveUp time.Time
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
 	for {
-		select {
-		case <-kc.closed:
+		if kc.stopped {
+			kc.held = false
 			return
+		}
+		now := time.Now()
+		if !now.Before(nextProgress) {
+			kc.inProgress()
+			nextProgress = now.Add(every)
+		}
+		wait := kc.holdEnd.Sub(now)
+		if wait <= 0 {
+			confirmed := !cfg.HoldConfirmed
+			if !confirmed {
+				if giveUp.IsZero() {
+					giveUp = kc.holdEnd.Add(rules.unconfirm)
+				}
+				gen, waiting := kc.holdGen, kc.waitingSeqs()
+				kc.mu.Unlock()
+				confirmed = confirmHold(ctx, c, rules.created, waiting)
+				kc.mu.Lock()
+				if kc.holdGen != gen {
+					giveUp = time.Time{} // lengthened meanwhile: wait for its new end
+					continue
+				}
+				if !confirmed && time.Now().After(giveUp) {
+					kc.st.HoldsUnconfirmed++
+					confirmed = true
+				}
+			}
+			if confirmed {
+				kc.held = false
+				kc.st.Holds++
+				kc.cond.Broadcast()
+				return
+			}
+			wait = rules.recheck
+		}
+		wait = min(wait, time.Until(nextProgress))
+		kc.mu.Unlock()
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			kc.mu.Lock()
+			kc.held = false
+			return // the ConsumeKeyed is ending; its workers are stopped
 		case <-t.C:
 		}
 		kc.mu.Lock()
-		if kc.stopped || !time.Now().Before(kc.hold) {
-			kc.mu.Unlock()
-			return
-		}
-		for _, q := range kc.queues {
-			for i, m := range q.msgs {
-				if i > 0 || !q.running {
-					_ = m.InProgress()
-				}
+	}
+}
+
+// inProgress tells the server that the messages waiting here are in
+// progress. kc.mu is held.
+func (kc *KeyedContext) inProgress() {
+	for _, q := range kc.queues {
+		for i, m := range q.msgs {
+			if i > 0 || !q.running {
+				_ = m.InProgress()
 			}
 		}
-		kc.mu.Unlock()
 	}
+}
+
+// waitingSeqs returns the consumer sequences of the messages waiting here
+// (not running). kc.mu is held.
+func (kc *KeyedContext) waitingSeqs() []uint64 {
+	var seqs []uint64
+	for _, q := range kc.queues {
+		for i, m := range q.msgs {
+			if i > 0 || !q.running {
+				md, _ := m.Metadata()
+				seqs = append(seqs, md.ConsumerSeq)
+			}
+		}
+	}
+	return seqs
+}
+
+// confirmHold reports whether the consumer has nothing delivered and
+// unacknowledged but the messages waiting here (their consumer sequences,
+// taken before asking): its NumAckPending counts every message delivered
+// up to its Delivered.Consumer and not acknowledged, including what
+// another reader left (until it is redelivered, here, with a later
+// sequence). Messages still on their way here count against it, so it
+// errs on holding longer. A consumer of the same name created since
+// (created differs) confirms nothing: this one was deleted, and the loop
+// is about to end.
+func confirmHold(ctx context.Context, c *Consumer, created time.Time, waiting []uint64) bool {
+	rctx, cancel := context.WithTimeout(ctx, c.js.Timeout())
+	defer cancel()
+	info, err := c.js.Consumer(rctx, c.stream, c.name)
+	if err != nil || !created.IsZero() && !info.Created.Equal(created) {
+		return false
+	}
+	here := 0
+	for _, s := range waiting {
+		if s != 0 && s <= info.Delivered.Consumer {
+			here++
+		}
+	}
+	return info.NumAckPending <= here
 }
 
 // nakLeft naks what is still buffered once every worker has returned.

@@ -104,6 +104,7 @@ func newClient(s *Server, nc net.Conn, index int) *Client {
 		c.tlsDone = make(chan struct{})
 	}
 	c.maxPayload.Store(proto.DefaultMaxPayload)
+	c.stopRead.Store(s.raw) // the reader then only waits for the close
 	return c
 }
 

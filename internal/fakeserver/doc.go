@@ -62,6 +62,9 @@
 // never answers). [WithTLS] answers it instead: the first INFO sent on a
 // connection is followed by the server's side of the TLS handshake, as
 // for tls_required, and the rest of the connection is encrypted.
+// [WithRawStream] leaves the whole byte stream to the handler, which reads
+// and writes [Client.Conn] itself: for a transport below the NATS
+// protocol, such as a WebSocket upgrade and its frames.
 //
 // # Lifetimes
 //

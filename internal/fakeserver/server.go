@@ -19,6 +19,7 @@ type Server struct {
 	ln      net.Listener
 	handler func(*Client)
 	tls     *tls.Config
+	raw     bool
 
 	mu      sync.Mutex
 	clients []*Client // every accepted connection, in order
@@ -47,6 +48,16 @@ func WithHandler(h func(c *Client)) Option {
 // is encrypted. The INFO itself should carry "tls_required": true.
 func WithTLS(cfg *tls.Config) Option {
 	return func(s *Server) { s.tls = cfg }
+}
+
+// WithRawStream leaves each connection's byte stream to the test: the
+// server never reads what the client sends (nothing is parsed or
+// recorded; Next waits until the connection closes) and the handler reads
+// and writes Client.Conn itself. It is for a layer below the NATS
+// protocol, such as a WebSocket upgrade and its frames. Done is closed
+// once the connection is closed by Client.Close or Server.Close.
+func WithRawStream() Option {
+	return func(s *Server) { s.raw = true }
 }
 
 // Basic returns a handler that completes the handshake with info (nil for

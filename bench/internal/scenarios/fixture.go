@@ -127,29 +127,50 @@ func (a *admin) deleteStream(ctx context.Context, name string) error {
 // renames a deleted stream's directory and removes it in the background,
 // and when a second deletion finds the renamed directory still there, the
 // original directory stays and the next creation recovers it (seen once in
-// a few hundred runs of the scenario tests).
+// a few hundred runs of the scenario tests). A creation that lands while
+// that directory is being removed fails with err_code 10049 ("error
+// creating store for stream") and is tried again.
 func (a *admin) createEmpty(ctx context.Context, cfg jsapi.StreamConfig) error {
 	for attempt := 0; ; attempt++ {
-		if _, err := a.js.CreateStream(ctx, cfg); err != nil {
-			return fmt.Errorf("create stream: %w", err)
-		}
-		st, err := a.state(ctx, cfg.Name)
+		retry, err := a.createOnce(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		if st.LastSeq == 0 {
+		if !retry {
 			return nil
 		}
 		if attempt == 10 {
-			return fmt.Errorf("stream %s was recreated with %d old messages", cfg.Name, st.Msgs)
-		}
-		if err := a.deleteStream(ctx, cfg.Name); err != nil {
-			return err
+			return fmt.Errorf("stream %s: not created empty after %d attempts", cfg.Name, attempt+1)
 		}
 		if err := pause.For(ctx, 50*time.Millisecond<<min(attempt, 4)); err != nil {
 			return err
 		}
 	}
+}
+
+// storeFailed is nats-server's err_code for a stream store it could not
+// create (JSStreamStoreFailedF).
+const storeFailed = 10049
+
+// createOnce creates cfg and reports whether to try again: the store could
+// not be created yet, or the stream came back with old messages (it is
+// deleted again first).
+func (a *admin) createOnce(ctx context.Context, cfg jsapi.StreamConfig) (retry bool, err error) {
+	if _, err := a.js.CreateStream(ctx, cfg); err != nil {
+		var apiErr *jsapi.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == storeFailed {
+			return true, nil
+		}
+		return false, fmt.Errorf("create stream: %w", err)
+	}
+	st, err := a.state(ctx, cfg.Name)
+	if err != nil {
+		return false, err
+	}
+	if st.LastSeq == 0 {
+		return false, nil
+	}
+	return true, a.deleteStream(ctx, cfg.Name)
 }
 
 func (a *admin) state(ctx context.Context, stream string) (jsapi.StreamState, error) {
