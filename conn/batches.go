@@ -31,7 +31,8 @@ type Batches[T any] struct {
 // a time, before a message is queued, and must not block. Given nil it
 // returns a fresh T that nothing else references (its Msg is
 // overwritten): carving Ts from arrays of the caller's saves an
-// allocation per message. With lent, the messages are lent: their fields
+// allocation per message. It must never return nil: the connection has
+// nowhere to put the message, and panics. With lent, the messages are lent: their fields
 // are views of recycled memory, valid only until the next Next, and shell
 // is also given a T of an earlier batch to prepare for reuse (it returns
 // that one, or another fresh one); without, every T is the receiver's.

@@ -33,40 +33,12 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 			return err
 		}
 		// CONNECT and PING, perhaps compressed, perhaps in one frame.
-		var got []byte
-		for !bytes.Contains(got, []byte("PING\r\n")) {
-			f, err := wsReadClientFrame(br)
-			if err != nil {
-				return fmt.Errorf("reading the handshake: %w", err)
-			}
-			p := f.payload
-			if f.b0&0x40 != 0 {
-				if p, err = wsTestInflate(p); err != nil {
-					return err
-				}
-			}
-			got = append(got, p...)
-		}
-		if _, err := c.Write(wsFrame(0x82, []byte("PONG\r\n"))); err != nil {
-			return err
+		if err := wsAnswerPing(c, br); err != nil {
+			return fmt.Errorf("the handshake: %w", err)
 		}
 		// SUB done 1, then PING from Flush: answer it, then read no more.
-		got = got[:0]
-		for !bytes.Contains(got, []byte("PING\r\n")) {
-			f, err := wsReadClientFrame(br)
-			if err != nil {
-				return fmt.Errorf("reading the flush: %w", err)
-			}
-			p := f.payload
-			if f.b0&0x40 != 0 {
-				if p, err = wsTestInflate(p); err != nil {
-					return err
-				}
-			}
-			got = append(got, p...)
-		}
-		if _, err := c.Write(wsFrame(0x82, []byte("PONG\r\n"))); err != nil {
-			return err
+		if err := wsAnswerPing(c, br); err != nil {
+			return fmt.Errorf("the flush: %w", err)
 		}
 		for range 2 {
 			if _, err := c.Write(flood); err != nil {
@@ -119,4 +91,25 @@ func TestWSDeflatedPingFloodBounded(t *testing.T) {
 	if err := srv.wsResult(t); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// wsAnswerPing reads the client's frames, inflating compressed ones, until
+// a PING has come, and answers it with a PONG.
+func wsAnswerPing(c net.Conn, br *bufio.Reader) error {
+	var got []byte
+	for !bytes.Contains(got, []byte("PING\r\n")) {
+		f, err := wsReadClientFrame(br)
+		if err != nil {
+			return err
+		}
+		p := f.payload
+		if f.b0&0x40 != 0 {
+			if p, err = wsTestInflate(p); err != nil {
+				return err
+			}
+		}
+		got = append(got, p...)
+	}
+	_, err := c.Write(wsFrame(0x82, []byte("PONG\r\n")))
+	return err
 }
